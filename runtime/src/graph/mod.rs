@@ -1,0 +1,426 @@
+//! Graphs: a CSR store with sorted adjacency, its loaders, writers and generators.
+//!
+//! A [`CsrGraph`] has `u64` row offsets and `u32` node ids. Every adjacency row is sorted by
+//! destination (ties broken by weight, label and timestamp), and the optional per-edge arrays
+//! (weights, labels, timestamps) are permuted along with it, so a binary search over a row is
+//! always a correct adjacency test. Original node ids from the input are kept in an [`IdMap`],
+//! so outputs can be written in the user's ids.
+
+mod build;
+pub mod generate;
+mod text;
+mod wfg;
+
+pub use build::{BuildOptions, Dedup, EdgeRecord};
+pub use generate::{LabelSpec, WeightSpec};
+pub use text::{EdgeListOptions, MatrixMarketInfo};
+pub use wfg::{WFG_MAGIC, WFG_VERSION};
+
+use crate::error::GraphError;
+use std::ops::Deref;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The node id that marks "no node": a walk's previous node before its first move, and the
+/// padding after a walk that ended early in padded outputs. It is `u32::MAX`, so graphs hold at
+/// most `u32::MAX` nodes (ids `0..u32::MAX`).
+pub const NO_NODE: u32 = u32::MAX;
+
+/// A read-only array that is either owned or a view into a memory-mapped `.wfg` file.
+pub struct Buf<T: bytemuck::Pod> {
+    inner: BufInner<T>,
+}
+
+enum BufInner<T> {
+    Owned(Vec<T>),
+    Mapped { map: Arc<memmap2::Mmap>, byte_offset: usize, len: usize },
+}
+
+impl<T: bytemuck::Pod> Buf<T> {
+    /// An owned buffer.
+    pub fn owned(v: Vec<T>) -> Self {
+        Buf { inner: BufInner::Owned(v) }
+    }
+
+    /// A view of `len` elements at `byte_offset` of a mapping; `None` if out of range or
+    /// misaligned.
+    pub(crate) fn mapped(map: Arc<memmap2::Mmap>, byte_offset: usize, len: usize) -> Option<Self> {
+        let size = std::mem::size_of::<T>();
+        let end = byte_offset.checked_add(len.checked_mul(size)?)?;
+        if end > map.len() || (map.as_ptr() as usize + byte_offset) % std::mem::align_of::<T>() != 0 {
+            return None;
+        }
+        Some(Buf { inner: BufInner::Mapped { map, byte_offset, len } })
+    }
+
+    /// Whether the data lives in a memory-mapped file.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.inner, BufInner::Mapped { .. })
+    }
+}
+
+impl<T: bytemuck::Pod> Deref for Buf<T> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        match &self.inner {
+            BufInner::Owned(v) => v,
+            // SAFETY: `mapped` checked that the range lies inside the mapping and is aligned
+            // for T; T is Pod, so any bytes are a valid T; the map is read-only and kept
+            // alive by the Arc for as long as this Buf exists.
+            BufInner::Mapped { map, byte_offset, len } => unsafe {
+                std::slice::from_raw_parts(map.as_ptr().add(*byte_offset) as *const T, *len)
+            },
+        }
+    }
+}
+
+impl<T: bytemuck::Pod + std::fmt::Debug> std::fmt::Debug for Buf<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buf(len={}, mapped={})", self.len(), self.is_mapped())
+    }
+}
+
+/// How internal node ids relate to the ids of the input.
+#[derive(Debug)]
+pub enum IdMap {
+    /// Internal id `i` is original id `i`.
+    Identity,
+    /// Internal id `i` is original id `table[i]`; the table is strictly increasing, so the
+    /// compaction keeps the input's id order.
+    Table(Buf<u64>),
+}
+
+impl IdMap {
+    /// The original id of internal node `v`.
+    #[inline]
+    pub fn original(&self, v: u32) -> u64 {
+        match self {
+            IdMap::Identity => v as u64,
+            IdMap::Table(t) => t[v as usize],
+        }
+    }
+
+    /// The internal id of an original id, if that node exists.
+    pub fn internal(&self, original: u64, num_nodes: usize) -> Option<u32> {
+        match self {
+            IdMap::Identity => (original < num_nodes as u64).then_some(original as u32),
+            IdMap::Table(t) => t.binary_search(&original).ok().map(|i| i as u32),
+        }
+    }
+
+    /// The largest original id, if there are nodes.
+    pub fn max_original(&self, num_nodes: usize) -> Option<u64> {
+        match self {
+            IdMap::Identity => num_nodes.checked_sub(1).map(|x| x as u64),
+            IdMap::Table(t) => t.last().copied(),
+        }
+    }
+}
+
+/// Whether a graph's edges come in both directions by construction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Orientation {
+    /// Edges are as given.
+    Directed,
+    /// Every edge `u -> v` has its reverse `v -> u` (the graph was symmetrized).
+    Undirected,
+}
+
+/// A per-node `f32` property with a name (e.g. a timestamp or a score that walks can read).
+#[derive(Debug)]
+pub struct NodeProperty {
+    /// The property's name.
+    pub name: String,
+    /// One value per node.
+    pub values: Buf<f32>,
+}
+
+/// A graph in compressed sparse row form. See the [module docs](self).
+#[derive(Debug)]
+pub struct CsrGraph {
+    pub(crate) offsets: Buf<u64>,
+    pub(crate) targets: Buf<u32>,
+    pub(crate) weights: Option<Buf<f32>>,
+    pub(crate) labels: Option<Buf<u32>>,
+    pub(crate) timestamps: Option<Buf<i64>>,
+    pub(crate) node_props: Vec<NodeProperty>,
+    pub(crate) ids: IdMap,
+    pub(crate) orientation: Orientation,
+}
+
+/// The arrays of a CSR graph, for building one by hand with [`CsrGraph::from_parts`].
+#[derive(Debug, Default)]
+pub struct CsrParts {
+    /// Row offsets, `num_nodes + 1` entries, non-decreasing, starting at 0.
+    pub offsets: Vec<u64>,
+    /// Edge destinations.
+    pub targets: Vec<u32>,
+    /// Optional edge weights (finite, >= 0).
+    pub weights: Option<Vec<f32>>,
+    /// Optional integer edge labels.
+    pub labels: Option<Vec<u32>>,
+    /// Optional edge timestamps.
+    pub timestamps: Option<Vec<i64>>,
+    /// Optional original ids (strictly increasing), one per node.
+    pub original_ids: Option<Vec<u64>>,
+}
+
+impl CsrGraph {
+    /// Builds a graph from raw arrays. Rows need not be sorted: they are sorted here, with
+    /// the edge arrays carried along. Errors name the first broken invariant.
+    pub fn from_parts(parts: CsrParts, orientation: Orientation) -> Result<Self, GraphError> {
+        let n = parts.offsets.len().checked_sub(1).ok_or_else(|| GraphError::Invalid("offsets is empty".into()))?;
+        let m = parts.targets.len();
+        if parts.offsets[0] != 0 || parts.offsets[n] != m as u64 {
+            return Err(GraphError::Invalid(format!(
+                "offsets must start at 0 and end at the edge count {m}"
+            )));
+        }
+        if let Some(i) = parts.offsets.windows(2).position(|w| w[0] > w[1]) {
+            return Err(GraphError::Invalid(format!("offsets decrease at node {i}")));
+        }
+        if n >= NO_NODE as usize {
+            return Err(GraphError::Invalid(format!("{n} nodes: at most {} are supported", NO_NODE)));
+        }
+        if let Some(e) = parts.targets.iter().position(|&t| t as usize >= n) {
+            return Err(GraphError::Invalid(format!("edge {e} points to node {} of {n}", parts.targets[e])));
+        }
+        for (name, len) in [
+            ("weights", parts.weights.as_ref().map(Vec::len)),
+            ("labels", parts.labels.as_ref().map(Vec::len)),
+            ("timestamps", parts.timestamps.as_ref().map(Vec::len)),
+        ] {
+            if let Some(len) = len
+                && len != m
+            {
+                return Err(GraphError::Invalid(format!("{name} has {len} entries for {m} edges")));
+            }
+        }
+        if let Some(w) = &parts.weights
+            && let Some(e) = w.iter().position(|x| !x.is_finite() || *x < 0.0)
+        {
+            return Err(GraphError::Invalid(format!("edge {e} has weight {}: weights must be finite and >= 0", w[e])));
+        }
+        let ids = match parts.original_ids {
+            None => IdMap::Identity,
+            Some(t) => {
+                if t.len() != n || t.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(GraphError::Invalid("original ids must be strictly increasing, one per node".into()));
+                }
+                IdMap::Table(Buf::owned(t))
+            }
+        };
+        let mut g = CsrGraph {
+            offsets: Buf::owned(parts.offsets),
+            targets: Buf::owned(parts.targets),
+            weights: parts.weights.map(Buf::owned),
+            labels: parts.labels.map(Buf::owned),
+            timestamps: parts.timestamps.map(Buf::owned),
+            node_props: Vec::new(),
+            ids,
+            orientation,
+        };
+        build::sort_rows_owned(&mut g);
+        Ok(g)
+    }
+
+    /// Number of nodes.
+    #[inline(always)]
+    pub fn num_nodes(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Number of directed edge entries (an undirected edge counts twice).
+    #[inline(always)]
+    pub fn num_edges(&self) -> u64 {
+        self.targets.len() as u64
+    }
+
+    /// Row offsets (`num_nodes + 1` entries).
+    #[inline(always)]
+    pub fn offsets(&self) -> &[u64] {
+        &self.offsets
+    }
+
+    /// Edge destinations, row by row, each row sorted.
+    #[inline(always)]
+    pub fn targets(&self) -> &[u32] {
+        &self.targets
+    }
+
+    /// Edge weights, if the graph has them.
+    #[inline(always)]
+    pub fn weights(&self) -> Option<&[f32]> {
+        self.weights.as_deref()
+    }
+
+    /// Integer edge labels, if the graph has them.
+    #[inline(always)]
+    pub fn labels(&self) -> Option<&[u32]> {
+        self.labels.as_deref()
+    }
+
+    /// Edge timestamps, if the graph has them.
+    #[inline(always)]
+    pub fn timestamps(&self) -> Option<&[i64]> {
+        self.timestamps.as_deref()
+    }
+
+    /// Per-node properties.
+    pub fn node_properties(&self) -> &[NodeProperty] {
+        &self.node_props
+    }
+
+    /// A node property by name.
+    pub fn node_property(&self, name: &str) -> Option<&[f32]> {
+        self.node_props.iter().find(|p| p.name == name).map(|p| &*p.values)
+    }
+
+    /// Adds (or replaces) a per-node property.
+    pub fn set_node_property(&mut self, name: &str, values: Vec<f32>) -> Result<(), GraphError> {
+        if values.len() != self.num_nodes() {
+            return Err(GraphError::param(name, format!("{} values for {} nodes", values.len(), self.num_nodes())));
+        }
+        if name.is_empty() || name.len() > wfg::MAX_NAME_LEN {
+            return Err(GraphError::param(name, format!("a property name has 1 to {} bytes", wfg::MAX_NAME_LEN)));
+        }
+        self.node_props.retain(|p| p.name != name);
+        self.node_props.push(NodeProperty { name: name.to_string(), values: Buf::owned(values) });
+        Ok(())
+    }
+
+    /// Replaces (or removes) the edge weights. Weights must be finite and >= 0.
+    pub fn set_weights(&mut self, weights: Option<Vec<f32>>) -> Result<(), GraphError> {
+        if let Some(w) = &weights {
+            if w.len() as u64 != self.num_edges() {
+                return Err(GraphError::Invalid(format!("{} weights for {} edges", w.len(), self.num_edges())));
+            }
+            if let Some(e) = w.iter().position(|x| !x.is_finite() || *x < 0.0) {
+                return Err(GraphError::Invalid(format!("weight {} of edge {e} is not finite and >= 0", w[e])));
+            }
+        }
+        self.weights = weights.map(Buf::owned);
+        Ok(())
+    }
+
+    /// Replaces (or removes) the edge labels.
+    pub fn set_labels(&mut self, labels: Option<Vec<u32>>) -> Result<(), GraphError> {
+        if let Some(l) = &labels
+            && l.len() as u64 != self.num_edges()
+        {
+            return Err(GraphError::Invalid(format!("{} labels for {} edges", l.len(), self.num_edges())));
+        }
+        self.labels = labels.map(Buf::owned);
+        Ok(())
+    }
+
+    /// How internal ids map to the input's ids.
+    pub fn id_map(&self) -> &IdMap {
+        &self.ids
+    }
+
+    /// Whether the graph was symmetrized.
+    pub fn orientation(&self) -> Orientation {
+        self.orientation
+    }
+
+    /// Out-degree of `v`.
+    #[inline(always)]
+    pub fn degree(&self, v: u32) -> u64 {
+        let v = v as usize;
+        self.offsets[v + 1] - self.offsets[v]
+    }
+
+    /// The edge index range of `v`'s row.
+    #[inline(always)]
+    pub fn row(&self, v: u32) -> std::ops::Range<usize> {
+        let v = v as usize;
+        self.offsets[v] as usize..self.offsets[v + 1] as usize
+    }
+
+    /// The sorted neighbors of `v`.
+    #[inline(always)]
+    pub fn neighbors(&self, v: u32) -> &[u32] {
+        &self.targets[self.row(v)]
+    }
+
+    /// The index of the first edge `u -> v`, if there is one (binary search on the sorted row).
+    #[inline]
+    pub fn find_edge(&self, u: u32, v: u32) -> Option<usize> {
+        let r = self.row(u);
+        let row = &self.targets[r.clone()];
+        let i = row.partition_point(|&x| x < v);
+        (i < row.len() && row[i] == v).then_some(r.start + i)
+    }
+
+    /// Whether there is an edge `u -> v`.
+    #[inline]
+    pub fn has_edge(&self, u: u32, v: u32) -> bool {
+        self.find_edge(u, v).is_some()
+    }
+
+    /// The largest label + 1, or 0 without labels.
+    pub fn num_labels(&self) -> u32 {
+        self.labels().map(|l| l.iter().copied().max().map_or(0, |m| m + 1)).unwrap_or(0)
+    }
+
+    /// Loads a graph, choosing the format by extension: `.wfg` (memory-mapped), `.mtx`
+    /// (Matrix Market), anything else a text edge list with default options.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, GraphError> {
+        let path = path.as_ref();
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("wfg") => Self::load_wfg(path),
+            Some("mtx") => Self::load_matrix_market(path),
+            _ => Self::load_edge_list(path, &EdgeListOptions::default()),
+        }
+    }
+
+    /// Loads a `.wfg` file, memory-mapped, verifying its checksum and invariants.
+    pub fn load_wfg(path: impl AsRef<Path>) -> Result<Self, GraphError> {
+        wfg::load(path.as_ref())
+    }
+
+    /// Reads a `.wfg` image from memory (used for the embedded default graph).
+    pub fn from_wfg_bytes(bytes: &[u8], name: &Path) -> Result<Self, GraphError> {
+        wfg::from_bytes(bytes, name)
+    }
+
+    /// Writes the graph as `.wfg`.
+    pub fn save_wfg(&self, path: impl AsRef<Path>) -> Result<(), GraphError> {
+        wfg::save(self, path.as_ref())
+    }
+
+    /// Loads a SNAP-style text edge list.
+    pub fn load_edge_list(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Self, GraphError> {
+        text::load_edge_list(path.as_ref(), opts)
+    }
+
+    /// Parses a text edge list held in memory; `name` is used in error messages.
+    pub fn parse_edge_list(data: &[u8], name: &Path, opts: &EdgeListOptions) -> Result<Self, GraphError> {
+        text::parse_edge_list(data, name, opts)
+    }
+
+    /// Loads a Matrix Market coordinate file.
+    pub fn load_matrix_market(path: impl AsRef<Path>) -> Result<Self, GraphError> {
+        text::load_matrix_market(path.as_ref())
+    }
+
+    /// Parses a Matrix Market file held in memory.
+    pub fn parse_matrix_market(data: &[u8], name: &Path) -> Result<Self, GraphError> {
+        text::parse_matrix_market(data, name)
+    }
+
+    /// Approximate bytes held by the graph's arrays.
+    pub fn memory_bytes(&self) -> u64 {
+        let m = self.num_edges();
+        let n = self.num_nodes() as u64;
+        8 * (n + 1)
+            + 4 * m
+            + self.weights.as_ref().map_or(0, |_| 4 * m)
+            + self.labels.as_ref().map_or(0, |_| 4 * m)
+            + self.timestamps.as_ref().map_or(0, |_| 8 * m)
+            + self.node_props.len() as u64 * 4 * n
+            + if matches!(self.ids, IdMap::Table(_)) { 8 * n } else { 0 }
+    }
+}

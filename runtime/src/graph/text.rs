@@ -1,0 +1,572 @@
+//! Text loaders: SNAP-style edge lists and Matrix Market coordinate files.
+//!
+//! Both are parsed in parallel over newline-aligned chunks of a memory-mapped file, in three
+//! passes: (1) validate every line and collect the distinct node ids, (2) count degrees,
+//! (3) scatter edges into the CSR (see `build`). Nothing edge-sized is held besides the CSR
+//! itself. Every error names the file and the 1-based line.
+
+use super::build::{self, BuildOptions, Dedup, EdgeRecord, EdgeSource};
+use super::{Buf, CsrGraph, IdMap};
+use crate::error::{GraphError, Location};
+use rayon::prelude::*;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Options for reading a text edge list. Columns count from 1; the source and destination
+/// are columns 1 and 2. Fields are separated by whitespace and/or commas; lines starting
+/// with `#` or `%` are comments.
+#[derive(Clone, Debug, Default)]
+pub struct EdgeListOptions {
+    /// Add the reverse of every edge.
+    pub undirected: bool,
+    /// Column holding an `f32` weight (finite, >= 0).
+    pub weight_col: Option<usize>,
+    /// Column holding an integer label.
+    pub label_col: Option<usize>,
+    /// Column holding an integer timestamp.
+    pub time_col: Option<usize>,
+    /// Parallel-edge policy.
+    pub dedup: Dedup,
+    /// Drop self loops.
+    pub drop_self_loops: bool,
+}
+
+/// The header of a Matrix Market file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatrixMarketInfo {
+    /// `real`, `integer` or `pattern`.
+    pub field: String,
+    /// `general` or `symmetric`.
+    pub symmetry: String,
+    /// Rows (= columns = nodes).
+    pub rows: u64,
+    /// Stored entries.
+    pub entries: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Columns {
+    weight: Option<usize>,
+    label: Option<usize>,
+    time: Option<usize>,
+    need: usize,
+}
+
+impl Columns {
+    fn new(weight: Option<usize>, label: Option<usize>, time: Option<usize>) -> Self {
+        let need = [Some(2), weight, label, time].into_iter().flatten().max().unwrap_or(2);
+        Columns { weight, label, time, need }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum IdPolicy {
+    /// Ids are arbitrary u64 values, compacted to 0..n in increasing order.
+    Compact,
+    /// Ids are 1..=n (Matrix Market).
+    OneBased(u64),
+}
+
+struct Fields<'a> {
+    raw: [&'a [u8]; 8],
+    count: usize,
+}
+
+fn split_fields(line: &[u8], need: usize) -> Fields<'_> {
+    let mut raw: [&[u8]; 8] = [&[]; 8];
+    let mut count = 0;
+    let mut i = 0;
+    let is_sep = |b: u8| b == b' ' || b == b'\t' || b == b',' || b == b'\r';
+    while i < line.len() && count < need.min(8) {
+        while i < line.len() && is_sep(line[i]) {
+            i += 1;
+        }
+        if i == line.len() {
+            break;
+        }
+        let start = i;
+        while i < line.len() && !is_sep(line[i]) {
+            i += 1;
+        }
+        raw[count] = &line[start..i];
+        count += 1;
+    }
+    Fields { raw, count }
+}
+
+fn show(field: &[u8]) -> String {
+    let s = String::from_utf8_lossy(field);
+    if s.len() > 40 { format!("{}…", &s[..s.char_indices().nth(40).map_or(s.len(), |c| c.0)]) } else { s.into_owned() }
+}
+
+fn parse_id(field: &[u8], what: &str) -> Result<u64, String> {
+    if field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
+        return Err(format!("{what}: expected a non-negative integer node id, found `{}`", show(field)));
+    }
+    let mut v: u64 = 0;
+    for &b in field {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add((b - b'0') as u64))
+            .ok_or_else(|| format!("{what}: node id `{}` does not fit in 64 bits", show(field)))?;
+    }
+    Ok(v)
+}
+
+fn parse_weight(field: &[u8], col: usize) -> Result<f32, String> {
+    let s = std::str::from_utf8(field).map_err(|_| format!("column {col}: weight is not valid UTF-8"))?;
+    let w: f32 = s.parse().map_err(|_| format!("column {col}: expected a number (edge weight), found `{}`", show(field)))?;
+    if w.is_nan() {
+        return Err(format!("column {col}: weight is NaN; weights must be finite and >= 0"));
+    }
+    if w.is_infinite() {
+        return Err(format!("column {col}: weight `{}` is infinite or outside the f32 range", show(field)));
+    }
+    if w < 0.0 {
+        return Err(format!("column {col}: weight {w} is negative; weights must be >= 0"));
+    }
+    Ok(w)
+}
+
+fn parse_int<T: std::str::FromStr>(field: &[u8], col: usize, what: &str) -> Result<T, String> {
+    std::str::from_utf8(field)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("column {col}: expected an integer {what} in range, found `{}`", show(field)))
+}
+
+struct Parsed {
+    src: u64,
+    dst: u64,
+    weight: f32,
+    label: u32,
+    time: i64,
+}
+
+/// Parses one line; `Ok(None)` for blank lines and comments.
+fn parse_line(line: &[u8], cols: &Columns) -> Result<Option<Parsed>, String> {
+    let first = line.iter().position(|b| !b" \t\r".contains(b));
+    let Some(first) = first else { return Ok(None) };
+    if line[first] == b'#' || line[first] == b'%' {
+        return Ok(None);
+    }
+    let f = split_fields(line, cols.need);
+    if f.count == 0 {
+        return Ok(None);
+    }
+    if f.count < cols.need {
+        return Err(format!(
+            "found {} field{}, need at least {} (source, destination{})",
+            f.count,
+            if f.count == 1 { "" } else { "s" },
+            cols.need,
+            if cols.need > 2 { " and the attribute columns" } else { "" }
+        ));
+    }
+    let src = parse_id(f.raw[0], "column 1 (source)")?;
+    let dst = parse_id(f.raw[1], "column 2 (destination)")?;
+    let weight = match cols.weight {
+        Some(c) => parse_weight(f.raw[c - 1], c)?,
+        None => 1.0,
+    };
+    let label = match cols.label {
+        Some(c) => parse_int::<u32>(f.raw[c - 1], c, "label")?,
+        None => 0,
+    };
+    let time = match cols.time {
+        Some(c) => parse_int::<i64>(f.raw[c - 1], c, "timestamp")?,
+        None => 0,
+    };
+    Ok(Some(Parsed { src, dst, weight, label, time }))
+}
+
+/// Splits `data` into chunks that end just after a newline (or at the end).
+fn chunk_ranges(data: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let target = (data.len() / (rayon::current_num_threads() * 16)).clamp(1 << 16, 8 << 20);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < data.len() {
+        let mut end = (start + target).min(data.len());
+        if end < data.len() {
+            end = match data[end..].iter().position(|&b| b == b'\n') {
+                Some(p) => end + p + 1,
+                None => data.len(),
+            };
+        }
+        out.push(start..end);
+        start = end;
+    }
+    out
+}
+
+fn lines(chunk: &[u8]) -> impl Iterator<Item = &[u8]> {
+    chunk.strip_suffix(b"\n").unwrap_or(chunk).split(|&b| b == b'\n')
+}
+
+struct Scan {
+    ids: Vec<u64>,
+    edges: u64,
+    max_id: u64,
+}
+
+fn merge_sorted(a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
+    if a.is_empty() {
+        return b;
+    }
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// Pass 1: validates every line, counts edges and (for `Compact`) collects distinct ids.
+fn scan(
+    body: &[u8],
+    chunks: &[std::ops::Range<usize>],
+    cols: &Columns,
+    policy: IdPolicy,
+    path: &Path,
+    first_line: u64,
+) -> Result<Scan, GraphError> {
+    let line_counts: Vec<u64> = chunks.par_iter().map(|r| body[r.clone()].iter().filter(|&&b| b == b'\n').count() as u64).collect();
+    let first_error: Mutex<Option<(usize, u64, String)>> = Mutex::new(None);
+    let collect_ids = matches!(policy, IdPolicy::Compact);
+    let result = chunks
+        .par_iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let mut ids = Vec::new();
+            let mut edges = 0u64;
+            let mut max_id = 0u64;
+            for (ln, line) in lines(&body[r.clone()]).enumerate() {
+                let res = parse_line(line, cols).and_then(|p| {
+                    if let (Some(p), IdPolicy::OneBased(n)) = (&p, policy) {
+                        for (id, col) in [(p.src, 1), (p.dst, 2)] {
+                            if id == 0 || id > n {
+                                return Err(format!("column {col}: index {id} is outside 1..={n} declared by the size line"));
+                            }
+                        }
+                    }
+                    Ok(p)
+                });
+                match res {
+                    Ok(Some(p)) => {
+                        edges += 1;
+                        max_id = max_id.max(p.src).max(p.dst);
+                        if collect_ids {
+                            ids.push(p.src);
+                            ids.push(p.dst);
+                            if ids.len() >= 1 << 20 {
+                                ids.sort_unstable();
+                                ids.dedup();
+                            }
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(msg) => {
+                        let mut e = first_error.lock().unwrap();
+                        if e.as_ref().is_none_or(|(ek, el, _)| (k, ln as u64) < (*ek, *el)) {
+                            *e = Some((k, ln as u64, msg));
+                        }
+                        break;
+                    }
+                }
+            }
+            ids.sort_unstable();
+            ids.dedup();
+            Scan { ids, edges, max_id }
+        })
+        .reduce(
+            || Scan { ids: Vec::new(), edges: 0, max_id: 0 },
+            |a, b| Scan { ids: merge_sorted(a.ids, b.ids), edges: a.edges + b.edges, max_id: a.max_id.max(b.max_id) },
+        );
+    if let Some((k, ln, msg)) = first_error.into_inner().unwrap() {
+        let line = first_line + line_counts[..k].iter().sum::<u64>() + ln + 1;
+        return Err(GraphError::parse(path, Location::Line(line), msg));
+    }
+    Ok(result)
+}
+
+enum Lookup {
+    Identity,
+    OneBased,
+    Dense { table: Vec<u32>, min: u64 },
+    Search(Vec<u64>),
+}
+
+impl Lookup {
+    #[inline]
+    fn get(&self, id: u64) -> u32 {
+        match self {
+            Lookup::Identity => id as u32,
+            Lookup::OneBased => (id - 1) as u32,
+            Lookup::Dense { table, min } => table[(id - min) as usize],
+            Lookup::Search(ids) => ids.binary_search(&id).map(|i| i as u32).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+struct TextSource<'a> {
+    body: &'a [u8],
+    chunks: Vec<std::ops::Range<usize>>,
+    cols: Columns,
+    lookup: Lookup,
+}
+
+impl EdgeSource for TextSource<'_> {
+    fn num_chunks(&self) -> usize {
+        self.chunks.len()
+    }
+    fn for_each_in_chunk(&self, chunk: usize, f: &mut dyn FnMut(EdgeRecord)) {
+        for line in lines(&self.body[self.chunks[chunk].clone()]) {
+            // Every line was validated by the scan pass.
+            if let Ok(Some(p)) = parse_line(line, &self.cols) {
+                f(EdgeRecord {
+                    src: self.lookup.get(p.src),
+                    dst: self.lookup.get(p.dst),
+                    weight: p.weight,
+                    label: p.label,
+                    time: p.time,
+                })
+            }
+        }
+    }
+}
+
+fn map_file(path: &Path) -> Result<Option<memmap2::Mmap>, GraphError> {
+    let file = std::fs::File::open(path).map_err(|e| GraphError::io(path, e))?;
+    let len = file.metadata().map_err(|e| GraphError::io(path, e))?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the mapping is read-only; like every mmap-based reader we assume the file is
+    // not truncated by another process while we read it.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| GraphError::io(path, e))?;
+    Ok(Some(map))
+}
+
+pub(crate) fn load_edge_list(path: &Path, opts: &EdgeListOptions) -> Result<CsrGraph, GraphError> {
+    match map_file(path)? {
+        None => Err(GraphError::parse(path, Location::File, "the file is empty: expected lines `source destination`")),
+        Some(map) => parse_edge_list(&map, path, opts),
+    }
+}
+
+pub(crate) fn parse_edge_list(data: &[u8], path: &Path, opts: &EdgeListOptions) -> Result<CsrGraph, GraphError> {
+    for (name, col) in [("weight-col", opts.weight_col), ("label-col", opts.label_col), ("time-col", opts.time_col)] {
+        if let Some(c) = col
+            && !(3..=8).contains(&c)
+        {
+            return Err(GraphError::param(name, format!("column {c} is not usable: attribute columns are 3 to 8 (1 and 2 are the endpoints)")));
+        }
+    }
+    let cols = Columns::new(opts.weight_col, opts.label_col, opts.time_col);
+    let chunks = chunk_ranges(data);
+    let scan = scan(data, &chunks, &cols, IdPolicy::Compact, path, 0)?;
+    if scan.edges == 0 {
+        return Err(GraphError::parse(path, Location::File, "no edges found: expected lines `source destination` (comments start with # or %)"));
+    }
+    let ids = scan.ids;
+    if ids.len() >= super::NO_NODE as usize {
+        return Err(GraphError::parse(path, Location::File, format!("{} distinct node ids: at most {} are supported", ids.len(), super::NO_NODE)));
+    }
+    let n = ids.len();
+    let (lookup, idmap) = if ids[0] == 0 && ids[n - 1] == n as u64 - 1 {
+        (Lookup::Identity, IdMap::Identity)
+    } else {
+        let (min, span) = (ids[0], ids[n - 1] - ids[0]);
+        let lookup = if span < 4 * n as u64 + (1 << 20) {
+            let mut table = vec![u32::MAX; span as usize + 1];
+            for (i, &id) in ids.iter().enumerate() {
+                table[(id - min) as usize] = i as u32;
+            }
+            Lookup::Dense { table, min }
+        } else {
+            Lookup::Search(ids.clone())
+        };
+        (lookup, IdMap::Table(Buf::owned(ids)))
+    };
+    let source = TextSource { body: data, chunks, cols, lookup };
+    let bopts = BuildOptions {
+        symmetrize: opts.undirected,
+        dedup: opts.dedup,
+        drop_self_loops: opts.drop_self_loops,
+        weights: opts.weight_col.is_some(),
+        labels: opts.label_col.is_some(),
+        timestamps: opts.time_col.is_some(),
+    };
+    build::build(n, &source, &bopts, idmap)
+}
+
+pub(crate) fn load_matrix_market(path: &Path) -> Result<CsrGraph, GraphError> {
+    match map_file(path)? {
+        None => Err(GraphError::parse(path, Location::File, "the file is empty: expected a `%%MatrixMarket` header")),
+        Some(map) => parse_matrix_market(&map, path),
+    }
+}
+
+/// Reads the header and size line; returns the info and where the entries start.
+fn mm_header(data: &[u8], path: &Path) -> Result<(MatrixMarketInfo, usize, u64), GraphError> {
+    let err = |line: u64, msg: String| GraphError::parse(path, Location::Line(line), msg);
+    let mut pos = 0;
+    let mut line_no = 0u64;
+    let next_line = |pos: &mut usize| -> Option<&[u8]> {
+        if *pos >= data.len() {
+            return None;
+        }
+        let end = data[*pos..].iter().position(|&b| b == b'\n').map_or(data.len(), |p| *pos + p);
+        let l = &data[*pos..end];
+        *pos = end + 1;
+        Some(l)
+    };
+    let header = next_line(&mut pos).unwrap_or(&[]);
+    line_no += 1;
+    let header_s = String::from_utf8_lossy(header).to_ascii_lowercase();
+    let words: Vec<&str> = header_s.split_whitespace().collect();
+    if words.first() != Some(&"%%matrixmarket") {
+        return Err(err(1, "expected the header `%%MatrixMarket matrix coordinate <field> <symmetry>`".into()));
+    }
+    if words.len() != 5 || words[1] != "matrix" || words[2] != "coordinate" {
+        return Err(err(1, format!("unsupported header `{}`: only `matrix coordinate` files hold graphs", header_s.trim())));
+    }
+    let field = words[3];
+    if !["real", "double", "integer", "pattern"].contains(&field) {
+        return Err(err(1, format!("unsupported field `{field}`: use real, integer or pattern")));
+    }
+    let symmetry = words[4];
+    if !["general", "symmetric"].contains(&symmetry) {
+        return Err(err(1, format!("unsupported symmetry `{symmetry}`: use general or symmetric (skew and hermitian matrices have negative or complex weights)")));
+    }
+    loop {
+        let Some(l) = next_line(&mut pos) else {
+            return Err(err(line_no, "missing the size line `rows columns entries`".into()));
+        };
+        line_no += 1;
+        let t = String::from_utf8_lossy(l);
+        let t = t.trim();
+        if t.is_empty() || t.starts_with('%') {
+            continue;
+        }
+        let nums: Vec<&str> = t.split_whitespace().collect();
+        let parsed: Vec<Option<u64>> = nums.iter().map(|s| s.parse().ok()).collect();
+        if nums.len() != 3 || parsed.iter().any(Option::is_none) {
+            return Err(err(line_no, format!("expected the size line `rows columns entries`, found `{}`", show(t.as_bytes()))));
+        }
+        let (rows, cols, entries) = (parsed[0].unwrap(), parsed[1].unwrap(), parsed[2].unwrap());
+        if rows != cols {
+            return Err(err(line_no, format!("the matrix is {rows} x {cols}; a graph's adjacency matrix is square")));
+        }
+        if rows >= super::NO_NODE as u64 {
+            return Err(err(line_no, format!("{rows} nodes: at most {} are supported", super::NO_NODE)));
+        }
+        let info = MatrixMarketInfo { field: field.to_string(), symmetry: symmetry.to_string(), rows, entries };
+        return Ok((info, pos.min(data.len()), line_no));
+    }
+}
+
+pub(crate) fn parse_matrix_market(data: &[u8], path: &Path) -> Result<CsrGraph, GraphError> {
+    if data.is_empty() {
+        return Err(GraphError::parse(path, Location::File, "the file is empty: expected a `%%MatrixMarket` header"));
+    }
+    let (info, body_start, size_line) = mm_header(data, path)?;
+    let body = &data[body_start..];
+    let weighted = info.field != "pattern";
+    let cols = Columns::new(weighted.then_some(3), None, None);
+    let chunks = chunk_ranges(body);
+    let scan = scan(body, &chunks, &cols, IdPolicy::OneBased(info.rows), path, size_line)?;
+    if scan.edges != info.entries {
+        return Err(GraphError::parse(
+            path,
+            Location::Line(size_line),
+            format!(
+                "the size line declares {} entries but the file holds {}{}",
+                info.entries,
+                scan.edges,
+                if scan.edges < info.entries { " (truncated?)" } else { "" }
+            ),
+        ));
+    }
+    let n = info.rows as usize;
+    let source = TextSource { body, chunks, cols, lookup: Lookup::OneBased };
+    let bopts = BuildOptions {
+        symmetrize: info.symmetry == "symmetric",
+        weights: weighted,
+        ..Default::default()
+    };
+    let ids = IdMap::Table(Buf::owned((1..=n as u64).collect()));
+    build::build(n, &source, &bopts, ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str, opts: &EdgeListOptions) -> Result<CsrGraph, GraphError> {
+        parse_edge_list(s.as_bytes(), Path::new("t.txt"), opts)
+    }
+
+    #[test]
+    fn compacts_sparse_ids_and_keeps_them() {
+        let g = parse("# comment\n10 30\n30,20\n% other\n\n20\t10\n", &EdgeListOptions::default()).unwrap();
+        assert_eq!(g.num_nodes(), 3);
+        assert_eq!(g.num_edges(), 3);
+        assert_eq!(g.id_map().original(0), 10);
+        assert_eq!(g.id_map().original(2), 30);
+        assert_eq!(g.neighbors(0), &[2]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse("0 1\n1 2\n2 x\n", &EdgeListOptions::default()).unwrap_err().to_string();
+        assert!(e.starts_with("t.txt:3: column 2"), "{e}");
+        let opts = EdgeListOptions { weight_col: Some(3), ..Default::default() };
+        let e = parse("0 1 1.0\n1 2 -3\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("t.txt:2:") && e.contains("negative"), "{e}");
+        let e = parse("0 1 nan\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("NaN"), "{e}");
+        let e = parse("0 1 1e60\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("infinite"), "{e}");
+        let e = parse("0 99999999999999999999\n", &EdgeListOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("64 bits"), "{e}");
+        let e = parse("# only comments\n", &EdgeListOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("no edges"), "{e}");
+        let e = parse("5\n", &EdgeListOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("t.txt:1:") && e.contains("1 field"), "{e}");
+    }
+
+    #[test]
+    fn matrix_market_symmetric_and_truncated() {
+        let mm = "%%MatrixMarket matrix coordinate real symmetric\n% c\n3 3 2\n2 1 0.5\n3 3 2.0\n";
+        let g = parse_matrix_market(mm.as_bytes(), Path::new("m.mtx")).unwrap();
+        assert_eq!(g.num_edges(), 3);
+        assert_eq!(g.neighbors(0), &[1]);
+        assert_eq!(g.id_map().original(0), 1);
+        let cut = "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n";
+        let e = parse_matrix_market(cut.as_bytes(), Path::new("m.mtx")).unwrap_err().to_string();
+        assert!(e.contains("m.mtx:2:") && e.contains("truncated"), "{e}");
+        let bad = "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 4\n";
+        let e = parse_matrix_market(bad.as_bytes(), Path::new("m.mtx")).unwrap_err().to_string();
+        assert!(e.contains("m.mtx:3:") && e.contains("outside 1..=3"), "{e}");
+    }
+}
