@@ -1,0 +1,690 @@
+//! The CPU engine: every walker on every core, with a per-step choice of exact sampler.
+//!
+//! Queries (one walker each) are split across rayon's threads in fixed chunks. A walker's
+//! random numbers come from Philox streams keyed by `(seed, query, step)`, so the output does
+//! not depend on the thread count, the chunking or the interleaving. It does depend on the
+//! cost ratio `R` (which picks the sampler, and the two samplers consume randomness
+//! differently): `R` is printed in every report and can be fixed with [`CostRatio::Fixed`].
+//!
+//! Per step, in adaptive mode: if the walk has a bound `B` and `R·B <= Ŝ`, run eRJS (bounded
+//! number of trials, then eRVS finishes the step exactly); otherwise eRVS. `R` is the time of
+//! one rejection trial over the time of one reservoir edge, measured on this machine and
+//! graph by a short profiling pass.
+
+use crate::error::WalkError;
+use crate::graph::{CsrGraph, NO_NODE};
+use crate::rng::{INIT_STEP, Purpose, StepRng};
+use crate::sampler::{self, RejectionOutcome, SampleError};
+use crate::walk::{Bound, Ctx, NodeStats, Walk, Walker};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Which sampler runs each step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SamplerMode {
+    /// The cost model picks eRJS or eRVS per step.
+    #[default]
+    Adaptive,
+    /// eRJS whenever the walk has a bound (eRVS otherwise, and to finish a step whose trials
+    /// ran out).
+    Rejection,
+    /// eRVS on every step.
+    Reservoir,
+    /// Reference: inverse transform over a prefix sum.
+    InverseTransform,
+    /// Reference: FlowWalker-style reservoir with one random number per edge.
+    ReservoirPrefix,
+}
+
+impl std::str::FromStr for SamplerMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "adaptive" => SamplerMode::Adaptive,
+            "erjs" | "rejection" => SamplerMode::Rejection,
+            "ervs" | "reservoir" => SamplerMode::Reservoir,
+            "its" | "inverse-transform" => SamplerMode::InverseTransform,
+            "prefix-reservoir" | "flowwalker" => SamplerMode::ReservoirPrefix,
+            _ => return Err(format!("unknown sampler `{s}`: use adaptive, erjs, ervs, its or prefix-reservoir")),
+        })
+    }
+}
+
+impl std::fmt::Display for SamplerMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SamplerMode::Adaptive => "adaptive",
+            SamplerMode::Rejection => "erjs",
+            SamplerMode::Reservoir => "ervs",
+            SamplerMode::InverseTransform => "its",
+            SamplerMode::ReservoirPrefix => "prefix-reservoir",
+        })
+    }
+}
+
+/// Where the cost ratio `R` comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum CostRatio {
+    /// Profile once per (walk, graph) on this machine and reuse the value from the cache file
+    /// afterwards, so repeated runs choose the same samplers (see [`cost_cache_path`]).
+    #[default]
+    Cached,
+    /// Profile on every run.
+    Profile,
+    /// Use this value.
+    Fixed(f64),
+}
+
+/// Which walkers to run.
+#[derive(Clone, Debug)]
+pub enum Starts {
+    /// `per_node` walkers from every node: query `q` starts at node `q mod n`.
+    EveryNode {
+        /// Walkers per node.
+        per_node: u32,
+    },
+    /// One walker per listed node, in order.
+    Nodes(Vec<u32>),
+}
+
+impl Starts {
+    fn count(&self, n: usize) -> u64 {
+        match self {
+            Starts::EveryNode { per_node } => n as u64 * *per_node as u64,
+            Starts::Nodes(v) => v.len() as u64,
+        }
+    }
+    #[inline]
+    fn start(&self, q: u64, n: usize) -> u32 {
+        match self {
+            Starts::EveryNode { .. } => (q % n as u64) as u32,
+            Starts::Nodes(v) => v[q as usize],
+        }
+    }
+}
+
+/// Run settings.
+#[derive(Clone, Debug)]
+pub struct WalkConfig {
+    /// Steps per walk: a complete walk holds `length + 1` nodes, the start first.
+    pub length: u32,
+    /// The seed.
+    pub seed: u64,
+    /// Sampler policy.
+    pub sampler: SamplerMode,
+    /// Cost ratio source.
+    pub cost_ratio: CostRatio,
+    /// Walkers each thread advances in turn (1 = one walker at a time), with prefetching of
+    /// the next row; see the benchmark for when it pays.
+    pub interleave: usize,
+}
+
+impl Default for WalkConfig {
+    fn default() -> Self {
+        WalkConfig { length: 80, seed: 0, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Cached, interleave: 1 }
+    }
+}
+
+/// Walks in memory: `num_walks` rows of `stride = length + 1` node ids, padded with
+/// [`NO_NODE`] after a walk that ended early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Walks {
+    /// Slots per walk (`length + 1`).
+    pub stride: usize,
+    /// Row-major node ids (internal ids).
+    pub nodes: Vec<u32>,
+    /// Nodes actually visited by each walk (1 ..= stride).
+    pub lengths: Vec<u32>,
+}
+
+impl Walks {
+    /// Number of walks.
+    pub fn len(&self) -> usize {
+        self.lengths.len()
+    }
+    /// Whether there are no walks.
+    pub fn is_empty(&self) -> bool {
+        self.lengths.is_empty()
+    }
+    /// The visited nodes of walk `i`.
+    pub fn walk(&self, i: usize) -> &[u32] {
+        &self.nodes[i * self.stride..i * self.stride + self.lengths[i] as usize]
+    }
+    /// Total moves made.
+    pub fn steps(&self) -> u64 {
+        self.lengths.iter().map(|&l| l as u64 - 1).sum()
+    }
+}
+
+/// How steps were sampled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SamplerStats {
+    /// Steps finished by eRJS.
+    pub rejection_steps: u64,
+    /// eRJS trials (accepted or not).
+    pub rejection_trials: u64,
+    /// Steps where eRJS ran out of trials and eRVS finished the step.
+    pub rejection_fallbacks: u64,
+    /// Steps sampled by eRVS from the start.
+    pub reservoir_steps: u64,
+    /// Steps sampled by a reference sampler.
+    pub reference_steps: u64,
+    /// Walks ended at a dead end before their length.
+    pub dead_ends: u64,
+    /// Walks ended by the program's stop rule.
+    pub stopped: u64,
+}
+
+impl SamplerStats {
+    fn add(&mut self, o: &SamplerStats) {
+        self.rejection_steps += o.rejection_steps;
+        self.rejection_trials += o.rejection_trials;
+        self.rejection_fallbacks += o.rejection_fallbacks;
+        self.reservoir_steps += o.reservoir_steps;
+        self.reference_steps += o.reference_steps;
+        self.dead_ends += o.dead_ends;
+        self.stopped += o.stopped;
+    }
+
+    /// "eRJS 63.2% / eRVS 36.8%"-style summary of sampled steps.
+    pub fn mix(&self) -> String {
+        let total = (self.rejection_steps + self.rejection_fallbacks + self.reservoir_steps + self.reference_steps).max(1) as f64;
+        let pct = |x: u64| 100.0 * x as f64 / total;
+        if self.reference_steps > 0 {
+            return format!("reference 100% ({} steps)", self.reference_steps);
+        }
+        let mut s = format!("eRJS {:.1}% / eRVS {:.1}%", pct(self.rejection_steps), pct(self.reservoir_steps));
+        if self.rejection_fallbacks > 0 {
+            s += &format!(" / eRJS->eRVS {:.2}%", pct(self.rejection_fallbacks));
+        }
+        s
+    }
+}
+
+/// What a run did and how long it took.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// The walk's name.
+    pub walk: String,
+    /// Walkers run.
+    pub walkers: u64,
+    /// Moves made.
+    pub steps: u64,
+    /// Seconds spent walking (excludes precomputation and profiling).
+    pub walk_seconds: f64,
+    /// Seconds spent computing per-node arrays.
+    pub precompute_seconds: f64,
+    /// Seconds spent profiling the cost ratio (0 if cached or fixed).
+    pub profile_seconds: f64,
+    /// The cost ratio used.
+    pub cost_ratio: f64,
+    /// Where it came from: "fixed", "profiled", "cached" or "unused".
+    pub cost_ratio_source: &'static str,
+    /// Sampler counters.
+    pub stats: SamplerStats,
+    /// Worker threads.
+    pub threads: usize,
+    /// The sampler policy.
+    pub sampler: SamplerMode,
+}
+
+impl RunReport {
+    /// Steps per second of walking time.
+    pub fn steps_per_second(&self) -> f64 {
+        self.steps as f64 / self.walk_seconds.max(1e-9)
+    }
+
+    /// The one-line summary printed after a run.
+    pub fn summary(&self, backend: &str) -> String {
+        format!(
+            "{}: {} walkers, {} steps in {:.3} s ({:.2} M steps/s), backend {backend} ({} threads), sampler {} [{}], R = {:.3} ({}), dead ends {}",
+            self.walk,
+            self.walkers,
+            self.steps,
+            self.walk_seconds,
+            self.steps_per_second() / 1e6,
+            self.threads,
+            self.sampler,
+            self.stats.mix(),
+            self.cost_ratio,
+            self.cost_ratio_source,
+            self.stats.dead_ends,
+        )
+    }
+}
+
+struct Env<'a, W: Walk> {
+    walk: &'a W,
+    ctx: Ctx<'a>,
+    mode: SamplerMode,
+    ratio: f64,
+    seed: u64,
+}
+
+enum Moved {
+    Yes,
+    DeadEnd,
+}
+
+fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, bound: f32, e: SampleError) -> WalkError {
+    match e {
+        SampleError::BadWeight { index, weight } => WalkError::BadWeight {
+            walk: walk.into(),
+            weight,
+            src: w.cur,
+            dst: ctx.graph.targets()[row_start + index],
+            step: w.step,
+        },
+        SampleError::BoundViolated { index, weight } => WalkError::BoundViolated {
+            walk: walk.into(),
+            weight,
+            bound,
+            src: w.cur,
+            dst: ctx.graph.targets()[row_start + index],
+            step: w.step,
+        },
+    }
+}
+
+/// The trial cap of one eRJS step: about twice the work eRVS would have done, so a loose
+/// bound costs at most a small constant factor over choosing eRVS directly.
+#[inline(always)]
+fn trial_cap(d: usize, ratio: f64) -> u32 {
+    let eq = 2.0 * d as f64 / ratio.max(1e-3);
+    eq.clamp(32.0, 1e9) as u32
+}
+
+impl<W: Walk> Env<'_, W> {
+    /// Samples and takes one step for `w`.
+    #[inline(always)]
+    fn step(&self, w: &mut Walker<W::State>, query: u64, st: &mut SamplerStats, prefix: &mut Vec<f64>) -> Result<Moved, WalkError> {
+        let g = self.ctx.graph;
+        let row = g.row(w.cur);
+        let d = row.len();
+        if d == 0 {
+            return Ok(Moved::DeadEnd);
+        }
+        let mut rng = StepRng::new(self.seed, query, w.step, Purpose::Sample);
+        let walk = self.walk;
+        let ctx = &self.ctx;
+        let base = row.start;
+        let wr: &Walker<W::State> = w;
+        let weight = |i: usize| walk.weight(ctx, wr, base + i);
+        let mut bound_used = f32::NAN;
+        let picked = match self.mode {
+            SamplerMode::Adaptive | SamplerMode::Rejection => {
+                if walk.possible_zero() && walk.dead_end(ctx, wr) == Some(true) {
+                    return Ok(Moved::DeadEnd);
+                }
+                let use_rejection = match walk.bound(ctx, wr) {
+                    Bound::Max(b) if b > 0.0 && b.is_finite() => {
+                        bound_used = b;
+                        self.mode == SamplerMode::Rejection || self.ratio * b as f64 <= walk.sum_estimate(ctx, wr) as f64
+                    }
+                    // Every weight is <= 0, i.e. 0: nothing can be taken.
+                    Bound::Max(b) if b <= 0.0 => return Ok(Moved::DeadEnd),
+                    _ => false,
+                };
+                if use_rejection {
+                    match sampler::rejection(d, bound_used, trial_cap(d, self.ratio), &mut rng, weight) {
+                        Ok(RejectionOutcome::Accepted { index, trials }) => {
+                            st.rejection_steps += 1;
+                            st.rejection_trials += trials as u64;
+                            Ok(Some(index))
+                        }
+                        Ok(RejectionOutcome::GaveUp { trials }) => {
+                            st.rejection_trials += trials as u64;
+                            st.rejection_fallbacks += 1;
+                            sampler::reservoir_jump(d, &mut rng, weight)
+                        }
+                        Err(e) => Err(e),
+                    }
+                } else {
+                    st.reservoir_steps += 1;
+                    sampler::reservoir_jump(d, &mut rng, weight)
+                }
+            }
+            SamplerMode::Reservoir => {
+                st.reservoir_steps += 1;
+                sampler::reservoir_jump(d, &mut rng, weight)
+            }
+            SamplerMode::InverseTransform => {
+                st.reference_steps += 1;
+                sampler::inverse_transform(d, &mut rng, prefix, weight)
+            }
+            SamplerMode::ReservoirPrefix => {
+                st.reference_steps += 1;
+                sampler::reservoir_prefix(d, &mut rng, weight)
+            }
+        };
+        let picked = picked.map_err(|e| to_walk_error(walk.name(), ctx, w, base, bound_used, e))?;
+        let Some(i) = picked else { return Ok(Moved::DeadEnd) };
+        let e = base + i;
+        w.prev = w.cur;
+        w.cur = g.targets()[e];
+        w.last_edge = e as u64;
+        w.step += 1;
+        Ok(Moved::Yes)
+    }
+}
+
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+struct Slot<S> {
+    w: Walker<S>,
+    query: u64,
+    row: usize,
+    len: u32,
+    done: bool,
+    row_ready: bool,
+}
+
+/// Runs queries `first..first+rows` into `out` (rows × stride) and `lens`.
+fn run_chunk<W: Walk>(
+    env: &Env<W>,
+    starts: &Starts,
+    cfg: &WalkConfig,
+    first: u64,
+    out: &mut [u32],
+    lens: &mut [u32],
+) -> Result<SamplerStats, WalkError> {
+    let stride = cfg.length as usize + 1;
+    let n = env.ctx.graph.num_nodes();
+    let mut st = SamplerStats::default();
+    let mut prefix = Vec::new();
+    let width = cfg.interleave.max(1);
+    let rows = lens.len();
+    let mut next = 0usize;
+    let mut slots: Vec<Slot<W::State>> = Vec::with_capacity(width);
+    let g = env.ctx.graph;
+    let admit = |slots: &mut Vec<Slot<W::State>>, next: &mut usize, out: &mut [u32]| {
+        while slots.len() < width && *next < rows {
+            let q = first + *next as u64;
+            let start = starts.start(q, n);
+            let mut w = Walker::new(start);
+            let mut rng = StepRng::new(env.seed, q, INIT_STEP, Purpose::Init);
+            env.walk.init(&env.ctx, &mut w, &mut rng);
+            out[*next * stride] = start;
+            slots.push(Slot { w, query: q, row: *next, len: 1, done: cfg.length == 0, row_ready: width == 1 });
+            *next += 1;
+        }
+    };
+    admit(&mut slots, &mut next, out);
+    while !slots.is_empty() {
+        let mut k = 0;
+        while k < slots.len() {
+            let s = &mut slots[k];
+            if !s.done {
+                if !s.row_ready {
+                    // Interleaved mode: first touch of a new row only issues prefetches, so the
+                    // loads overlap with other walkers' work.
+                    let r = g.row(s.w.cur);
+                    prefetch(g.targets().as_ptr().wrapping_add(r.start));
+                    if let Some(wt) = g.weights() {
+                        prefetch(wt.as_ptr().wrapping_add(r.start));
+                    }
+                    if let Some(l) = g.labels() {
+                        prefetch(l.as_ptr().wrapping_add(r.start));
+                    }
+                    s.row_ready = true;
+                    k += 1;
+                    continue;
+                }
+                match env.step(&mut s.w, s.query, &mut st, &mut prefix)? {
+                    Moved::DeadEnd => {
+                        st.dead_ends += 1;
+                        s.done = true;
+                    }
+                    Moved::Yes => {
+                        let mut rng = StepRng::new(env.seed, s.query, s.w.step, Purpose::Update);
+                        env.walk.update(&env.ctx, &mut s.w, &mut rng);
+                        out[s.row * stride + s.len as usize] = s.w.cur;
+                        s.len += 1;
+                        if s.w.step >= cfg.length {
+                            s.done = true;
+                        } else if env.walk.stop(&env.ctx, &s.w, &mut rng) {
+                            st.stopped += 1;
+                            s.done = true;
+                        } else if width > 1 {
+                            prefetch(g.offsets().as_ptr().wrapping_add(s.w.cur as usize));
+                            s.row_ready = false;
+                        }
+                    }
+                }
+            }
+            if s.done {
+                lens[s.row] = s.len;
+                slots.swap_remove(k);
+                admit(&mut slots, &mut next, out);
+                continue;
+            }
+            k += 1;
+        }
+    }
+    Ok(st)
+}
+
+/// Runs a walk on the CPU. `progress`, if given, is advanced by the number of finished walkers.
+pub fn run<W: Walk>(
+    walk: &W,
+    graph: &CsrGraph,
+    starts: &Starts,
+    cfg: &WalkConfig,
+    progress: Option<&AtomicU64>,
+) -> Result<(Walks, RunReport), WalkError> {
+    walk.check(graph)?;
+    let n = graph.num_nodes();
+    if n == 0 {
+        return Err(WalkError::Config("the graph has no nodes".into()));
+    }
+    if let Starts::Nodes(v) = starts
+        && let Some(&bad) = v.iter().find(|&&s| s as usize >= n)
+    {
+        return Err(WalkError::BadStart { node: bad as u64, num_nodes: n });
+    }
+    if let Starts::EveryNode { per_node: 0 } = starts {
+        return Err(WalkError::param("walks-per-node", "must be at least 1"));
+    }
+    let walkers = starts.count(n);
+    let stride = cfg.length as usize + 1;
+    let cells = (walkers as u128) * stride as u128;
+    if cells > (isize::MAX as u128) / 4 {
+        return Err(WalkError::Config(format!("{walkers} walks of {stride} nodes do not fit in memory")));
+    }
+    let t0 = Instant::now();
+    let stats = NodeStats::compute(graph, walk.requirements(), walk.weighted());
+    let precompute_seconds = t0.elapsed().as_secs_f64();
+    let ctx = Ctx { graph, stats: &stats };
+    let needs_ratio = cfg.sampler == SamplerMode::Adaptive;
+    let t1 = Instant::now();
+    let (ratio, source) = if !needs_ratio {
+        (1.0, "unused")
+    } else {
+        match cfg.cost_ratio {
+            CostRatio::Fixed(r) => {
+                if !(r > 0.0 && r.is_finite()) {
+                    return Err(WalkError::param("cost-ratio", format!("{r} must be finite and > 0")));
+                }
+                (r, "fixed")
+            }
+            CostRatio::Profile => (profile_ratio(walk, &ctx), "profiled"),
+            CostRatio::Cached => cached_ratio(walk, &ctx),
+        }
+    };
+    let profile_seconds = t1.elapsed().as_secs_f64();
+
+    let env = Env { walk, ctx, mode: cfg.sampler, ratio, seed: cfg.seed };
+    let mut nodes = vec![NO_NODE; cells as usize];
+    let mut lengths = vec![0u32; walkers as usize];
+    let chunk = 512usize;
+    let t2 = Instant::now();
+    let totals = nodes
+        .par_chunks_mut(chunk * stride)
+        .zip(lengths.par_chunks_mut(chunk))
+        .enumerate()
+        .map(|(c, (out, lens))| {
+            let st = run_chunk(&env, starts, cfg, (c * chunk) as u64, out, lens)?;
+            if let Some(p) = progress {
+                p.fetch_add(lens.len() as u64, Ordering::Relaxed);
+            }
+            Ok(st)
+        })
+        .try_reduce(SamplerStats::default, |mut a, b| {
+            a.add(&b);
+            Ok(a)
+        })?;
+    let walk_seconds = t2.elapsed().as_secs_f64();
+    let walks = Walks { stride, nodes, lengths };
+    let report = RunReport {
+        walk: walk.name().to_string(),
+        walkers,
+        steps: walks.steps(),
+        walk_seconds,
+        precompute_seconds,
+        profile_seconds,
+        cost_ratio: ratio,
+        cost_ratio_source: source,
+        stats: totals,
+        threads: rayon::current_num_threads(),
+        sampler: cfg.sampler,
+    };
+    Ok((walks, report))
+}
+
+/// Measures `R = (time per eRJS trial) / (time per eRVS edge)` for this walk on this graph.
+///
+/// Probes are second-order states (`prev` = a node, `cur` = its first neighbour) spread over
+/// the id range. Rejection probes run a fixed number of trials whatever they accept; reservoir
+/// probes scan at most `MAX_EDGES_PER_PROBE` edges of the probe's own row, never past it.
+pub fn profile_ratio<W: Walk>(walk: &W, ctx: &Ctx) -> f64 {
+    const PROBES: usize = 2048;
+    const TRIALS: usize = 32;
+    const MAX_EDGES_PER_PROBE: usize = 4096;
+    const MAX_EDGES: usize = 1 << 20;
+    let g = ctx.graph;
+    let n = g.num_nodes();
+    let stride = (n / PROBES).max(1);
+    let mut probes = Vec::new();
+    for p in (0..n).step_by(stride) {
+        let t = p as u32;
+        let mut w = Walker::<W::State>::new(t);
+        let mut rng = StepRng::new(0, p as u64, INIT_STEP, Purpose::Profile);
+        walk.init(ctx, &mut w, &mut rng);
+        if g.degree(t) > 0 {
+            let first = g.row(t).start;
+            w.prev = t;
+            w.cur = g.targets()[first];
+            w.step = 1;
+            w.last_edge = first as u64;
+        }
+        if g.degree(w.cur) > 0
+            && let Bound::Max(b) = walk.bound(ctx, &w)
+            && b > 0.0
+            && b.is_finite()
+        {
+            probes.push((w, b));
+        }
+    }
+    if probes.is_empty() {
+        return 1.0;
+    }
+    let mut best_rjs = f64::INFINITY;
+    let mut best_rvs = f64::INFINITY;
+    let mut trials = 0u64;
+    let mut edges = 0u64;
+    for round in 0..3 {
+        let t = Instant::now();
+        let mut acc = 0u64;
+        for (k, (w, b)) in probes.iter().enumerate() {
+            let row = g.row(w.cur);
+            let d = row.len() as u64;
+            let mut rng = StepRng::new(round, k as u64, 0, Purpose::Profile);
+            for _ in 0..TRIALS {
+                let i = rng.below(d) as usize;
+                let y = rng.uniform() * *b as f64;
+                acc += (y < walk.weight(ctx, w, row.start + i) as f64) as u64;
+            }
+        }
+        std::hint::black_box(acc);
+        best_rjs = best_rjs.min(t.elapsed().as_secs_f64());
+        trials = (probes.len() * TRIALS) as u64;
+
+        let t = Instant::now();
+        let mut scanned = 0usize;
+        for (k, (w, _)) in probes.iter().enumerate() {
+            if scanned >= MAX_EDGES {
+                break;
+            }
+            let row = g.row(w.cur);
+            let d = row.len().min(MAX_EDGES_PER_PROBE);
+            let mut rng = StepRng::new(round, k as u64, 1, Purpose::Profile);
+            let r = sampler::reservoir_jump(d, &mut rng, |i| walk.weight(ctx, w, row.start + i).max(0.0));
+            std::hint::black_box(r.ok());
+            scanned += d;
+        }
+        best_rvs = best_rvs.min(t.elapsed().as_secs_f64());
+        edges = scanned as u64;
+    }
+    let r = (best_rjs / trials as f64) / (best_rvs / edges.max(1) as f64);
+    if r.is_finite() && r > 0.0 { r } else { 1.0 }
+}
+
+/// The cost-ratio cache: `$WAYFARER_CACHE_DIR/cost-ratio.tsv`, else
+/// `$XDG_CACHE_HOME/wayfarer/…`, else `~/.cache/wayfarer/…`.
+pub fn cost_cache_path() -> Option<std::path::PathBuf> {
+    let dir = if let Some(d) = std::env::var_os("WAYFARER_CACHE_DIR") {
+        std::path::PathBuf::from(d)
+    } else if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        std::path::PathBuf::from(d).join("wayfarer")
+    } else {
+        std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache").join("wayfarer")
+    };
+    Some(dir.join("cost-ratio.tsv"))
+}
+
+fn cached_ratio<W: Walk>(walk: &W, ctx: &Ctx) -> (f64, &'static str) {
+    let g = ctx.graph;
+    let key = format!(
+        "v{}|{}|{}|n={}|m={}",
+        env!("CARGO_PKG_VERSION"),
+        walk.name(),
+        if walk.weighted() { "weighted" } else { "unweighted" },
+        g.num_nodes(),
+        g.num_edges()
+    );
+    let path = cost_cache_path();
+    if let Some(p) = &path
+        && let Ok(text) = std::fs::read_to_string(p)
+    {
+        for line in text.lines() {
+            if let Some((k, v)) = line.split_once('\t')
+                && k == key
+                && let Ok(r) = v.trim().parse::<f64>()
+                && r > 0.0
+                && r.is_finite()
+            {
+                return (r, "cached");
+            }
+        }
+    }
+    let r = profile_ratio(walk, ctx);
+    if let Some(p) = &path {
+        // A cache that cannot be written only costs a re-profile next time.
+        let _ = std::fs::create_dir_all(p.parent().unwrap()).and_then(|_| {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p)?;
+            writeln!(f, "{key}\t{r}")
+        });
+    }
+    (r, "profiled")
+}

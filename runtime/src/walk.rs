@@ -1,0 +1,209 @@
+//! The walk contract: what a walk program tells the engine.
+//!
+//! A walk is a weight function over candidate edges plus the facts the samplers need: a
+//! bound `B >= max weight` for rejection sampling, an estimate `Ŝ` of the weight sum for the
+//! cost model, and whether a weight can be zero. The `#[walk]` compiler generates these from
+//! user code; the walks in [`crate::walks`] are written by hand against the same trait.
+//!
+//! Semantics, shared by every backend:
+//! - A walker is at `cur`, came from `prev` ([`NO_NODE`] before its first move), started at
+//!   `start`, and has made `step` moves.
+//! - `weight` returns the unnormalised, finite, non-negative weight of moving along edge `e`
+//!   (an index into the graph's edge arrays, inside `cur`'s row). The move is sampled with
+//!   probability `weight(e) / Σ weight`. A weight of 0 means "never".
+//! - If `cur` has no edges, or every weight is 0, the walk ends there (a dead end).
+//! - After a move, `update` runs (it may change the walker, e.g. teleport it), then `stop`.
+
+use crate::graph::{CsrGraph, NO_NODE};
+use crate::rng::StepRng;
+use rayon::prelude::*;
+
+/// A walker's built-in state plus the program's own state `S`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Walker<S> {
+    /// The node the walk started from.
+    pub start: u32,
+    /// The current node.
+    pub cur: u32,
+    /// The previous node, or [`NO_NODE`] before the first move.
+    pub prev: u32,
+    /// The number of moves made so far.
+    pub step: u32,
+    /// The edge taken by the last move (`u64::MAX` before the first move).
+    pub last_edge: u64,
+    /// Program-defined state.
+    pub state: S,
+}
+
+impl<S: Default> Walker<S> {
+    /// A fresh walker at `start`.
+    pub fn new(start: u32) -> Self {
+        Walker { start, cur: start, prev: NO_NODE, step: 0, last_edge: u64::MAX, state: S::default() }
+    }
+}
+
+/// A bound on the largest weight a walker can see this step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    /// Every candidate weight is at most this value.
+    Max(f32),
+    /// No bound is known: only reservoir sampling (eRVS) is exact.
+    Unknown,
+}
+
+/// How often a walk's bound must be recomputed (reported by `explain`; the engine evaluates
+/// `bound` every step either way, which costs nothing for a constant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoundScope {
+    /// One value for the whole run (reads only hyperparameters).
+    PerKernel,
+    /// Depends on the walker's state or per-node data.
+    PerStep,
+    /// No bound: reservoir only.
+    None,
+}
+
+/// Per-node arrays a walk needs precomputed before the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Requirements {
+    /// Max and sum of the edge weights over each node's row.
+    pub weight_stats: bool,
+    /// Per-label max and sum of edge weights (or counts, unweighted) over each row.
+    pub label_stats: bool,
+}
+
+/// Labels above this many get no per-label arrays (they would cost `n × k` floats twice).
+pub const MAX_LABEL_STATS: u32 = 64;
+
+/// Per-node aggregates over each row, computed once per run.
+#[derive(Debug, Default)]
+pub struct NodeStats {
+    /// Largest edge weight in each row (1 for unweighted graphs, 0 for empty rows).
+    pub weight_max: Vec<f32>,
+    /// Sum of edge weights in each row (the degree for unweighted graphs).
+    pub weight_sum: Vec<f32>,
+    /// Number of labels covered by the per-label arrays (0 if absent).
+    pub label_k: u32,
+    /// `label_sum[v * k + l]`: sum of weights (or count) of `v`'s edges with label `l`.
+    pub label_sum: Vec<f32>,
+    /// `label_max[v * k + l]`: largest weight (1 unweighted) of `v`'s edges with label `l`.
+    pub label_max: Vec<f32>,
+}
+
+impl NodeStats {
+    /// Computes what `req` asks for, in parallel. `weighted = false` treats every weight as 1.
+    pub fn compute(g: &CsrGraph, req: Requirements, weighted: bool) -> Self {
+        let mut s = NodeStats::default();
+        let n = g.num_nodes();
+        let w = if weighted { g.weights() } else { None };
+        if req.weight_stats {
+            let (mx, sm): (Vec<f32>, Vec<f32>) = (0..n as u32)
+                .into_par_iter()
+                .map(|v| match w {
+                    Some(w) => {
+                        let row = &w[g.row(v)];
+                        (row.iter().copied().fold(0f32, f32::max), row.iter().map(|&x| x as f64).sum::<f64>() as f32)
+                    }
+                    None => {
+                        let d = g.degree(v);
+                        ((d > 0) as u32 as f32, d as f32)
+                    }
+                })
+                .unzip();
+            s.weight_max = mx;
+            s.weight_sum = sm;
+        }
+        if req.label_stats
+            && let Some(labels) = g.labels()
+        {
+            let k = g.num_labels();
+            if k > 0 && k <= MAX_LABEL_STATS {
+                let ku = k as usize;
+                let mut sum = vec![0f32; n * ku];
+                let mut max = vec![0f32; n * ku];
+                sum.par_chunks_mut(ku).zip(max.par_chunks_mut(ku)).enumerate().for_each(|(v, (sv, mv))| {
+                    let mut acc = [0f64; MAX_LABEL_STATS as usize];
+                    for e in g.row(v as u32) {
+                        let h = w.map_or(1.0, |w| w[e]);
+                        let l = labels[e] as usize;
+                        acc[l] += h as f64;
+                        mv[l] = mv[l].max(h);
+                    }
+                    for l in 0..ku {
+                        sv[l] = acc[l] as f32;
+                    }
+                });
+                s.label_k = k;
+                s.label_sum = sum;
+                s.label_max = max;
+            }
+        }
+        s
+    }
+}
+
+/// What a walk's functions can see: the graph and the precomputed per-node arrays.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The graph.
+    pub graph: &'a CsrGraph,
+    /// Precomputed per-node aggregates.
+    pub stats: &'a NodeStats,
+}
+
+/// A walk program. See the [module docs](self) for the semantics every backend implements.
+pub trait Walk: Sync {
+    /// Per-walker program state.
+    type State: Copy + Send + Sync + Default + std::fmt::Debug;
+
+    /// The walk's name, for summaries and errors.
+    fn name(&self) -> &str;
+
+    /// Per-node arrays the walk reads from [`Ctx::stats`].
+    fn requirements(&self) -> Requirements {
+        Requirements::default()
+    }
+
+    /// Whether the walk reads edge weights (and the engine should use them).
+    fn weighted(&self) -> bool {
+        false
+    }
+
+    /// Checks that the graph has what the walk needs (labels, weights, …).
+    fn check(&self, _graph: &CsrGraph) -> Result<(), crate::WalkError> {
+        Ok(())
+    }
+
+    /// Initialises a walker's program state.
+    fn init(&self, _ctx: &Ctx, _walker: &mut Walker<Self::State>, _rng: &mut StepRng) {}
+
+    /// The weight of moving along edge `e` (inside `walker.cur`'s row).
+    fn weight(&self, ctx: &Ctx, walker: &Walker<Self::State>, e: usize) -> f32;
+
+    /// A bound on every weight of this step.
+    fn bound(&self, ctx: &Ctx, walker: &Walker<Self::State>) -> Bound;
+
+    /// When the bound changes.
+    fn bound_scope(&self) -> BoundScope;
+
+    /// An estimate of the sum of this step's weights (for the cost model only; it never
+    /// affects exactness).
+    fn sum_estimate(&self, ctx: &Ctx, walker: &Walker<Self::State>) -> f32;
+
+    /// Whether a weight can be 0 (so a step can be a dead end even with edges).
+    fn possible_zero(&self) -> bool;
+
+    /// An exact, cheap dead-end test if the walk has one: `Some(true)` if every weight of this
+    /// step is 0. `None` means "unknown": the samplers find out themselves.
+    fn dead_end(&self, _ctx: &Ctx, _walker: &Walker<Self::State>) -> Option<bool> {
+        None
+    }
+
+    /// Runs after each move (the built-in fields are already advanced).
+    fn update(&self, _ctx: &Ctx, _walker: &mut Walker<Self::State>, _rng: &mut StepRng) {}
+
+    /// Whether the walk stops after this move, before reaching its length.
+    fn stop(&self, _ctx: &Ctx, _walker: &Walker<Self::State>, _rng: &mut StepRng) -> bool {
+        false
+    }
+}

@@ -1,0 +1,241 @@
+//! The CPU benchmark driver behind `wayfarer bench`, and graph descriptions for `info`.
+//!
+//! It runs the four workloads (DeepWalk, Node2Vec, MetaPath, second-order PageRank; weighted
+//! and unweighted where it matters) on an R-MAT graph for each weight distribution, with
+//! eRJS-only, eRVS-only and adaptive sampling, and prints a Markdown table: hardware, graph,
+//! steps/s, the sampler mix, and each row's speed relative to eRVS-only on the same cell (our
+//! own baseline). Only the walk itself is timed: graph generation, per-node precomputation
+//! and profiling are reported separately.
+
+use crate::library::LibraryWalk;
+use crate::{CostRatio, CsrGraph, SamplerMode, Starts, WalkConfig, graph::generate};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Options of `wayfarer bench`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// R-MAT scale (Graph500 parameters, symmetrized).
+    #[arg(long, default_value_t = 18)]
+    pub scale: u32,
+    /// R-MAT edge factor.
+    #[arg(long, default_value_t = 16)]
+    pub edge_factor: u32,
+    /// Use this graph instead of R-MAT (weights are still generated per --weights).
+    #[arg(long)]
+    pub graph: Option<PathBuf>,
+    /// Weight distributions, comma separated.
+    #[arg(long, default_value = "uniform,pareto:1")]
+    pub weights: String,
+    /// Workloads, comma separated: deepwalk, node2vec, node2vec-unweighted, metapath,
+    /// metapath-unweighted, ppr2.
+    #[arg(long, default_value = "deepwalk,node2vec,node2vec-unweighted,metapath,metapath-unweighted,ppr2")]
+    pub walks: String,
+    /// Sampler policies, comma separated.
+    #[arg(long, default_value = "erjs,ervs,adaptive")]
+    pub samplers: String,
+    /// Interleave widths to try with the adaptive sampler, comma separated.
+    #[arg(long, default_value = "1")]
+    pub interleave: String,
+    /// Walk length (MetaPath uses its schema length, 5).
+    #[arg(long, default_value_t = 80)]
+    pub length: u32,
+    /// Edge labels generated for MetaPath.
+    #[arg(long, default_value_t = 5)]
+    pub labels: u32,
+    /// Seed for the graph, its attributes and the walks.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the table to this Markdown file.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+/// A multi-line description of a graph (what `wayfarer info` prints).
+pub fn describe_graph(g: &CsrGraph, path: Option<&Path>) -> String {
+    let n = g.num_nodes();
+    let mut s = String::new();
+    let _ = writeln!(s, "graph:        {}", path.map_or("<embedded default graph>".to_string(), |p| p.display().to_string()));
+    let _ = writeln!(s, "nodes:        {n}");
+    let _ = writeln!(s, "edges:        {} ({:?})", g.num_edges(), g.orientation());
+    let degs: Vec<u64> = (0..n as u32).map(|v| g.degree(v)).collect();
+    let maxd = degs.iter().copied().max().unwrap_or(0);
+    let mind = degs.iter().copied().min().unwrap_or(0);
+    let isolated = degs.iter().filter(|&&d| d == 0).count();
+    let _ = writeln!(s, "out-degree:   min {mind}, mean {:.2}, max {maxd}; {isolated} nodes without out-edges", g.num_edges() as f64 / n.max(1) as f64);
+    match g.weights() {
+        Some(w) => {
+            let (mut lo, mut hi, mut sum, mut zeros) = (f32::INFINITY, 0f32, 0f64, 0u64);
+            for &x in w {
+                lo = lo.min(x);
+                hi = hi.max(x);
+                sum += x as f64;
+                zeros += (x == 0.0) as u64;
+            }
+            let _ = writeln!(s, "weights:      f32, min {lo}, mean {:.4}, max {hi}, {zeros} zero", sum / w.len().max(1) as f64);
+        }
+        None => {
+            let _ = writeln!(s, "weights:      none");
+        }
+    }
+    match g.labels() {
+        Some(_) => {
+            let _ = writeln!(s, "labels:       {} distinct values (0..{})", g.num_labels(), g.num_labels());
+        }
+        None => {
+            let _ = writeln!(s, "labels:       none");
+        }
+    }
+    let _ = writeln!(s, "timestamps:   {}", if g.timestamps().is_some() { "yes" } else { "none" });
+    let props: Vec<&str> = g.node_properties().iter().map(|p| p.name.as_str()).collect();
+    let _ = writeln!(s, "node props:   {}", if props.is_empty() { "none".to_string() } else { props.join(", ") });
+    let ids = match g.id_map() {
+        crate::graph::IdMap::Identity => "identity (input ids are 0..n)".to_string(),
+        crate::graph::IdMap::Table(_) => format!(
+            "compacted from sparse input ids ({}..={})",
+            g.id_map().original(0),
+            g.id_map().max_original(n).unwrap_or(0)
+        ),
+    };
+    let _ = writeln!(s, "ids:          {ids}");
+    let _ = writeln!(s, "memory:       {:.1} MiB", g.memory_bytes() as f64 / (1 << 20) as f64);
+    s
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+fn git_commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+struct Workload {
+    key: &'static str,
+    walk: &'static str,
+    unweighted: bool,
+}
+
+const WORKLOADS: &[Workload] = &[
+    Workload { key: "deepwalk", walk: "deepwalk", unweighted: false },
+    Workload { key: "node2vec", walk: "node2vec", unweighted: false },
+    Workload { key: "node2vec-unweighted", walk: "node2vec", unweighted: true },
+    Workload { key: "metapath", walk: "metapath", unweighted: false },
+    Workload { key: "metapath-unweighted", walk: "metapath", unweighted: true },
+    Workload { key: "ppr2", walk: "ppr2", unweighted: true },
+];
+
+fn list(s: &str) -> Vec<String> {
+    s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
+}
+
+/// Runs the benchmark and prints (and optionally writes) its table.
+pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let samplers: Vec<SamplerMode> = list(&a.samplers).iter().map(|s| s.parse()).collect::<Result<_, String>>()?;
+    let interleaves: Vec<usize> = list(&a.interleave).iter().map(|s| s.parse::<usize>().map_err(|_| format!("--interleave: `{s}` is not a number"))).collect::<Result<_, _>>()?;
+    let workloads: Vec<&Workload> = list(&a.walks)
+        .iter()
+        .map(|k| WORKLOADS.iter().find(|w| w.key == k).ok_or_else(|| format!("unknown workload `{k}`")))
+        .collect::<Result<_, _>>()?;
+    let specs = list(&a.weights);
+    let t = Instant::now();
+    let (mut g, graph_name) = match &a.graph {
+        Some(p) => (CsrGraph::load(p)?, p.display().to_string()),
+        None => (generate::rmat(a.scale, a.edge_factor, a.seed)?, format!("R-MAT scale {} (Graph500 a=0.57 b=0.19 c=0.19, edge factor {}, symmetrized, deduplicated)", a.scale, a.edge_factor)),
+    };
+    g.set_labels(Some(generate::labels(&g, generate::LabelSpec { k: a.labels }, a.seed)?))?;
+    let gen_s = t.elapsed().as_secs_f64();
+    let mut out = String::new();
+    let _ = writeln!(out, "# CPU walk benchmark\n");
+    let _ = writeln!(out, "- date: {}", chrono_like_now());
+    let _ = writeln!(out, "- commit: {}", git_commit());
+    let _ = writeln!(out, "- hardware: {} ({} threads)", cpu_model(), rayon::current_num_threads());
+    let _ = writeln!(out, "- graph: {graph_name}: {} nodes, {} edge entries, labels U{{0..{}}} (built in {gen_s:.1} s)", g.num_nodes(), g.num_edges(), a.labels - 1);
+    let _ = writeln!(out, "- walks: one per node, length {} (MetaPath: schema 0..4, length 5), seed {}", a.length, a.seed);
+    let _ = writeln!(out, "- command: `wayfarer {}`", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
+    let _ = writeln!(out, "- timing: walk phase only (wall clock); `vs eRVS` = steps/s over eRVS-only steps/s on the same cell\n");
+    let _ = writeln!(out, "| workload | weights | sampler | interleave | steps | seconds | M steps/s | vs eRVS | sampler mix | R |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    print!("{out}");
+    for (si, spec) in specs.iter().enumerate() {
+        let ws: generate::WeightSpec = spec.parse()?;
+        g.set_weights(Some(generate::weights(&g, ws, a.seed + 1)))?;
+        for wl in &workloads {
+            if wl.unweighted && si > 0 {
+                continue;
+            }
+            let walk = LibraryWalk::from_name(wl.walk, &[], &g, wl.unweighted)?;
+            let length = if wl.walk == "metapath" { walk.default_length() } else { a.length };
+            let weights_col = if wl.unweighted { "-".to_string() } else { spec.clone() };
+            // Profile R once per cell and reuse it, so the adaptive rows of one cell agree.
+            let probe = WalkConfig { length: 1, seed: a.seed, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Profile, interleave: 1 };
+            let (_, pr) = walk.run(&g, &Starts::Nodes(vec![0]), &probe, None)?;
+            let ratio = pr.cost_ratio;
+            let mut ervs_rate = None;
+            let mut rows = Vec::new();
+            for &mode in &samplers {
+                let widths: &[usize] = if mode == SamplerMode::Adaptive { &interleaves } else { &[1] };
+                for &width in widths {
+                    let cfg = WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Fixed(ratio), interleave: width };
+                    let (_, rep) = walk.run(&g, &Starts::EveryNode { per_node: 1 }, &cfg, None)?;
+                    let rate = rep.steps_per_second();
+                    if mode == SamplerMode::Reservoir && width == 1 {
+                        ervs_rate = Some(rate);
+                    }
+                    rows.push((mode, width, rep, rate));
+                }
+            }
+            for (mode, width, rep, rate) in rows {
+                let vs = ervs_rate.map_or("-".to_string(), |e| format!("{:.2}x", rate / e));
+                let line = format!(
+                    "| {} | {} | {} | {} | {} | {:.3} | {:.2} | {} | {} | {:.2} |\n",
+                    wl.key,
+                    weights_col,
+                    mode,
+                    width,
+                    rep.steps,
+                    rep.walk_seconds,
+                    rate / 1e6,
+                    vs,
+                    rep.stats.mix(),
+                    ratio
+                );
+                print!("{line}");
+                out.push_str(&line);
+            }
+        }
+    }
+    if let Some(p) = &a.output {
+        std::fs::write(p, &out)?;
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// UTC date and time from the system clock, without a date crate.
+fn chrono_like_now() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let days = secs / 86400;
+    let (h, m) = ((secs % 86400) / 3600, (secs % 3600) / 60);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (mo <= 2) as i64;
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02} UTC")
+}

@@ -1,0 +1,140 @@
+//! # wayfarer
+//!
+//! Exact graph random walks on every CPU core — and, as the project grows, walks written as
+//! Rust (`#[walk]`) compiled for CPUs and GPUs. This crate is the facade: it re-exports the
+//! runtime, adds the builder API and the embedded default graph, and hosts the `wayfarer` CLI.
+//!
+//! ```
+//! use wayfarer::prelude::*;
+//!
+//! let g = wayfarer::default_graph().unwrap();       // WordNet 3.0, shipped in the crate
+//! let run = Node2vec::new(2.0, 0.5, Weighting::Unweighted).unwrap()
+//!     .on(&g)
+//!     .length(20)
+//!     .seed(7)
+//!     .cost_ratio(CostRatio::Fixed(2.0))
+//!     .run()
+//!     .unwrap();
+//! assert_eq!(run.walks.stride, 21);
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod library;
+
+pub use wayfarer_runtime as runtime;
+pub use wayfarer_runtime::{
+    Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts,
+    Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk, walks,
+};
+
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+
+/// Everything a typical program needs.
+pub mod prelude {
+    pub use crate::output::IdSpace;
+    pub use crate::walks::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
+    pub use crate::{CostRatio, CsrGraph, RunOutput, SamplerMode, Starts, Walk, WalkExt, WalkRun, Walks};
+}
+
+/// The embedded default graph's edge list (gzipped text: `source target label`).
+const WORDNET_EDGES_GZ: &[u8] = include_bytes!("../data/wordnet/wordnet-edges.txt.gz");
+
+/// A one-line description of the embedded default graph.
+pub const DEFAULT_GRAPH_NAME: &str = "WordNet 3.0 synset graph (116,650 linked synsets, 377,592 typed pointers, 26 pointer labels; Princeton WordNet license, see data/wordnet/LICENSE)";
+
+/// Loads the embedded default graph: WordNet 3.0's synsets and pointers, directed, labelled
+/// by pointer type (`data/wordnet/labels.tsv`). Original ids are `POS * 10^8 + offset`.
+pub fn default_graph() -> Result<CsrGraph, GraphError> {
+    use std::io::Read;
+    let mut text = Vec::with_capacity(8 << 20);
+    flate2::read::GzDecoder::new(WORDNET_EDGES_GZ)
+        .read_to_end(&mut text)
+        .map_err(|e| GraphError::Io { path: "<embedded wordnet>".into(), source: e })?;
+    let opts = graph::EdgeListOptions { label_col: Some(3), ..Default::default() };
+    CsrGraph::parse_edge_list(&text, Path::new("<embedded wordnet>"), &opts)
+}
+
+/// A walk ready to run on a graph; built by [`WalkExt::on`].
+pub struct WalkRun<'g, W: Walk> {
+    walk: W,
+    graph: &'g CsrGraph,
+    config: WalkConfig,
+    starts: Starts,
+    progress: Option<&'g AtomicU64>,
+}
+
+/// The result of [`WalkRun::run`]: the walks, the report and the graph they refer to.
+pub struct RunOutput<'g> {
+    /// The walks (internal ids).
+    pub walks: Walks,
+    /// What the run did.
+    pub report: RunReport,
+    graph: &'g CsrGraph,
+}
+
+impl RunOutput<'_> {
+    /// Writes the walks as `.npy` or `.txt` (by extension), in original ids.
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), GraphError> {
+        output::write_walks(&self.walks, self.graph, output::IdSpace::Original, path.as_ref())
+    }
+    /// Writes the walks as `.npy`, in original ids.
+    pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<(), GraphError> {
+        self.write(path)
+    }
+}
+
+impl<'g, W: Walk> WalkRun<'g, W> {
+    /// Steps per walk (default 80).
+    pub fn length(mut self, length: u32) -> Self {
+        self.config.length = length;
+        self
+    }
+    /// The seed (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = seed;
+        self
+    }
+    /// The sampler policy (default adaptive).
+    pub fn sampler(mut self, mode: SamplerMode) -> Self {
+        self.config.sampler = mode;
+        self
+    }
+    /// Where the cost ratio comes from (default: profiled once, then cached).
+    pub fn cost_ratio(mut self, r: CostRatio) -> Self {
+        self.config.cost_ratio = r;
+        self
+    }
+    /// Which walkers to run (default one per node).
+    pub fn starts(mut self, starts: Starts) -> Self {
+        self.starts = starts;
+        self
+    }
+    /// Walkers advanced in turn per thread.
+    pub fn interleave(mut self, width: usize) -> Self {
+        self.config.interleave = width;
+        self
+    }
+    /// A counter advanced by finished walkers (for progress bars).
+    pub fn progress(mut self, counter: &'g AtomicU64) -> Self {
+        self.progress = Some(counter);
+        self
+    }
+    /// Runs on all CPU cores (the only backend so far).
+    pub fn run(self) -> Result<RunOutput<'g>, WalkError> {
+        let (walks, report) = engine::run(&self.walk, self.graph, &self.starts, &self.config, self.progress)?;
+        Ok(RunOutput { walks, report, graph: self.graph })
+    }
+}
+
+/// Adds `.on(&graph)` to every walk.
+pub trait WalkExt: Walk + Sized {
+    /// Prepares this walk to run on `graph`.
+    fn on(self, graph: &CsrGraph) -> WalkRun<'_, Self> {
+        WalkRun { walk: self, graph, config: WalkConfig::default(), starts: Starts::EveryNode { per_node: 1 }, progress: None }
+    }
+}
+
+impl<W: Walk> WalkExt for W {}

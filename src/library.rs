@@ -1,0 +1,121 @@
+//! The built-in walks by name, with their hyperparameters parsed from `name=value` pairs —
+//! what the CLI's `wayfarer walk <name> -p a=2` and the benchmark drivers use.
+
+use crate::walks::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
+use crate::{CsrGraph, RunReport, Starts, WalkConfig, WalkError, Walks, engine};
+use std::sync::atomic::AtomicU64;
+
+/// A built-in walk with its parameters.
+#[derive(Clone, Debug)]
+pub enum LibraryWalk {
+    /// `deepwalk`
+    DeepWalk(DeepWalk),
+    /// `node2vec`: `a` (return, default 2), `b` (in-out, default 0.5).
+    Node2vec(Node2vec),
+    /// `metapath`: `schema` (comma list of labels, default 0,1,2,3,4).
+    MetaPath(MetaPath),
+    /// `ppr2`: `gamma` (default 0.2).
+    Ppr2(Ppr2),
+}
+
+/// The built-in walk names with their parameters and defaults.
+pub const WALKS: &[(&str, &str)] = &[
+    ("deepwalk", "(no parameters)"),
+    ("node2vec", "a=2 (return p), b=0.5 (in-out q)"),
+    ("metapath", "schema=0,1,2,3,4 (edge labels, cycled; default length = schema length)"),
+    ("ppr2", "gamma=0.2 (second-order PageRank)"),
+];
+
+/// Walks that DESIGN.md names but that arrive with the `#[walk]` DSL.
+const LATER: &[&str] = &["ppr", "temporal", "anonymous"];
+
+fn take_f32(params: &mut Vec<(String, String)>, name: &str, default: f32) -> Result<f32, WalkError> {
+    match params.iter().position(|(k, _)| k == name) {
+        None => Ok(default),
+        Some(i) => {
+            let (_, v) = params.remove(i);
+            v.trim().parse::<f32>().map_err(|_| WalkError::Parameter { name: name.into(), message: format!("`{v}` is not a number") })
+        }
+    }
+}
+
+impl LibraryWalk {
+    /// Builds a walk from its name and `name=value` parameters. `unweighted` ignores the
+    /// graph's edge weights; otherwise walks use them when the graph has them.
+    pub fn from_name(name: &str, params: &[(String, String)], graph: &CsrGraph, unweighted: bool) -> Result<Self, WalkError> {
+        let weighting = Weighting::for_graph(graph, unweighted);
+        let mut p: Vec<(String, String)> = params.to_vec();
+        for (i, (k, _)) in p.iter().enumerate() {
+            if p[..i].iter().any(|(j, _)| j == k) {
+                return Err(WalkError::Parameter { name: k.clone(), message: "given twice".into() });
+            }
+        }
+        let walk = match name {
+            "deepwalk" => LibraryWalk::DeepWalk(DeepWalk { weighting }),
+            "node2vec" => {
+                let a = take_f32(&mut p, "a", 2.0)?;
+                let b = take_f32(&mut p, "b", 0.5)?;
+                LibraryWalk::Node2vec(Node2vec::new(a, b, weighting)?)
+            }
+            "metapath" => {
+                let schema = match p.iter().position(|(k, _)| k == "schema") {
+                    None => vec![0, 1, 2, 3, 4],
+                    Some(i) => {
+                        let (_, v) = p.remove(i);
+                        v.split(',')
+                            .map(|x| x.trim().parse::<u32>())
+                            .collect::<Result<Vec<_>, _>>()
+                            .map_err(|_| WalkError::Parameter { name: "schema".into(), message: format!("`{v}` is not a comma list of labels, e.g. 0,1,2") })?
+                    }
+                };
+                LibraryWalk::MetaPath(MetaPath::new(schema, weighting)?)
+            }
+            "ppr2" => LibraryWalk::Ppr2(Ppr2::new(take_f32(&mut p, "gamma", 0.2)?, weighting)?),
+            other if LATER.contains(&other) => {
+                return Err(WalkError::Config(format!(
+                    "walk `{other}` is not available yet: it comes with the #[walk] DSL; built-in walks now: {}",
+                    WALKS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            other => {
+                return Err(WalkError::Config(format!(
+                    "unknown walk `{other}`; built-in walks: {}",
+                    WALKS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
+                )));
+            }
+        };
+        if let Some((k, _)) = p.first() {
+            let known = WALKS.iter().find(|w| w.0 == name).map_or("", |w| w.1);
+            return Err(WalkError::Parameter { name: k.clone(), message: format!("walk `{name}` has no such parameter; it takes {known}") });
+        }
+        Ok(walk)
+    }
+
+    /// The length used when the user gives none: the schema length for MetaPath, else 80.
+    pub fn default_length(&self) -> u32 {
+        match self {
+            LibraryWalk::MetaPath(m) => m.schema.len() as u32,
+            _ => 80,
+        }
+    }
+
+    /// The walk's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LibraryWalk::DeepWalk(_) => "deepwalk",
+            LibraryWalk::Node2vec(_) => "node2vec",
+            LibraryWalk::MetaPath(_) => "metapath",
+            LibraryWalk::Ppr2(_) => "ppr2",
+        }
+    }
+
+    /// Runs the walk on the CPU engine.
+    pub fn run(&self, graph: &CsrGraph, starts: &Starts, cfg: &WalkConfig, progress: Option<&AtomicU64>) -> Result<(Walks, RunReport), WalkError> {
+        match self {
+            LibraryWalk::DeepWalk(w) => engine::run(w, graph, starts, cfg, progress),
+            LibraryWalk::Node2vec(w) => engine::run(w, graph, starts, cfg, progress),
+            LibraryWalk::MetaPath(w) => engine::run(w, graph, starts, cfg, progress),
+            LibraryWalk::Ppr2(w) => engine::run(w, graph, starts, cfg, progress),
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The `wayfarer` command line: generate, convert and inspect graphs; run walks; benchmark.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use wayfarer::graph::{Dedup, EdgeListOptions, LabelSpec, WeightSpec, generate};
+use wayfarer::library::{LibraryWalk, WALKS};
+use wayfarer::output::IdSpace;
+use wayfarer::{CostRatio, CsrGraph, SamplerMode, Starts, WalkConfig};
+
+#[derive(Parser)]
+#[command(name = "wayfarer", version, about = "Exact graph random walks on every core", long_about = None)]
+struct Cli {
+    /// Worker threads (default: all cores).
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Generate a synthetic graph.
+    Gen(GenArgs),
+    /// Convert a text edge list or Matrix Market file to .wfg.
+    Convert(ConvertArgs),
+    /// Describe a graph.
+    Info {
+        /// A .wfg, .mtx or text edge list (omit for the embedded default graph).
+        graph: Option<PathBuf>,
+    },
+    /// Run a walk.
+    Walk(WalkArgs),
+    /// Run the CPU benchmark (see bench/README.md).
+    Bench(wayfarer::bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct Attrs {
+    /// Edge weights to generate: uniform (U[1,5)), uniform:LO:HI, pareto:ALPHA, degree.
+    #[arg(long)]
+    weights: Option<String>,
+    /// Generate K uniform edge labels in [0, K).
+    #[arg(long, value_name = "K")]
+    labels: Option<u32>,
+    /// Seed for the generated attributes (default: --seed).
+    #[arg(long)]
+    attr_seed: Option<u64>,
+}
+
+#[derive(Args)]
+struct GenArgs {
+    /// rmat (Graph500), ba (Barabási–Albert) or er (Erdős–Rényi).
+    model: String,
+    /// R-MAT: log2 of the node count.
+    #[arg(long)]
+    scale: Option<u32>,
+    /// R-MAT: generated edges per node (before symmetrizing and deduplicating).
+    #[arg(long, default_value_t = 16)]
+    edge_factor: u32,
+    /// BA / ER: number of nodes.
+    #[arg(long)]
+    nodes: Option<usize>,
+    /// BA: edges attached per new node.
+    #[arg(long, default_value_t = 4)]
+    m: usize,
+    /// ER: edge probability.
+    #[arg(long)]
+    p: Option<f64>,
+    /// ER: expected degree (alternative to --p).
+    #[arg(long)]
+    avg_degree: Option<f64>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    attrs: Attrs,
+    /// Output .wfg file.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+#[derive(Args)]
+struct ConvertArgs {
+    /// Input: a text edge list, or a Matrix Market file (.mtx).
+    input: PathBuf,
+    /// Output .wfg file.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Add the reverse of every edge.
+    #[arg(long)]
+    undirected: bool,
+    /// Column (from 1) with edge weights.
+    #[arg(long)]
+    weight_col: Option<usize>,
+    /// Column (from 1) with integer edge labels.
+    #[arg(long)]
+    label_col: Option<usize>,
+    /// Column (from 1) with integer timestamps.
+    #[arg(long)]
+    time_col: Option<usize>,
+    /// Keep one edge per (source, destination).
+    #[arg(long)]
+    dedup: bool,
+    /// Drop self loops.
+    #[arg(long)]
+    drop_self_loops: bool,
+    /// Input format: auto (by extension), edges, mtx.
+    #[arg(long, default_value = "auto")]
+    format: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    attrs: Attrs,
+}
+
+#[derive(Args)]
+struct WalkArgs {
+    /// A built-in walk: deepwalk, node2vec, metapath, ppr2.
+    walk: String,
+    /// The graph (.wfg, .mtx or edge list); omit for the embedded WordNet graph.
+    #[arg(long)]
+    graph: Option<PathBuf>,
+    /// Steps per walk (a walk holds length + 1 nodes). Default 80 (metapath: schema length).
+    #[arg(long)]
+    length: Option<u32>,
+    /// Walk parameter `name=value` (repeatable), e.g. -p a=2 -p b=0.5, -p schema=0,1,2.
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Output: .npy (padded with 4294967295) or .txt (one walk per line).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Walkers per node (one query per node per round).
+    #[arg(long, default_value_t = 1)]
+    walks_per_node: u32,
+    /// Ignore the graph's edge weights.
+    #[arg(long)]
+    unweighted: bool,
+    /// adaptive, erjs, ervs, its (reference), prefix-reservoir (reference).
+    #[arg(long, default_value = "adaptive")]
+    sampler: String,
+    /// Fix the cost ratio R instead of profiling it (makes runs reproducible across machines).
+    #[arg(long)]
+    cost_ratio: Option<f64>,
+    /// Write original (input) ids or internal ids.
+    #[arg(long, default_value = "original")]
+    ids: String,
+    /// Walkers each thread advances in turn.
+    #[arg(long, default_value_t = 1)]
+    interleave: usize,
+    /// CPU backend (the only one so far): cpu or auto.
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn load_graph(path: Option<&Path>, quiet: bool) -> Result<CsrGraph> {
+    let t = Instant::now();
+    let g = match path {
+        Some(p) => CsrGraph::load(p)?,
+        None => {
+            if !quiet {
+                eprintln!("no --graph given: using the embedded {}", wayfarer::DEFAULT_GRAPH_NAME);
+            }
+            wayfarer::default_graph()?
+        }
+    };
+    if !quiet && t.elapsed() > Duration::from_millis(500) {
+        eprintln!("loaded {} nodes, {} edges in {:.2} s", g.num_nodes(), g.num_edges(), t.elapsed().as_secs_f64());
+    }
+    Ok(g)
+}
+
+fn add_attrs(g: &mut CsrGraph, a: &Attrs, seed: u64) -> Result<()> {
+    let seed = a.attr_seed.unwrap_or(seed);
+    if let Some(spec) = &a.weights {
+        let spec: WeightSpec = spec.parse().map_err(|e: String| anyhow::anyhow!("--weights: {e}"))?;
+        let w = generate::weights(g, spec, seed);
+        g.set_weights(Some(w))?;
+    }
+    if let Some(k) = a.labels {
+        let l = generate::labels(g, LabelSpec { k }, seed)?;
+        g.set_labels(Some(l))?;
+    }
+    Ok(())
+}
+
+fn cmd_gen(a: GenArgs) -> Result<()> {
+    let t = Instant::now();
+    let mut g = match a.model.as_str() {
+        "rmat" => {
+            let scale = a.scale.context("rmat needs --scale")?;
+            generate::rmat(scale, a.edge_factor, a.seed)?
+        }
+        "ba" => generate::barabasi_albert(a.nodes.context("ba needs --nodes")?, a.m, a.seed)?,
+        "er" => {
+            let n = a.nodes.context("er needs --nodes")?;
+            let p = match (a.p, a.avg_degree) {
+                (Some(p), None) => p,
+                (None, Some(d)) => d / (n.max(2) - 1) as f64,
+                _ => bail!("er needs exactly one of --p and --avg-degree"),
+            };
+            generate::erdos_renyi(n, p, a.seed)?
+        }
+        other => bail!("unknown model `{other}`: use rmat, ba or er"),
+    };
+    add_attrs(&mut g, &a.attrs, a.seed)?;
+    g.save_wfg(&a.output)?;
+    eprintln!(
+        "{}: {} nodes, {} edges ({} model, seed {}) in {:.2} s",
+        a.output.display(),
+        g.num_nodes(),
+        g.num_edges(),
+        a.model,
+        a.seed,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn cmd_convert(a: ConvertArgs) -> Result<()> {
+    let t = Instant::now();
+    let mtx = match a.format.as_str() {
+        "auto" => a.input.extension().is_some_and(|e| e == "mtx"),
+        "mtx" => true,
+        "edges" => false,
+        f => bail!("unknown --format `{f}`: use auto, edges or mtx"),
+    };
+    let mut g = if mtx {
+        if a.undirected || a.weight_col.is_some() || a.label_col.is_some() || a.time_col.is_some() {
+            bail!("Matrix Market files declare their own symmetry and values; --undirected and the column options apply to edge lists");
+        }
+        CsrGraph::load_matrix_market(&a.input)?
+    } else {
+        let opts = EdgeListOptions {
+            undirected: a.undirected,
+            weight_col: a.weight_col,
+            label_col: a.label_col,
+            time_col: a.time_col,
+            dedup: if a.dedup { Dedup::KeepFirst } else { Dedup::Keep },
+            drop_self_loops: a.drop_self_loops,
+        };
+        CsrGraph::load_edge_list(&a.input, &opts)?
+    };
+    add_attrs(&mut g, &a.attrs, a.seed)?;
+    g.save_wfg(&a.output)?;
+    eprintln!("{}: {} nodes, {} edges in {:.2} s", a.output.display(), g.num_nodes(), g.num_edges(), t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn cmd_info(path: Option<PathBuf>) -> Result<()> {
+    let g = load_graph(path.as_deref(), false)?;
+    print!("{}", wayfarer::bench::describe_graph(&g, path.as_deref()));
+    Ok(())
+}
+
+fn parse_params(raw: &[String]) -> Result<Vec<(String, String)>> {
+    raw.iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => bail!("-p {s}: expected NAME=VALUE, e.g. -p a=2"),
+        })
+        .collect()
+}
+
+/// Shows a progress bar on stderr once a run has taken more than a second.
+fn with_progress<T>(total: u64, quiet: bool, f: impl FnOnce(&AtomicU64) -> T) -> T {
+    let counter = AtomicU64::new(0);
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        if !quiet {
+            s.spawn(|| {
+                let start = Instant::now();
+                let mut bar: Option<indicatif::ProgressBar> = None;
+                while !finished.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if bar.is_none() && start.elapsed() > Duration::from_secs(1) {
+                        let b = indicatif::ProgressBar::new(total);
+                        b.set_style(
+                            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} walkers ({per_sec}, eta {eta})")
+                                .unwrap(),
+                        );
+                        bar = Some(b);
+                    }
+                    if let Some(b) = &bar {
+                        b.set_position(counter.load(Ordering::Relaxed));
+                    }
+                }
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
+            });
+        }
+        let r = f(&counter);
+        finished.store(true, Ordering::Relaxed);
+        r
+    })
+}
+
+fn cmd_walk(a: WalkArgs) -> Result<()> {
+    match a.backend.as_str() {
+        "auto" | "cpu" => {}
+        "cuda" | "wgpu" => bail!("--backend {}: not available in this build yet; this version runs walks on the CPU only", a.backend),
+        b => bail!("unknown --backend `{b}`: use auto or cpu"),
+    }
+    let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
+    let ids = match a.ids.as_str() {
+        "original" => IdSpace::Original,
+        "internal" => IdSpace::Internal,
+        x => bail!("--ids {x}: use original or internal"),
+    };
+    if let Some(o) = &a.output {
+        wayfarer::output::OutputFormat::for_path(o)?;
+    }
+    let params = parse_params(&a.params)?;
+    let g = load_graph(a.graph.as_deref(), a.quiet)?;
+    let walk = LibraryWalk::from_name(&a.walk, &params, &g, a.unweighted)?;
+    let cfg = WalkConfig {
+        length: a.length.unwrap_or_else(|| walk.default_length()),
+        seed: a.seed,
+        sampler,
+        cost_ratio: a.cost_ratio.map_or(CostRatio::Cached, CostRatio::Fixed),
+        interleave: a.interleave,
+    };
+    let starts = Starts::EveryNode { per_node: a.walks_per_node };
+    let total = g.num_nodes() as u64 * a.walks_per_node as u64;
+    let (walks, report) = with_progress(total, a.quiet, |c| walk.run(&g, &starts, &cfg, Some(c)))?;
+    match &a.output {
+        Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
+        None => {
+            println!("first walks ({} ids; -o walks.txt or walks.npy writes them all):", if ids == IdSpace::Original { "original" } else { "internal" });
+            let mut out = Vec::new();
+            let preview = wayfarer::Walks { stride: walks.stride, nodes: walks.nodes[..walks.stride * walks.len().min(5)].to_vec(), lengths: walks.lengths[..walks.len().min(5)].to_vec() };
+            wayfarer::output::write_text(&preview, &g, ids, &mut out)?;
+            print!("{}", String::from_utf8_lossy(&out));
+        }
+    }
+    eprintln!("{}", report.summary("cpu"));
+    Ok(())
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Some(t) = cli.threads {
+        if t == 0 {
+            eprintln!("error: --threads must be at least 1");
+            std::process::exit(2);
+        }
+        rayon::ThreadPoolBuilder::new().num_threads(t).build_global().expect("the thread pool is configured once, here");
+    }
+    let r = match cli.cmd {
+        Cmd::Gen(a) => cmd_gen(a),
+        Cmd::Convert(a) => cmd_convert(a),
+        Cmd::Info { graph } => cmd_info(graph),
+        Cmd::Walk(a) => cmd_walk(a),
+        Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {e:#}");
+        if e.to_string().starts_with("unknown walk") {
+            eprintln!("built-in walks:");
+            for (n, p) in WALKS {
+                eprintln!("  {n:10} {p}");
+            }
+        }
+        std::process::exit(1);
+    }
+}
