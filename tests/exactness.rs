@@ -1,0 +1,216 @@
+//! Exactness: for every sampler and every workload, on small graphs with uniform, Pareto(1),
+//! partly-zero and one-huge-outlier weights, the engine's next-step frequencies must match
+//! transition probabilities computed independently here (chi-square, significance
+//! `common::ALPHA`), walks must end exactly at dead ends, and never move along a
+//! zero-weight edge.
+
+mod common;
+
+use common::*;
+use wayfarer::walks::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
+use wayfarer::{Bound, BoundScope, CostRatio, Ctx, SamplerMode, Starts, Walk, WalkConfig, Walker};
+
+const MODES: [SamplerMode; 5] =
+    [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir, SamplerMode::InverseTransform, SamplerMode::ReservoirPrefix];
+
+/// Walkers per start node: enough that a 2% shift of probability between two next nodes is
+/// rejected (see `chi_square_detects_a_two_percent_bias`).
+const PER_START: usize = 60_000;
+
+fn starts() -> Starts {
+    let mut v = vec![0u32; PER_START];
+    v.extend(std::iter::repeat_n(5u32, PER_START));
+    v.extend(std::iter::repeat_n(2u32, PER_START / 4));
+    Starts::Nodes(v)
+}
+
+fn check<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weighted_variants: &[bool], length: u32) {
+    for shape in SHAPES {
+        let edges = shaped_edges(shape);
+        let g = build(&edges);
+        for &weighted in weighted_variants {
+            let walk = make(if weighted { Weighting::Weighted } else { Weighting::Unweighted });
+            let m = model(weighted);
+            for (k, mode) in MODES.into_iter().enumerate() {
+                let cfg = WalkConfig { length, seed: 1000 + k as u64, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 1 };
+                let (walks, report) = wayfarer::engine::run(&walk, &g, &starts(), &cfg, None).unwrap();
+                let what = format!("{} {shape:?} weighted={weighted} {mode}", walk.name());
+                let t = tally(&walks, length);
+                let (tested, biggest, dead_ends) = check_tally(&t, &m, &edges, &what);
+                assert!(
+                    tested + dead_ends >= 3 && (biggest >= PER_START as u64 / 2 || dead_ends > 0),
+                    "{what}: too few states checked ({tested} sampled, max {biggest} samples, {dead_ends} dead ends)"
+                );
+                if mode == SamplerMode::Rejection && !t.moves.is_empty() {
+                    assert!(report.stats.rejection_steps > 0, "{what}: eRJS never ran");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn deepwalk_is_exact() {
+    check(|w| DeepWalk { weighting: w }, |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
+}
+
+#[test]
+fn node2vec_is_exact() {
+    check(
+        |w| Node2vec::new(2.0, 0.5, w).unwrap(),
+        |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted },
+        &[true, false],
+        3,
+    );
+    // A return-heavy setting exercises the bound's `u == prev` branch.
+    check(
+        |w| Node2vec::new(0.25, 4.0, w).unwrap(),
+        |weighted| Model::Node2vec { a: 0.25, b: 4.0, weighted },
+        &[true],
+        3,
+    );
+}
+
+#[test]
+fn metapath_is_exact() {
+    for schema in [vec![0, 1, 2], vec![2, 1, 0], vec![1]] {
+        check(
+            |w| MetaPath::new(schema.clone(), w).unwrap(),
+            |weighted| Model::MetaPath { schema: schema.clone(), weighted },
+            &[true, false],
+            3,
+        );
+    }
+}
+
+#[test]
+fn ppr2_is_exact() {
+    check(|w| Ppr2::new(0.2, w).unwrap(), |weighted| Model::Ppr2 { gamma: 0.2, weighted }, &[true, false], 3);
+    check(|w| Ppr2::new(0.9, w).unwrap(), |weighted| Model::Ppr2 { gamma: 0.9, weighted }, &[false], 3);
+}
+
+/// A user-defined walk whose bound is 100x too loose: eRJS mostly runs out of trials and
+/// eRVS finishes the step. The result must still be exact.
+struct LooseBound;
+
+impl Walk for LooseBound {
+    type State = ();
+    fn name(&self) -> &str {
+        "loose-bound"
+    }
+    fn requirements(&self) -> wayfarer::Requirements {
+        wayfarer::Requirements { weight_stats: true, ..Default::default() }
+    }
+    fn weighted(&self) -> bool {
+        true
+    }
+    fn weight(&self, ctx: &Ctx, _w: &Walker<()>, e: usize) -> f32 {
+        ctx.graph.weights().unwrap()[e]
+    }
+    fn bound(&self, ctx: &Ctx, w: &Walker<()>) -> Bound {
+        Bound::Max(100.0 * ctx.stats.weight_max[w.cur as usize])
+    }
+    fn bound_scope(&self) -> BoundScope {
+        BoundScope::PerStep
+    }
+    fn sum_estimate(&self, ctx: &Ctx, w: &Walker<()>) -> f32 {
+        ctx.stats.weight_sum[w.cur as usize]
+    }
+    fn possible_zero(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn rejection_that_runs_out_of_trials_is_still_exact() {
+    for shape in SHAPES {
+        let edges = shaped_edges(shape);
+        let g = build(&edges);
+        let cfg = WalkConfig { length: 2, seed: 5, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 1 };
+        let (walks, report) = wayfarer::engine::run(&LooseBound, &g, &starts(), &cfg, None).unwrap();
+        assert!(report.stats.rejection_fallbacks > 1000, "{shape:?}: the fallback path was not exercised: {:?}", report.stats);
+        let t = tally(&walks, 2);
+        check_tally(&t, &Model::DeepWalk { weighted: true }, &edges, &format!("loose bound {shape:?}"));
+    }
+}
+
+/// A walk whose bound is too small must be caught, not silently sampled with bias.
+struct WrongBound;
+
+impl Walk for WrongBound {
+    type State = ();
+    fn name(&self) -> &str {
+        "wrong-bound"
+    }
+    fn weight(&self, ctx: &Ctx, _w: &Walker<()>, e: usize) -> f32 {
+        ctx.graph.weights().unwrap()[e]
+    }
+    fn bound(&self, _ctx: &Ctx, _w: &Walker<()>) -> Bound {
+        Bound::Max(1.0)
+    }
+    fn bound_scope(&self) -> BoundScope {
+        BoundScope::PerKernel
+    }
+    fn sum_estimate(&self, _ctx: &Ctx, _w: &Walker<()>) -> f32 {
+        1e9
+    }
+    fn possible_zero(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn an_unsound_bound_is_an_error() {
+    let g = build(&shaped_edges(Shape::Uniform));
+    let cfg = WalkConfig { length: 5, seed: 1, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 1 };
+    let err = wayfarer::engine::run(&WrongBound, &g, &Starts::EveryNode { per_node: 50 }, &cfg, None).unwrap_err();
+    assert!(err.to_string().contains("exceeds the declared bound"), "{err}");
+}
+
+#[test]
+fn adaptive_mixes_samplers_on_skewed_weights() {
+    let g = {
+        let mut g = wayfarer::graph::generate::rmat(12, 8, 3).unwrap();
+        let w = wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 4);
+        g.set_weights(Some(w)).unwrap();
+        g
+    };
+    let walk = Node2vec::new(2.0, 0.5, Weighting::Weighted).unwrap();
+    let cfg = WalkConfig { length: 20, seed: 3, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(2.0), interleave: 1 };
+    let (_, rep) = wayfarer::engine::run(&walk, &g, &Starts::EveryNode { per_node: 1 }, &cfg, None).unwrap();
+    assert!(rep.stats.rejection_steps > 1000 && rep.stats.reservoir_steps > 1000, "{:?}", rep.stats);
+}
+
+/// The test has the power it claims: a next-step distribution with 2% of probability moved
+/// from one node to another is rejected at `ALPHA` with the sample sizes used above.
+#[test]
+fn chi_square_detects_a_two_percent_bias() {
+    use std::collections::HashMap;
+    let exact: HashMap<u32, f64> = [(0, 0.4), (1, 0.3), (2, 0.2), (3, 0.1)].into_iter().collect();
+    let mut biased = exact.clone();
+    *biased.get_mut(&0).unwrap() += 0.02;
+    *biased.get_mut(&3).unwrap() -= 0.02;
+    let n = PER_START as u64 / 2;
+    let mut rejected = 0;
+    for trial in 0..20 {
+        let mut rng = wayfarer::rng::StepRng::new(trial, 0, 0, wayfarer::rng::Purpose::Sample);
+        let mut counts: HashMap<u32, u64> = HashMap::new();
+        for _ in 0..n {
+            let u = rng.uniform();
+            let mut acc = 0.0;
+            let mut pick = 3;
+            for k in 0..4 {
+                acc += biased[&k];
+                if u < acc {
+                    pick = k;
+                    break;
+                }
+            }
+            *counts.entry(pick).or_default() += 1;
+        }
+        if chi_square_p(&counts, &exact, "bias") < ALPHA {
+            rejected += 1;
+        }
+    }
+    assert!(rejected >= 19, "a 2% bias was rejected in only {rejected} of 20 trials");
+}
