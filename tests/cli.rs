@@ -1,0 +1,121 @@
+//! The `wayfarer` command line, end to end: gen, convert, info, walk and bench.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wayfarer-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn wayfarer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wayfarer"))
+        .args(args)
+        .env("WAYFARER_CACHE_DIR", dir().join("cache"))
+        .output()
+        .expect("the wayfarer binary runs")
+}
+
+fn ok(args: &[&str]) -> (String, String) {
+    let o = wayfarer(args);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert!(o.status.success(), "wayfarer {args:?} failed:\n{err}");
+    (out, err)
+}
+
+fn fails(args: &[&str], needle: &str) {
+    let o = wayfarer(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "wayfarer {args:?} should fail cleanly; stderr:\n{err}");
+    assert!(err.contains(needle), "wayfarer {args:?}: stderr lacks `{needle}`:\n{err}");
+    assert!(!err.contains("panicked"), "wayfarer {args:?} panicked:\n{err}");
+}
+
+fn npy_shape(path: &Path) -> (String, Vec<u8>) {
+    let b = std::fs::read(path).unwrap();
+    assert_eq!(&b[..6], b"\x93NUMPY");
+    let hl = u16::from_le_bytes([b[8], b[9]]) as usize;
+    (String::from_utf8_lossy(&b[10..10 + hl]).into_owned(), b[10 + hl..].to_vec())
+}
+
+#[test]
+fn gen_info_walk_npy_and_reproducible_across_threads() {
+    let d = dir();
+    let g = d.join("g.wfg");
+    ok(&["gen", "rmat", "--scale", "9", "--edge-factor", "8", "--seed", "3", "--weights", "pareto:1", "--labels", "5", "-o", g.to_str().unwrap()]);
+    let (info, _) = ok(&["info", g.to_str().unwrap()]);
+    assert!(info.contains("nodes:        512"), "{info}");
+    assert!(info.contains("labels:       5 distinct"), "{info}");
+    let mut outs = Vec::new();
+    for threads in ["1", "3"] {
+        let o = d.join(format!("w{threads}.npy"));
+        let (_, err) = ok(&[
+            "--threads", threads, "walk", "node2vec", "--graph", g.to_str().unwrap(), "--length", "10", "-p", "a=2", "-p", "b=0.5", "--seed", "7", "-o",
+            o.to_str().unwrap(),
+        ]);
+        assert!(err.contains("512 walkers") && err.contains("steps/s") && err.contains("backend cpu") && err.contains("eRJS"), "{err}");
+        let (header, body) = npy_shape(&o);
+        assert!(header.contains("'descr': '<u4'") && header.contains("(512, 11)"), "{header}");
+        outs.push(body);
+    }
+    assert_eq!(outs[0], outs[1], "1 and 3 threads must give identical walks (R is cached after the first run)");
+}
+
+#[test]
+fn text_output_uses_original_ids_and_shorter_lines_for_dead_ends() {
+    let d = dir();
+    let src = d.join("edges.txt");
+    std::fs::write(&src, "# ids are sparse\n100 200 0\n200 300 1\n300 100 0\n200 400 0\n").unwrap();
+    let g = d.join("e.wfg");
+    ok(&["convert", src.to_str().unwrap(), "--label-col", "3", "-o", g.to_str().unwrap()]);
+    let out = d.join("w.txt");
+    ok(&["walk", "metapath", "--graph", g.to_str().unwrap(), "-p", "schema=0,1", "--length", "4", "-o", out.to_str().unwrap(), "--cost-ratio", "1"]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    // From 100: label 0 to 200, label 1 to 300, label 0 to 100, label 1: 100 has none.
+    assert_eq!(lines[0], "100 200 300 100");
+    assert_eq!(lines[3], "400", "400 has no edges: the walk is just its start");
+}
+
+#[test]
+fn default_graph_runs_without_arguments() {
+    let d = dir();
+    let out = d.join("wn.txt");
+    let (_, err) = ok(&["walk", "deepwalk", "--length", "5", "-o", out.to_str().unwrap()]);
+    assert!(err.contains("WordNet"), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), 116_650);
+    let (preview, _) = ok(&["walk", "node2vec", "--length", "3", "--quiet"]);
+    assert!(preview.lines().count() >= 5, "{preview}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let d = dir();
+    let bad = d.join("bad.txt");
+    std::fs::write(&bad, "0 1\n1 two\n").unwrap();
+    fails(&["convert", bad.to_str().unwrap(), "-o", d.join("x.wfg").to_str().unwrap()], "bad.txt:2: column 2");
+    fails(&["walk", "nosuchwalk"], "unknown walk `nosuchwalk`");
+    fails(&["walk", "ppr"], "comes with the #[walk] DSL");
+    fails(&["walk", "node2vec", "-p", "c=1"], "parameter `c`");
+    fails(&["walk", "node2vec", "-p", "a=-1"], "parameter `a`");
+    fails(&["walk", "node2vec", "-p", "a"], "expected NAME=VALUE");
+    fails(&["walk", "node2vec", "-o", "walks.csv"], "unknown extension");
+    fails(&["walk", "node2vec", "--backend", "cuda"], "CPU only");
+    fails(&["walk", "node2vec", "--graph", "/no/such.wfg"], "/no/such.wfg");
+    let plain = d.join("plain.wfg");
+    ok(&["gen", "er", "--nodes", "50", "--p", "0.1", "-o", plain.to_str().unwrap()]);
+    fails(&["walk", "metapath", "--graph", plain.to_str().unwrap()], "needs edge labels");
+    fails(&["gen", "rmat", "--scale", "40", "-o", d.join("y.wfg").to_str().unwrap()], "scale");
+    fails(&["gen", "rmat", "--scale", "4", "--weights", "pareto:x", "-o", d.join("y.wfg").to_str().unwrap()], "pareto");
+}
+
+#[test]
+fn bench_prints_a_table() {
+    let (out, _) = ok(&["bench", "--scale", "8", "--weights", "uniform", "--walks", "node2vec,metapath", "--length", "5", "--interleave", "1,4"]);
+    assert!(out.contains("| node2vec | uniform | ervs | 1 |"), "{out}");
+    assert!(out.contains("| metapath | uniform | adaptive | 4 |"), "{out}");
+    assert!(out.contains("hardware:"), "{out}");
+}
