@@ -83,9 +83,9 @@ struct GenArgs {
 
 #[derive(Args)]
 struct ConvertArgs {
-    /// Input: a text edge list, or a Matrix Market file (.mtx).
+    /// Input: a text edge list, a Matrix Market file (.mtx) or a .wfg.
     input: PathBuf,
-    /// Output .wfg file.
+    /// Output: .wfg, or .txt for a text edge list in original ids.
     #[arg(short, long)]
     output: PathBuf,
     /// Add the reverse of every edge.
@@ -106,7 +106,7 @@ struct ConvertArgs {
     /// Drop self loops.
     #[arg(long)]
     drop_self_loops: bool,
-    /// Input format: auto (by extension), edges, mtx.
+    /// Input format: auto (by extension), edges, mtx, wfg.
     #[arg(long, default_value = "auto")]
     format: String,
     #[arg(long, default_value_t = 1)]
@@ -225,13 +225,23 @@ fn cmd_gen(a: GenArgs) -> Result<()> {
 
 fn cmd_convert(a: ConvertArgs) -> Result<()> {
     let t = Instant::now();
-    let mtx = match a.format.as_str() {
-        "auto" => a.input.extension().is_some_and(|e| e == "mtx"),
-        "mtx" => true,
-        "edges" => false,
-        f => bail!("unknown --format `{f}`: use auto, edges or mtx"),
+    let ext = |p: &Path| p.extension().and_then(|e| e.to_str()).unwrap_or("").to_string();
+    let (input_kind, output_kind) = (ext(&a.input), ext(&a.output));
+    if !["wfg", "txt", "edges", "tsv", "csv"].contains(&output_kind.as_str()) {
+        bail!("{}: unknown output extension; use .wfg, or .txt for a text edge list", a.output.display());
+    }
+    let format = match a.format.as_str() {
+        "auto" if input_kind == "mtx" => "mtx",
+        "auto" if input_kind == "wfg" => "wfg",
+        "auto" | "edges" => "edges",
+        "mtx" => "mtx",
+        "wfg" => "wfg",
+        f => bail!("unknown --format `{f}`: use auto, edges, mtx or wfg"),
     };
-    let mut g = if mtx {
+    let mtx = format == "mtx";
+    let mut g = if format == "wfg" {
+        CsrGraph::load_wfg(&a.input)?
+    } else if mtx {
         if a.undirected || a.weight_col.is_some() || a.label_col.is_some() || a.time_col.is_some() {
             bail!("Matrix Market files declare their own symmetry and values; --undirected and the column options apply to edge lists");
         }
@@ -248,7 +258,11 @@ fn cmd_convert(a: ConvertArgs) -> Result<()> {
         CsrGraph::load_edge_list(&a.input, &opts)?
     };
     add_attrs(&mut g, &a.attrs, a.seed)?;
-    g.save_wfg(&a.output)?;
+    if output_kind == "wfg" {
+        g.save_wfg(&a.output)?;
+    } else {
+        g.save_edge_list(&a.output)?;
+    }
     eprintln!("{}: {} nodes, {} edges in {:.2} s", a.output.display(), g.num_nodes(), g.num_edges(), t.elapsed().as_secs_f64());
     Ok(())
 }

@@ -311,6 +311,7 @@ impl<W: Walk> Env<'_, W> {
         let base = row.start;
         let wr: &Walker<W::State> = w;
         let weight = |i: usize| walk.weight(ctx, wr, base + i);
+        let envelope = |i: usize| walk.weight_envelope(ctx, wr, base + i);
         let mut bound_used = f32::NAN;
         let picked = match self.mode {
             SamplerMode::Adaptive | SamplerMode::Rejection => {
@@ -327,7 +328,7 @@ impl<W: Walk> Env<'_, W> {
                     _ => false,
                 };
                 if use_rejection {
-                    match sampler::rejection(d, bound_used, trial_cap(d, self.ratio), &mut rng, weight) {
+                    match sampler::rejection(d, bound_used, trial_cap(d, self.ratio), &mut rng, envelope, weight) {
                         Ok(RejectionOutcome::Accepted { index, trials }) => {
                             st.rejection_steps += 1;
                             st.rejection_trials += trials as u64;

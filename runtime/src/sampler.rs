@@ -67,18 +67,31 @@ pub enum RejectionOutcome {
 /// long. Giving up is exact to recover from: conditioned on `k` rejections, the next accepted
 /// proposal still has the target distribution, so the caller may finish the step with any
 /// other exact sampler (the engine uses eRVS, which also detects all-zero rows).
+///
+/// `envelope(i)`, if it returns `Some((lo, hi))` with `lo <= w(i) <= hi`, is a squeeze: the
+/// trial is decided without evaluating `w(i)` when the uniform level falls outside `[lo, hi)`.
+/// The decision is the same as with `w(i)`, so the squeeze changes the cost, not the result.
 #[inline]
 pub fn rejection(
     d: usize,
     bound: f32,
     max_trials: u32,
     rng: &mut StepRng,
+    mut envelope: impl FnMut(usize) -> Option<(f32, f32)>,
     mut w: impl FnMut(usize) -> f32,
 ) -> Result<RejectionOutcome, SampleError> {
     let b = bound as f64;
     for t in 1..=max_trials {
         let i = rng.below(d as u64) as usize;
         let y = rng.uniform() * b;
+        if let Some((lo, hi)) = envelope(i) {
+            if y < lo as f64 && lo <= bound {
+                return Ok(RejectionOutcome::Accepted { index: i, trials: t });
+            }
+            if y >= hi as f64 {
+                continue;
+            }
+        }
         let wi = checked(i, w(i))?;
         if wi > bound {
             return Err(SampleError::BoundViolated { index: i, weight: wi });
@@ -177,7 +190,7 @@ mod tests {
         assert_eq!(reservoir_jump(5, &mut rng, zero).unwrap(), None);
         assert_eq!(reservoir_prefix(5, &mut rng, zero).unwrap(), None);
         assert_eq!(inverse_transform(5, &mut rng, &mut Vec::new(), zero).unwrap(), None);
-        assert_eq!(rejection(5, 1.0, 40, &mut rng, zero).unwrap(), RejectionOutcome::GaveUp { trials: 40 });
+        assert_eq!(rejection(5, 1.0, 40, &mut rng, |_| None, zero).unwrap(), RejectionOutcome::GaveUp { trials: 40 });
     }
 
     #[test]
@@ -186,7 +199,7 @@ mod tests {
         let nan = |i| if i == 2 { f32::NAN } else { 1.0 };
         assert!(matches!(reservoir_jump(4, &mut rng, nan), Err(SampleError::BadWeight { index: 2, .. })));
         assert!(matches!(reservoir_jump(3, &mut rng, |_| -1.0), Err(SampleError::BadWeight { index: 0, .. })));
-        assert!(matches!(rejection(3, 1.0, 100, &mut rng, |_| 2.0), Err(SampleError::BoundViolated { .. })));
+        assert!(matches!(rejection(3, 1.0, 100, &mut rng, |_| None, |_| 2.0), Err(SampleError::BoundViolated { .. })));
     }
 
     #[test]

@@ -180,6 +180,15 @@ pub trait Walk: Sync {
     /// The weight of moving along edge `e` (inside `walker.cur`'s row).
     fn weight(&self, ctx: &Ctx, walker: &Walker<Self::State>, e: usize) -> f32;
 
+    /// An optional cheap envelope `(lo, hi)` with `lo <= weight(e) <= hi` (exactly, in floating
+    /// point). Rejection sampling uses it as a squeeze: a trial whose uniform level is below
+    /// `lo` accepts, and one at or above `hi` rejects, without evaluating `weight` — which
+    /// matters when `weight` is expensive (Node2Vec's adjacency test).
+    #[inline(always)]
+    fn weight_envelope(&self, _ctx: &Ctx, _walker: &Walker<Self::State>, _e: usize) -> Option<(f32, f32)> {
+        None
+    }
+
     /// A bound on every weight of this step.
     fn bound(&self, ctx: &Ctx, walker: &Walker<Self::State>) -> Bound;
 

@@ -144,6 +144,17 @@ impl Walk for Node2vec {
         }
     }
     #[inline(always)]
+    fn weight_envelope(&self, ctx: &Ctx, w: &Walker<()>, e: usize) -> Option<(f32, f32)> {
+        if w.prev == NO_NODE {
+            return None;
+        }
+        // The three branches scale the same h, computed as in `weight`, so the envelope
+        // holds exactly and only the adjacency test is skipped.
+        let hv = h(ctx, self.weighting, e);
+        let (x, y, z) = (hv / self.a, hv, hv / self.b);
+        Some((x.min(y).min(z), x.max(y).max(z)))
+    }
+    #[inline(always)]
     fn bound(&self, ctx: &Ctx, w: &Walker<()>) -> Bound {
         let hmax = ctx.stats.weight_max[w.cur as usize];
         if w.prev == NO_NODE {

@@ -391,6 +391,12 @@ impl CsrGraph {
         wfg::save(self, path.as_ref())
     }
 
+    /// Writes the graph as a text edge list in original ids (`source target [weight] [label]
+    /// [timestamp]`), which [`CsrGraph::load_edge_list`] reads back.
+    pub fn save_edge_list(&self, path: impl AsRef<Path>) -> Result<(), GraphError> {
+        text::save_edge_list(self, path.as_ref())
+    }
+
     /// Loads a SNAP-style text edge list.
     pub fn load_edge_list(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Self, GraphError> {
         text::load_edge_list(path.as_ref(), opts)

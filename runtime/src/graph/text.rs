@@ -570,3 +570,57 @@ mod tests {
         assert!(e.contains("m.mtx:3:") && e.contains("outside 1..=3"), "{e}");
     }
 }
+
+/// Writes `g` as a text edge list in original ids: `source target [weight] [label]
+/// [timestamp]`, the attribute columns present in the graph, in that order (named in a
+/// leading `#` comment). Rows are formatted in parallel and written in order.
+pub(crate) fn save_edge_list(g: &CsrGraph, path: &Path) -> Result<(), GraphError> {
+    use std::io::Write;
+    let file = std::fs::File::create(path).map_err(|e| GraphError::io(path, e))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut cols = vec!["source", "target"];
+    if g.weights().is_some() {
+        cols.push("weight");
+    }
+    if g.labels().is_some() {
+        cols.push("label");
+    }
+    if g.timestamps().is_some() {
+        cols.push("timestamp");
+    }
+    let header = format!("# wayfarer edge list, {} nodes, {} edges: {}\n", g.num_nodes(), g.num_edges(), cols.join(" "));
+    let chunks = build::row_chunks(g.offsets(), 1 << 16);
+    let write = |out: &mut std::io::BufWriter<std::fs::File>| -> std::io::Result<()> {
+        out.write_all(header.as_bytes())?;
+        for group in chunks.chunks(rayon::current_num_threads() * 4) {
+            let texts: Vec<Vec<u8>> = group
+                .par_iter()
+                .map(|nodes| {
+                    let mut s = Vec::new();
+                    for v in nodes.clone() {
+                        let src = g.id_map().original(v as u32);
+                        for e in g.row(v as u32) {
+                            let _ = write!(s, "{src} {}", g.id_map().original(g.targets()[e]));
+                            if let Some(w) = g.weights() {
+                                let _ = write!(s, " {}", w[e]);
+                            }
+                            if let Some(l) = g.labels() {
+                                let _ = write!(s, " {}", l[e]);
+                            }
+                            if let Some(t) = g.timestamps() {
+                                let _ = write!(s, " {}", t[e]);
+                            }
+                            s.push(b'\n');
+                        }
+                    }
+                    s
+                })
+                .collect();
+            for t in texts {
+                out.write_all(&t)?;
+            }
+        }
+        out.flush()
+    };
+    write(&mut out).map_err(|e| GraphError::io(path, e))
+}
