@@ -68,7 +68,11 @@ pub fn describe_graph(g: &CsrGraph, path: Option<&Path>) -> String {
     let maxd = degs.iter().copied().max().unwrap_or(0);
     let mind = degs.iter().copied().min().unwrap_or(0);
     let isolated = degs.iter().filter(|&&d| d == 0).count();
-    let _ = writeln!(s, "out-degree:   min {mind}, mean {:.2}, max {maxd}; {isolated} nodes without out-edges", g.num_edges() as f64 / n.max(1) as f64);
+    let _ = writeln!(
+        s,
+        "out-degree:   min {mind}, mean {:.2}, max {maxd}; {isolated} nodes without out-edges",
+        g.num_edges() as f64 / n.max(1) as f64
+    );
     match g.weights() {
         Some(w) => {
             let (mut lo, mut hi, mut sum, mut zeros) = (f32::INFINITY, 0f32, 0f64, 0u64);
@@ -97,11 +101,9 @@ pub fn describe_graph(g: &CsrGraph, path: Option<&Path>) -> String {
     let _ = writeln!(s, "node props:   {}", if props.is_empty() { "none".to_string() } else { props.join(", ") });
     let ids = match g.id_map() {
         crate::graph::IdMap::Identity => "identity (input ids are 0..n)".to_string(),
-        crate::graph::IdMap::Table(_) => format!(
-            "compacted from sparse input ids ({}..={})",
-            g.id_map().original(0),
-            g.id_map().max_original(n).unwrap_or(0)
-        ),
+        crate::graph::IdMap::Table(_) => {
+            format!("compacted from sparse input ids ({}..={})", g.id_map().original(0), g.id_map().max_original(n).unwrap_or(0))
+        }
     };
     let _ = writeln!(s, "ids:          {ids}");
     let _ = writeln!(s, "memory:       {:.1} MiB", g.memory_bytes() as f64 / (1 << 20) as f64);
@@ -147,7 +149,10 @@ fn list(s: &str) -> Vec<String> {
 /// Runs the benchmark and prints (and optionally writes) its table.
 pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let samplers: Vec<SamplerMode> = list(&a.samplers).iter().map(|s| s.parse()).collect::<Result<_, String>>()?;
-    let interleaves: Vec<usize> = list(&a.interleave).iter().map(|s| s.parse::<usize>().map_err(|_| format!("--interleave: `{s}` is not a number"))).collect::<Result<_, _>>()?;
+    let interleaves: Vec<usize> = list(&a.interleave)
+        .iter()
+        .map(|s| s.parse::<usize>().map_err(|_| format!("--interleave: `{s}` is not a number")))
+        .collect::<Result<_, _>>()?;
     let workloads: Vec<&Workload> = list(&a.walks)
         .iter()
         .map(|k| WORKLOADS.iter().find(|w| w.key == k).ok_or_else(|| format!("unknown workload `{k}`")))
@@ -156,7 +161,10 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
     let t = Instant::now();
     let (mut g, graph_name) = match &a.graph {
         Some(p) => (CsrGraph::load(p)?, p.display().to_string()),
-        None => (generate::rmat(a.scale, a.edge_factor, a.seed)?, format!("R-MAT scale {} (Graph500 a=0.57 b=0.19 c=0.19, edge factor {}, symmetrized, deduplicated)", a.scale, a.edge_factor)),
+        None => (
+            generate::rmat(a.scale, a.edge_factor, a.seed)?,
+            format!("R-MAT scale {} (Graph500 a=0.57 b=0.19 c=0.19, edge factor {}, symmetrized, deduplicated)", a.scale, a.edge_factor),
+        ),
     };
     g.set_labels(Some(generate::labels(&g, generate::LabelSpec { k: a.labels }, a.seed)?))?;
     let gen_s = t.elapsed().as_secs_f64();
@@ -165,11 +173,24 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
     let _ = writeln!(out, "- date: {}", chrono_like_now());
     let _ = writeln!(out, "- commit: {}", git_commit());
     let _ = writeln!(out, "- hardware: {} ({} threads)", cpu_model(), rayon::current_num_threads());
-    let _ = writeln!(out, "- graph: {graph_name}: {} nodes, {} edge entries, labels U{{0..{}}} (built in {gen_s:.1} s)", g.num_nodes(), g.num_edges(), a.labels - 1);
-    let _ = writeln!(out, "- walks: one per node, length {} (MetaPath: schema 0..4, length 5), seed {}; eRVS-only and reference rows run the first {} walkers only (see `walkers`)", a.length, a.seed, a.slow_walkers);
+    let _ = writeln!(
+        out,
+        "- graph: {graph_name}: {} nodes, {} edge entries, labels U{{0..{}}} (built in {gen_s:.1} s)",
+        g.num_nodes(),
+        g.num_edges(),
+        a.labels - 1
+    );
+    let _ = writeln!(
+        out,
+        "- walks: one per node, length {} (MetaPath: schema 0..4, length 5), seed {}; eRVS-only and reference rows run the first {} walkers only (see `walkers`)",
+        a.length, a.seed, a.slow_walkers
+    );
     let _ = writeln!(out, "- command: `wayfarer {}`", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
     let _ = writeln!(out, "- timing: walk phase only (wall clock); `vs eRVS` = steps/s over eRVS-only steps/s on the same cell\n");
-    let _ = writeln!(out, "| workload | weights | sampler | interleave | walkers | steps | seconds | M steps/s | vs eRVS | sampler mix | R |");
+    let _ = writeln!(
+        out,
+        "| workload | weights | sampler | interleave | walkers | steps | seconds | M steps/s | vs eRVS | sampler mix | R, F |"
+    );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
     print!("{out}");
     for (si, spec) in specs.iter().enumerate() {
@@ -182,16 +203,17 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
             let walk = LibraryWalk::from_name(wl.walk, &[], &g, wl.unweighted)?;
             let length = if wl.walk == "metapath" { walk.default_length() } else { a.length };
             let weights_col = if wl.unweighted { "-".to_string() } else { spec.clone() };
-            // Profile R once per cell and reuse it, so the adaptive rows of one cell agree.
-            let probe = WalkConfig { length: 1, seed: a.seed, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Profile, interleave: 1 };
+            // Profile the cost model once per cell and reuse it, so the rows of one cell agree.
+            let probe =
+                WalkConfig { length: 1, seed: a.seed, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Profile, interleave: 1 };
             let (_, pr) = walk.run(&g, &Starts::Nodes(vec![0]), &probe, None)?;
-            let ratio = pr.cost_ratio;
+            let model = pr.cost;
             let mut ervs_rate = None;
             let mut rows = Vec::new();
             for &mode in &samplers {
                 let widths: &[usize] = if mode == SamplerMode::Adaptive { &interleaves } else { &[1] };
                 for &width in widths {
-                    let cfg = WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Fixed(ratio), interleave: width };
+                    let cfg = WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Model(model), interleave: width };
                     let slow = !matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection);
                     let starts = if slow && a.slow_walkers > 0 && a.slow_walkers < g.num_nodes() as u64 {
                         Starts::Nodes((0..a.slow_walkers as u32).collect())
@@ -209,7 +231,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
             for (mode, width, rep, rate) in rows {
                 let vs = ervs_rate.map_or("-".to_string(), |e| format!("{:.2}x", rate / e));
                 let line = format!(
-                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.2} | {} | {} | {:.2} |\n",
+                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.2} | {} | {} | {:.2}, {:.1} |\n",
                     wl.key,
                     weights_col,
                     mode,
@@ -220,7 +242,8 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                     rate / 1e6,
                     vs,
                     rep.stats.mix(),
-                    ratio
+                    model.ratio,
+                    model.fixed
                 );
                 print!("{line}");
                 out.push_str(&line);

@@ -25,8 +25,8 @@ pub mod library;
 
 pub use wayfarer_runtime as runtime;
 pub use wayfarer_runtime::{
-    Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts,
-    Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk, walks,
+    Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts, Walk,
+    WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk, walks,
 };
 
 use std::path::Path;

@@ -62,10 +62,10 @@ impl LibraryWalk {
                     None => vec![0, 1, 2, 3, 4],
                     Some(i) => {
                         let (_, v) = p.remove(i);
-                        v.split(',')
-                            .map(|x| x.trim().parse::<u32>())
-                            .collect::<Result<Vec<_>, _>>()
-                            .map_err(|_| WalkError::Parameter { name: "schema".into(), message: format!("`{v}` is not a comma list of labels, e.g. 0,1,2") })?
+                        v.split(',').map(|x| x.trim().parse::<u32>()).collect::<Result<Vec<_>, _>>().map_err(|_| WalkError::Parameter {
+                            name: "schema".into(),
+                            message: format!("`{v}` is not a comma list of labels, e.g. 0,1,2"),
+                        })?
                     }
                 };
                 LibraryWalk::MetaPath(MetaPath::new(schema, weighting)?)
@@ -86,7 +86,10 @@ impl LibraryWalk {
         };
         if let Some((k, _)) = p.first() {
             let known = WALKS.iter().find(|w| w.0 == name).map_or("", |w| w.1);
-            return Err(WalkError::Parameter { name: k.clone(), message: format!("walk `{name}` has no such parameter; it takes {known}") });
+            return Err(WalkError::Parameter {
+                name: k.clone(),
+                message: format!("walk `{name}` has no such parameter; it takes {known}"),
+            });
         }
         Ok(walk)
     }
@@ -110,7 +113,13 @@ impl LibraryWalk {
     }
 
     /// Runs the walk on the CPU engine.
-    pub fn run(&self, graph: &CsrGraph, starts: &Starts, cfg: &WalkConfig, progress: Option<&AtomicU64>) -> Result<(Walks, RunReport), WalkError> {
+    pub fn run(
+        &self,
+        graph: &CsrGraph,
+        starts: &Starts,
+        cfg: &WalkConfig,
+        progress: Option<&AtomicU64>,
+    ) -> Result<(Walks, RunReport), WalkError> {
         match self {
             LibraryWalk::DeepWalk(w) => engine::run(w, graph, starts, cfg, progress),
             LibraryWalk::Node2vec(w) => engine::run(w, graph, starts, cfg, progress),

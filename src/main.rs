@@ -106,6 +106,10 @@ struct ConvertArgs {
     /// Drop self loops.
     #[arg(long)]
     drop_self_loops: bool,
+    /// Add a per-node property from a file of `id value` lines (original ids; unlisted nodes
+    /// get 0), as NAME=FILE; repeatable.
+    #[arg(long = "node-prop", value_name = "NAME=FILE")]
+    node_props: Vec<String>,
     /// Input format: auto (by extension), edges, mtx, wfg.
     #[arg(long, default_value = "auto")]
     format: String,
@@ -142,9 +146,11 @@ struct WalkArgs {
     /// adaptive, erjs, ervs, its (reference), prefix-reservoir (reference).
     #[arg(long, default_value = "adaptive")]
     sampler: String,
-    /// Fix the cost ratio R instead of profiling it (makes runs reproducible across machines).
-    #[arg(long)]
-    cost_ratio: Option<f64>,
+    /// Fix the cost model instead of profiling it: `R` or `R,F` (trial/edge cost ratio, eRVS
+    /// fixed cost in edges; both are printed by every run). Makes runs reproducible across
+    /// machines.
+    #[arg(long, value_name = "R[,F]")]
+    cost_ratio: Option<String>,
     /// Write original (input) ids or internal ids.
     #[arg(long, default_value = "original")]
     ids: String,
@@ -240,6 +246,9 @@ fn cmd_convert(a: ConvertArgs) -> Result<()> {
     };
     let mtx = format == "mtx";
     let mut g = if format == "wfg" {
+        if a.undirected || a.weight_col.is_some() || a.label_col.is_some() || a.time_col.is_some() || a.dedup || a.drop_self_loops {
+            bail!("a .wfg input is already built; --undirected, --dedup, --drop-self-loops and the column options apply to edge lists");
+        }
         CsrGraph::load_wfg(&a.input)?
     } else if mtx {
         if a.undirected || a.weight_col.is_some() || a.label_col.is_some() || a.time_col.is_some() {
@@ -258,6 +267,11 @@ fn cmd_convert(a: ConvertArgs) -> Result<()> {
         CsrGraph::load_edge_list(&a.input, &opts)?
     };
     add_attrs(&mut g, &a.attrs, a.seed)?;
+    for spec in &a.node_props {
+        let Some((name, file)) = spec.split_once('=') else { bail!("--node-prop {spec}: expected NAME=FILE") };
+        let set = g.load_node_property(name, file, 0.0)?;
+        eprintln!("node property `{name}`: {set} of {} nodes set from {file}", g.num_nodes());
+    }
     if output_kind == "wfg" {
         g.save_wfg(&a.output)?;
     } else {
@@ -296,8 +310,10 @@ fn with_progress<T>(total: u64, quiet: bool, f: impl FnOnce(&AtomicU64) -> T) ->
                     if bar.is_none() && start.elapsed() > Duration::from_secs(1) {
                         let b = indicatif::ProgressBar::new(total);
                         b.set_style(
-                            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} walkers ({per_sec}, eta {eta})")
-                                .unwrap(),
+                            indicatif::ProgressStyle::with_template(
+                                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} walkers ({per_sec}, eta {eta})",
+                            )
+                            .unwrap(),
                         );
                         bar = Some(b);
                     }
@@ -338,7 +354,21 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         length: a.length.unwrap_or_else(|| walk.default_length()),
         seed: a.seed,
         sampler,
-        cost_ratio: a.cost_ratio.map_or(CostRatio::Cached, CostRatio::Fixed),
+        cost_ratio: match &a.cost_ratio {
+            None => CostRatio::Cached,
+            Some(s) => {
+                let nums: Vec<f64> = s
+                    .split(',')
+                    .map(|x| x.trim().parse::<f64>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R or R,F"))?;
+                match nums.as_slice() {
+                    [r] => CostRatio::Fixed(*r),
+                    [r, f] => CostRatio::Model(wayfarer::engine::CostModel { ratio: *r, fixed: *f }),
+                    _ => bail!("--cost-ratio {s}: expected R or R,F"),
+                }
+            }
+        },
         interleave: a.interleave,
     };
     let starts = Starts::EveryNode { per_node: a.walks_per_node };
@@ -347,9 +377,16 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
     match &a.output {
         Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
         None => {
-            println!("first walks ({} ids; -o walks.txt or walks.npy writes them all):", if ids == IdSpace::Original { "original" } else { "internal" });
+            println!(
+                "first walks ({} ids; -o walks.txt or walks.npy writes them all):",
+                if ids == IdSpace::Original { "original" } else { "internal" }
+            );
             let mut out = Vec::new();
-            let preview = wayfarer::Walks { stride: walks.stride, nodes: walks.nodes[..walks.stride * walks.len().min(5)].to_vec(), lengths: walks.lengths[..walks.len().min(5)].to_vec() };
+            let preview = wayfarer::Walks {
+                stride: walks.stride,
+                nodes: walks.nodes[..walks.stride * walks.len().min(5)].to_vec(),
+                lengths: walks.lengths[..walks.len().min(5)].to_vec(),
+            };
             wayfarer::output::write_text(&preview, &g, ids, &mut out)?;
             print!("{}", String::from_utf8_lossy(&out));
         }

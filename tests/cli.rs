@@ -43,7 +43,22 @@ fn npy_shape(path: &Path) -> (String, Vec<u8>) {
 fn gen_info_walk_npy_and_reproducible_across_threads() {
     let d = dir();
     let g = d.join("g.wfg");
-    ok(&["gen", "rmat", "--scale", "9", "--edge-factor", "8", "--seed", "3", "--weights", "pareto:1", "--labels", "5", "-o", g.to_str().unwrap()]);
+    ok(&[
+        "gen",
+        "rmat",
+        "--scale",
+        "9",
+        "--edge-factor",
+        "8",
+        "--seed",
+        "3",
+        "--weights",
+        "pareto:1",
+        "--labels",
+        "5",
+        "-o",
+        g.to_str().unwrap(),
+    ]);
     let (info, _) = ok(&["info", g.to_str().unwrap()]);
     assert!(info.contains("nodes:        512"), "{info}");
     assert!(info.contains("labels:       5 distinct"), "{info}");
@@ -51,7 +66,21 @@ fn gen_info_walk_npy_and_reproducible_across_threads() {
     for threads in ["1", "3"] {
         let o = d.join(format!("w{threads}.npy"));
         let (_, err) = ok(&[
-            "--threads", threads, "walk", "node2vec", "--graph", g.to_str().unwrap(), "--length", "10", "-p", "a=2", "-p", "b=0.5", "--seed", "7", "-o",
+            "--threads",
+            threads,
+            "walk",
+            "node2vec",
+            "--graph",
+            g.to_str().unwrap(),
+            "--length",
+            "10",
+            "-p",
+            "a=2",
+            "-p",
+            "b=0.5",
+            "--seed",
+            "7",
+            "-o",
             o.to_str().unwrap(),
         ]);
         assert!(err.contains("512 walkers") && err.contains("steps/s") && err.contains("backend cpu") && err.contains("eRJS"), "{err}");
@@ -70,7 +99,20 @@ fn text_output_uses_original_ids_and_shorter_lines_for_dead_ends() {
     let g = d.join("e.wfg");
     ok(&["convert", src.to_str().unwrap(), "--label-col", "3", "-o", g.to_str().unwrap()]);
     let out = d.join("w.txt");
-    ok(&["walk", "metapath", "--graph", g.to_str().unwrap(), "-p", "schema=0,1", "--length", "4", "-o", out.to_str().unwrap(), "--cost-ratio", "1"]);
+    ok(&[
+        "walk",
+        "metapath",
+        "--graph",
+        g.to_str().unwrap(),
+        "-p",
+        "schema=0,1",
+        "--length",
+        "4",
+        "-o",
+        out.to_str().unwrap(),
+        "--cost-ratio",
+        "1",
+    ]);
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4);
@@ -114,7 +156,8 @@ fn bad_input_is_a_clear_error() {
 
 #[test]
 fn bench_prints_a_table() {
-    let (out, _) = ok(&["bench", "--scale", "8", "--weights", "uniform", "--walks", "node2vec,metapath", "--length", "5", "--interleave", "1,4"]);
+    let (out, _) =
+        ok(&["bench", "--scale", "8", "--weights", "uniform", "--walks", "node2vec,metapath", "--length", "5", "--interleave", "1,4"]);
     assert!(out.contains("| node2vec | uniform | ervs | 1 |"), "{out}");
     assert!(out.contains("| metapath | uniform | adaptive | 4 |"), "{out}");
     assert!(out.contains("hardware:"), "{out}");

@@ -64,7 +64,10 @@ fn walks_only_follow_edges_and_pad_with_the_sentinel() {
             let e = g.find_edge(pair[0], pair[1]).expect("walks follow edges");
             let _ = e;
             let labels = g.labels().unwrap();
-            assert!(g.row(pair[0]).any(|e| g.targets()[e] == pair[1] && labels[e] == [0, 1, 2, 3, 4][s % 5]), "step {s} used a wrong label");
+            assert!(
+                g.row(pair[0]).any(|e| g.targets()[e] == pair[1] && labels[e] == [0, 1, 2, 3, 4][s % 5]),
+                "step {s} used a wrong label"
+            );
         }
         let row = &walks.nodes[i * walks.stride..(i + 1) * walks.stride];
         assert!(row[w.len()..].iter().all(|&x| x == wayfarer::NO_NODE));

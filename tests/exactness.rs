@@ -56,19 +56,9 @@ fn deepwalk_is_exact() {
 
 #[test]
 fn node2vec_is_exact() {
-    check(
-        |w| Node2vec::new(2.0, 0.5, w).unwrap(),
-        |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted },
-        &[true, false],
-        3,
-    );
+    check(|w| Node2vec::new(2.0, 0.5, w).unwrap(), |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted }, &[true, false], 3);
     // A return-heavy setting exercises the bound's `u == prev` branch.
-    check(
-        |w| Node2vec::new(0.25, 4.0, w).unwrap(),
-        |weighted| Model::Node2vec { a: 0.25, b: 4.0, weighted },
-        &[true],
-        3,
-    );
+    check(|w| Node2vec::new(0.25, 4.0, w).unwrap(), |weighted| Model::Node2vec { a: 0.25, b: 4.0, weighted }, &[true], 3);
 }
 
 #[test]

@@ -160,7 +160,11 @@ fn load_any(bytes: &[u8], kind: usize) {
     let name = Path::new("fuzz");
     let _ = match kind {
         0 => CsrGraph::parse_edge_list(bytes, name, &EdgeListOptions::default()),
-        1 => CsrGraph::parse_edge_list(bytes, name, &EdgeListOptions { weight_col: Some(3), label_col: Some(4), time_col: Some(5), undirected: true, ..Default::default() }),
+        1 => CsrGraph::parse_edge_list(
+            bytes,
+            name,
+            &EdgeListOptions { weight_col: Some(3), label_col: Some(4), time_col: Some(5), undirected: true, ..Default::default() },
+        ),
         2 => CsrGraph::parse_matrix_market(bytes, name),
         _ => CsrGraph::from_wfg_bytes(bytes, name),
     };

@@ -6,10 +6,14 @@
 //! cost ratio `R` (which picks the sampler, and the two samplers consume randomness
 //! differently): `R` is printed in every report and can be fixed with [`CostRatio::Fixed`].
 //!
-//! Per step, in adaptive mode: if the walk has a bound `B` and `R·B <= Ŝ`, run eRJS (bounded
-//! number of trials, then eRVS finishes the step exactly); otherwise eRVS. `R` is the time of
-//! one rejection trial over the time of one reservoir edge, measured on this machine and
-//! graph by a short profiling pass.
+//! Per step, in adaptive mode, the engine compares the expected costs of the two exact
+//! samplers at node `v` of degree `d`, with bound `B` and sum estimate `Ŝ`:
+//! eRJS takes about `d·B/Ŝ` trials, eRVS reads `d` edges plus a fixed start-up cost worth `F`
+//! edges (its first keys need logarithms and exponentials, which dominate on small rows). In
+//! units of one edge read, eRVS wins iff `R·d·B > Ŝ·(d + F)`, where `R` is the time of one
+//! rejection trial over the time of one reservoir edge. `R` and `F` are measured on this
+//! machine and graph by a short profiling pass ([`CostModel`]). With `F = 0` this is
+//! FlexiWalker's rule `R·B > Ŝ`, which sends small rows to eRVS even where eRJS is cheaper.
 
 use crate::error::WalkError;
 use crate::graph::{CsrGraph, NO_NODE};
@@ -63,7 +67,42 @@ impl std::fmt::Display for SamplerMode {
     }
 }
 
-/// Where the cost ratio `R` comes from.
+/// The per-step cost model: eRVS iff `ratio·d·B > Ŝ·(d + fixed)` (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostModel {
+    /// `R`: time of one eRJS trial over time of one eRVS edge.
+    pub ratio: f64,
+    /// `F`: eRVS's fixed cost per step, in edge reads.
+    pub fixed: f64,
+}
+
+impl CostModel {
+    /// Whether eRVS is expected to be cheaper than eRJS for this step.
+    #[inline(always)]
+    pub fn prefers_reservoir(&self, d: usize, bound: f32, sum_estimate: f32) -> bool {
+        let d = d as f64;
+        self.ratio * d * bound as f64 > sum_estimate as f64 * (d + self.fixed)
+    }
+
+    /// eRJS's trial cap: about twice the trials eRVS's whole step would cost, so a loose bound
+    /// costs at most a small constant factor over choosing eRVS directly.
+    #[inline(always)]
+    pub fn trial_cap(&self, d: usize) -> u32 {
+        (2.0 * (d as f64 + self.fixed) / self.ratio.max(1e-3)).clamp(32.0, 1e9) as u32
+    }
+
+    fn validate(&self) -> Result<(), WalkError> {
+        if !(self.ratio > 0.0 && self.ratio.is_finite()) {
+            return Err(WalkError::param("cost-ratio", format!("R = {} must be finite and > 0", self.ratio)));
+        }
+        if !(self.fixed >= 0.0 && self.fixed.is_finite()) {
+            return Err(WalkError::param("cost-ratio", format!("F = {} must be finite and >= 0", self.fixed)));
+        }
+        Ok(())
+    }
+}
+
+/// Where the cost model comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum CostRatio {
     /// Profile once per (walk, graph) on this machine and reuse the value from the cache file
@@ -72,8 +111,10 @@ pub enum CostRatio {
     Cached,
     /// Profile on every run.
     Profile,
-    /// Use this value.
+    /// Use this `R`, with `F = 0` (FlexiWalker's rule).
     Fixed(f64),
+    /// Use this model.
+    Model(CostModel),
 }
 
 /// Which walkers to run.
@@ -217,8 +258,8 @@ pub struct RunReport {
     pub precompute_seconds: f64,
     /// Seconds spent profiling the cost ratio (0 if cached or fixed).
     pub profile_seconds: f64,
-    /// The cost ratio used.
-    pub cost_ratio: f64,
+    /// The cost model used (`R` and `F`).
+    pub cost: CostModel,
     /// Where it came from: "fixed", "profiled", "cached" or "unused".
     pub cost_ratio_source: &'static str,
     /// Sampler counters.
@@ -238,7 +279,7 @@ impl RunReport {
     /// The one-line summary printed after a run.
     pub fn summary(&self, backend: &str) -> String {
         format!(
-            "{}: {} walkers, {} steps in {:.3} s ({:.2} M steps/s), backend {backend} ({} threads), sampler {} [{}], R = {:.3} ({}), dead ends {}",
+            "{}: {} walkers, {} steps in {:.3} s ({:.2} M steps/s), backend {backend} ({} threads), sampler {} [{}], R = {:.3}, F = {:.1} ({}), dead ends {}",
             self.walk,
             self.walkers,
             self.steps,
@@ -247,7 +288,8 @@ impl RunReport {
             self.threads,
             self.sampler,
             self.stats.mix(),
-            self.cost_ratio,
+            self.cost.ratio,
+            self.cost.fixed,
             self.cost_ratio_source,
             self.stats.dead_ends,
         )
@@ -258,7 +300,7 @@ struct Env<'a, W: Walk> {
     walk: &'a W,
     ctx: Ctx<'a>,
     mode: SamplerMode,
-    ratio: f64,
+    cost: CostModel,
     seed: u64,
 }
 
@@ -269,13 +311,9 @@ enum Moved {
 
 fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, bound: f32, e: SampleError) -> WalkError {
     match e {
-        SampleError::BadWeight { index, weight } => WalkError::BadWeight {
-            walk: walk.into(),
-            weight,
-            src: w.cur,
-            dst: ctx.graph.targets()[row_start + index],
-            step: w.step,
-        },
+        SampleError::BadWeight { index, weight } => {
+            WalkError::BadWeight { walk: walk.into(), weight, src: w.cur, dst: ctx.graph.targets()[row_start + index], step: w.step }
+        }
         SampleError::BoundViolated { index, weight } => WalkError::BoundViolated {
             walk: walk.into(),
             weight,
@@ -285,14 +323,6 @@ fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, boun
             step: w.step,
         },
     }
-}
-
-/// The trial cap of one eRJS step: about twice the work eRVS would have done, so a loose
-/// bound costs at most a small constant factor over choosing eRVS directly.
-#[inline(always)]
-fn trial_cap(d: usize, ratio: f64) -> u32 {
-    let eq = 2.0 * d as f64 / ratio.max(1e-3);
-    eq.clamp(32.0, 1e9) as u32
 }
 
 impl<W: Walk> Env<'_, W> {
@@ -321,14 +351,14 @@ impl<W: Walk> Env<'_, W> {
                 let use_rejection = match walk.bound(ctx, wr) {
                     Bound::Max(b) if b > 0.0 && b.is_finite() => {
                         bound_used = b;
-                        self.mode == SamplerMode::Rejection || self.ratio * b as f64 <= walk.sum_estimate(ctx, wr) as f64
+                        self.mode == SamplerMode::Rejection || !self.cost.prefers_reservoir(d, b, walk.sum_estimate(ctx, wr))
                     }
                     // Every weight is <= 0, i.e. 0: nothing can be taken.
                     Bound::Max(b) if b <= 0.0 => return Ok(Moved::DeadEnd),
                     _ => false,
                 };
                 if use_rejection {
-                    match sampler::rejection(d, bound_used, trial_cap(d, self.ratio), &mut rng, envelope, weight) {
+                    match sampler::rejection(d, bound_used, self.cost.trial_cap(d), &mut rng, envelope, weight) {
                         Ok(RejectionOutcome::Accepted { index, trials }) => {
                             st.rejection_steps += 1;
                             st.rejection_trials += trials as u64;
@@ -508,23 +538,20 @@ pub fn run<W: Walk>(
     let ctx = Ctx { graph, stats: &stats };
     let needs_ratio = cfg.sampler == SamplerMode::Adaptive;
     let t1 = Instant::now();
-    let (ratio, source) = if !needs_ratio {
-        (1.0, "unused")
+    let (cost, source) = if !needs_ratio {
+        (CostModel { ratio: 1.0, fixed: 0.0 }, "unused")
     } else {
         match cfg.cost_ratio {
-            CostRatio::Fixed(r) => {
-                if !(r > 0.0 && r.is_finite()) {
-                    return Err(WalkError::param("cost-ratio", format!("{r} must be finite and > 0")));
-                }
-                (r, "fixed")
-            }
-            CostRatio::Profile => (profile_ratio(walk, &ctx), "profiled"),
-            CostRatio::Cached => cached_ratio(walk, &ctx),
+            CostRatio::Fixed(ratio) => (CostModel { ratio, fixed: 0.0 }, "fixed"),
+            CostRatio::Model(m) => (m, "fixed"),
+            CostRatio::Profile => (profile_cost_model(walk, &ctx), "profiled"),
+            CostRatio::Cached => cached_model(walk, &ctx),
         }
     };
+    cost.validate()?;
     let profile_seconds = t1.elapsed().as_secs_f64();
 
-    let env = Env { walk, ctx, mode: cfg.sampler, ratio, seed: cfg.seed };
+    let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed };
     let mut nodes = vec![NO_NODE; cells as usize];
     let mut lengths = vec![0u32; walkers as usize];
     let chunk = 512usize;
@@ -553,7 +580,7 @@ pub fn run<W: Walk>(
         walk_seconds,
         precompute_seconds,
         profile_seconds,
-        cost_ratio: ratio,
+        cost,
         cost_ratio_source: source,
         stats: totals,
         threads: rayon::current_num_threads(),
@@ -562,16 +589,21 @@ pub fn run<W: Walk>(
     Ok((walks, report))
 }
 
-/// Measures `R = (time per eRJS trial) / (time per eRVS edge)` for this walk on this graph.
+/// Measures the cost model for this walk on this graph: `R` = (time per eRJS trial) /
+/// (time per eRVS edge), and `F` = eRVS's fixed cost per step in edge reads.
 ///
 /// Probes are second-order states (`prev` = a node, `cur` = its first neighbour) spread over
-/// the id range. Rejection probes run a fixed number of trials whatever they accept; reservoir
-/// probes scan at most `MAX_EDGES_PER_PROBE` edges of the probe's own row, never past it.
-pub fn profile_ratio<W: Walk>(walk: &W, ctx: &Ctx) -> f64 {
+/// the id range. Rejection probes run a fixed number of trials whatever they accept. Reservoir
+/// probes run twice: over at most `MAX_EDGES_PER_PROBE` edges of the probe's own row (never
+/// past it), and over its first two edges only; the difference separates the per-edge cost
+/// from the per-step cost. Each measurement is the best of three rounds.
+pub fn profile_cost_model<W: Walk>(walk: &W, ctx: &Ctx) -> CostModel {
     const PROBES: usize = 2048;
     const TRIALS: usize = 32;
     const MAX_EDGES_PER_PROBE: usize = 4096;
     const MAX_EDGES: usize = 1 << 20;
+    const SHORT: usize = 2;
+    let fallback = CostModel { ratio: 1.0, fixed: 0.0 };
     let g = ctx.graph;
     let n = g.num_nodes();
     let stride = (n / PROBES).max(1);
@@ -588,7 +620,7 @@ pub fn profile_ratio<W: Walk>(walk: &W, ctx: &Ctx) -> f64 {
             w.step = 1;
             w.last_edge = first as u64;
         }
-        if g.degree(w.cur) > 0
+        if g.degree(w.cur) >= SHORT as u64
             && let Bound::Max(b) = walk.bound(ctx, &w)
             && b > 0.0
             && b.is_finite()
@@ -597,12 +629,28 @@ pub fn profile_ratio<W: Walk>(walk: &W, ctx: &Ctx) -> f64 {
         }
     }
     if probes.is_empty() {
-        return 1.0;
+        return fallback;
     }
+    let reservoir = |round: u64, cap: usize| -> (f64, usize, usize) {
+        let t = Instant::now();
+        let (mut edges, mut steps) = (0usize, 0usize);
+        for (k, (w, _)) in probes.iter().enumerate() {
+            if edges >= MAX_EDGES {
+                break;
+            }
+            let row = g.row(w.cur);
+            let d = row.len().min(cap);
+            let mut rng = StepRng::new(round, k as u64, 1, Purpose::Profile);
+            let r = sampler::reservoir_jump(d, &mut rng, |i| walk.weight(ctx, w, row.start + i).max(0.0));
+            std::hint::black_box(r.ok());
+            edges += d;
+            steps += 1;
+        }
+        (t.elapsed().as_secs_f64(), edges, steps)
+    };
     let mut best_rjs = f64::INFINITY;
-    let mut best_rvs = f64::INFINITY;
-    let mut trials = 0u64;
-    let mut edges = 0u64;
+    let (mut best_long, mut best_short) = (f64::INFINITY, f64::INFINITY);
+    let (mut long_edges, mut long_steps, mut short_steps) = (0, 0, 0);
     for round in 0..3 {
         let t = Instant::now();
         let mut acc = 0u64;
@@ -618,26 +666,25 @@ pub fn profile_ratio<W: Walk>(walk: &W, ctx: &Ctx) -> f64 {
         }
         std::hint::black_box(acc);
         best_rjs = best_rjs.min(t.elapsed().as_secs_f64());
-        trials = (probes.len() * TRIALS) as u64;
-
-        let t = Instant::now();
-        let mut scanned = 0usize;
-        for (k, (w, _)) in probes.iter().enumerate() {
-            if scanned >= MAX_EDGES {
-                break;
-            }
-            let row = g.row(w.cur);
-            let d = row.len().min(MAX_EDGES_PER_PROBE);
-            let mut rng = StepRng::new(round, k as u64, 1, Purpose::Profile);
-            let r = sampler::reservoir_jump(d, &mut rng, |i| walk.weight(ctx, w, row.start + i).max(0.0));
-            std::hint::black_box(r.ok());
-            scanned += d;
-        }
-        best_rvs = best_rvs.min(t.elapsed().as_secs_f64());
-        edges = scanned as u64;
+        let (tl, el, sl) = reservoir(round, MAX_EDGES_PER_PROBE);
+        best_long = best_long.min(tl);
+        (long_edges, long_steps) = (el, sl);
+        let (ts, _, ss) = reservoir(round, SHORT);
+        best_short = best_short.min(ts);
+        short_steps = ss;
     }
-    let r = (best_rjs / trials as f64) / (best_rvs / edges.max(1) as f64);
-    if r.is_finite() && r > 0.0 { r } else { 1.0 }
+    let per_trial = best_rjs / (probes.len() * TRIALS) as f64;
+    let per_short_step = best_short / short_steps as f64;
+    // Long scans: steps·(c0 + SHORT·ce) + (edges - SHORT·steps)·ce.
+    let extra_edges = long_edges as f64 - (SHORT * long_steps) as f64;
+    let per_edge = if extra_edges > 0.0 { (best_long - per_short_step * long_steps as f64) / extra_edges } else { f64::NAN };
+    if !(per_edge > 0.0 && per_edge.is_finite() && per_trial > 0.0) {
+        // Too few long rows to separate the costs: fall back to the plain ratio.
+        let r = per_trial / (best_long / long_edges.max(1) as f64);
+        return if r.is_finite() && r > 0.0 { CostModel { ratio: r, fixed: 0.0 } } else { fallback };
+    }
+    let fixed = (per_short_step / per_edge - SHORT as f64).max(0.0);
+    CostModel { ratio: per_trial / per_edge, fixed }
 }
 
 /// The cost-ratio cache: `$WAYFARER_CACHE_DIR/cost-ratio.tsv`, else
@@ -653,10 +700,10 @@ pub fn cost_cache_path() -> Option<std::path::PathBuf> {
     Some(dir.join("cost-ratio.tsv"))
 }
 
-fn cached_ratio<W: Walk>(walk: &W, ctx: &Ctx) -> (f64, &'static str) {
+fn cached_model<W: Walk>(walk: &W, ctx: &Ctx) -> (CostModel, &'static str) {
     let g = ctx.graph;
     let key = format!(
-        "v{}|{}|{}|n={}|m={}",
+        "v{}/2|{}|{}|n={}|m={}",
         env!("CARGO_PKG_VERSION"),
         walk.name(),
         if walk.weighted() { "weighted" } else { "unweighted" },
@@ -668,24 +715,54 @@ fn cached_ratio<W: Walk>(walk: &W, ctx: &Ctx) -> (f64, &'static str) {
         && let Ok(text) = std::fs::read_to_string(p)
     {
         for line in text.lines() {
-            if let Some((k, v)) = line.split_once('\t')
-                && k == key
-                && let Ok(r) = v.trim().parse::<f64>()
-                && r > 0.0
-                && r.is_finite()
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() == 3
+                && f[0] == key
+                && let (Ok(ratio), Ok(fixed)) = (f[1].trim().parse::<f64>(), f[2].trim().parse::<f64>())
             {
-                return (r, "cached");
+                let m = CostModel { ratio, fixed };
+                if m.validate().is_ok() {
+                    return (m, "cached");
+                }
             }
         }
     }
-    let r = profile_ratio(walk, ctx);
+    let m = profile_cost_model(walk, ctx);
     if let Some(p) = &path {
         // A cache that cannot be written only costs a re-profile next time.
         let _ = std::fs::create_dir_all(p.parent().unwrap()).and_then(|_| {
             use std::io::Write;
             let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p)?;
-            writeln!(f, "{key}\t{r}")
+            writeln!(f, "{key}\t{}\t{}", m.ratio, m.fixed)
         });
     }
-    (r, "profiled")
+    (m, "profiled")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walks::{Node2vec, Weighting};
+
+    #[test]
+    fn cost_model_reduces_to_flexiwalker_rule_without_fixed_cost() {
+        let m = CostModel { ratio: 4.0, fixed: 0.0 };
+        assert!(m.prefers_reservoir(10, 2.0, 7.9));
+        assert!(!m.prefers_reservoir(10, 2.0, 8.0));
+        // A fixed cost moves small rows to rejection sampling.
+        let f = CostModel { ratio: 4.0, fixed: 30.0 };
+        assert!(!f.prefers_reservoir(3, 2.0, 4.0));
+        assert!(f.prefers_reservoir(3000, 2.0, 4.0));
+        assert!(f.trial_cap(0) >= 32);
+    }
+
+    #[test]
+    fn profiling_gives_a_usable_model() {
+        let mut g = crate::graph::generate::rmat(12, 16, 2).unwrap();
+        g.set_weights(Some(crate::graph::generate::weights(&g, "uniform".parse().unwrap(), 2))).unwrap();
+        let walk = Node2vec::new(2.0, 0.5, Weighting::Weighted).unwrap();
+        let stats = NodeStats::compute(&g, walk.requirements(), true);
+        let m = profile_cost_model(&walk, &Ctx { graph: &g, stats: &stats });
+        assert!(m.validate().is_ok(), "{m:?}");
+    }
 }

@@ -90,9 +90,7 @@ pub enum WalkError {
         what: String,
     },
     /// The walk's weight function returned a negative, NaN or infinite weight.
-    #[error(
-        "walk `{walk}` returned weight {weight} for edge {src} -> {dst} at step {step}; weights must be finite and >= 0"
-    )]
+    #[error("walk `{walk}` returned weight {weight} for edge {src} -> {dst} at step {step}; weights must be finite and >= 0")]
     BadWeight {
         /// The walk.
         walk: String,

@@ -90,12 +90,7 @@ impl StepRng {
         debug_assert!(query < (1 << 56));
         StepRng {
             key: [seed as u32, (seed >> 32) as u32],
-            ctr: [
-                0,
-                step,
-                query as u32,
-                ((query >> 32) as u32 & 0x00FF_FFFF) | ((purpose as u32) << 24),
-            ],
+            ctr: [0, step, query as u32, ((query >> 32) as u32 & 0x00FF_FFFF) | ((purpose as u32) << 24)],
             buf: [0; 4],
             used: 4,
         }
@@ -178,16 +173,8 @@ mod tests {
     fn philox_known_answers() {
         let cases: [([u32; 4], [u32; 2], [u32; 4]); 3] = [
             ([0; 4], [0; 2], [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]),
-            (
-                [u32::MAX; 4],
-                [u32::MAX; 2],
-                [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd],
-            ),
-            (
-                [0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344],
-                [0xa4093822, 0x299f31d0],
-                [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1],
-            ),
+            ([u32::MAX; 4], [u32::MAX; 2], [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]),
+            ([0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344], [0xa4093822, 0x299f31d0], [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]),
         ];
         for (ctr, key, want) in cases {
             assert_eq!(philox4x32(ctr, key), want, "ctr {ctr:08x?} key {key:08x?}");
@@ -214,6 +201,24 @@ mod tests {
         let lo = (0u32 as f64 + 0.5) / 4_294_967_296.0;
         let hi = (u32::MAX as f64 + 0.5) / 4_294_967_296.0;
         assert!(lo > 0.0 && hi < 1.0);
+    }
+
+    /// For n = 3·2^30, `x mod n` would put half of all draws below 2^30 instead of a third;
+    /// Lemire's method must not.
+    #[test]
+    fn below_is_unbiased_where_modulo_is_not() {
+        let n = 3u64 << 30;
+        let mut r = StepRng::new(5, 0, 0, Purpose::Sample);
+        let draws = 60_000;
+        let low = (0..draws).filter(|_| r.below(n) < (1 << 30)).count() as f64;
+        let p = low / draws as f64;
+        // sd of the share is sqrt(2/9 / 60000) = 0.0019; allow 6 sd.
+        assert!((p - 1.0 / 3.0).abs() < 0.012, "share below 2^30 = {p}");
+        let mut counts = [0u32; 7];
+        for _ in 0..70_000 {
+            counts[r.below(7) as usize] += 1;
+        }
+        assert!(counts.iter().all(|&c| (9_400..10_600).contains(&c)), "{counts:?}");
     }
 
     #[test]

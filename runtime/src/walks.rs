@@ -252,7 +252,10 @@ impl Walk for MetaPath {
     fn check(&self, g: &CsrGraph) -> Result<(), WalkError> {
         check_weights(self.name(), self.weighting, g)?;
         if g.labels().is_none() {
-            return Err(WalkError::MissingGraphData { walk: "metapath".into(), what: "edge labels (convert with --label-col, or gen with --labels K)".into() });
+            return Err(WalkError::MissingGraphData {
+                walk: "metapath".into(),
+                what: "edge labels (convert with --label-col, or gen with --labels K)".into(),
+            });
         }
         Ok(())
     }

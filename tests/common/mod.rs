@@ -140,7 +140,11 @@ pub fn exact(model: &Model, edges: &[RawEdge], step: u32, prev: Option<u32>, cur
                         let sum_v: f64 = out(cur).map(|f| h(f, *weighted)).sum();
                         let sum_t: f64 = out(t).map(|f| h(f, *weighted)).sum();
                         let first = if sum_v > 0.0 { (1.0 - g) * hv / sum_v } else { 0.0 };
-                        let second: f64 = out(t).filter(|f| f.1 == e.1).take(1).map(|f| if sum_t > 0.0 { g * h(f, *weighted) / sum_t } else { 0.0 }).sum();
+                        let second: f64 = out(t)
+                            .filter(|f| f.1 == e.1)
+                            .take(1)
+                            .map(|f| if sum_t > 0.0 { g * h(f, *weighted) / sum_t } else { 0.0 })
+                            .sum();
                         first + second
                     }
                 }

@@ -91,12 +91,7 @@ struct Arrays {
     times: Option<Vec<i64>>,
 }
 
-pub(crate) fn build<S: EdgeSource>(
-    num_nodes: usize,
-    source: &S,
-    opts: &BuildOptions,
-    ids: IdMap,
-) -> Result<CsrGraph, GraphError> {
+pub(crate) fn build<S: EdgeSource>(num_nodes: usize, source: &S, opts: &BuildOptions, ids: IdMap) -> Result<CsrGraph, GraphError> {
     let n = num_nodes;
     let keep = |e: &EdgeRecord| !(opts.drop_self_loops && e.src == e.dst);
     let degree: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
@@ -219,12 +214,7 @@ fn sort_rows(offsets: &[u64], arr: &mut Arrays) {
             let mut sr = ts.map(|p| unsafe { p.slice(r.clone()) });
             scratch.clear();
             scratch.extend((0..r.len()).map(|i| {
-                (
-                    tr[i],
-                    wr.as_ref().map_or(0, |x| x[i].to_bits()),
-                    lr.as_ref().map_or(0, |x| x[i]),
-                    sr.as_ref().map_or(0, |x| x[i]),
-                )
+                (tr[i], wr.as_ref().map_or(0, |x| x[i].to_bits()), lr.as_ref().map_or(0, |x| x[i]), sr.as_ref().map_or(0, |x| x[i]))
             }));
             if scratch.is_sorted() {
                 continue;
@@ -343,13 +333,7 @@ mod tests {
     #[test]
     fn builds_sorted_symmetric_dedup() {
         let edges = [e(0, 2, 1.0), e(0, 1, 2.0), e(2, 1, 3.0), e(0, 2, 0.5), e(1, 1, 9.0)];
-        let opts = BuildOptions {
-            symmetrize: true,
-            dedup: Dedup::KeepFirst,
-            drop_self_loops: true,
-            weights: true,
-            ..Default::default()
-        };
+        let opts = BuildOptions { symmetrize: true, dedup: Dedup::KeepFirst, drop_self_loops: true, weights: true, ..Default::default() };
         let g = build(3, &SliceSource(&edges), &opts, IdMap::Identity).unwrap();
         assert_eq!(g.offsets(), &[0, 2, 4, 6]);
         assert_eq!(g.targets(), &[1, 2, 0, 2, 0, 1]);

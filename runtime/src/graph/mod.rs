@@ -173,9 +173,7 @@ impl CsrGraph {
         let n = parts.offsets.len().checked_sub(1).ok_or_else(|| GraphError::Invalid("offsets is empty".into()))?;
         let m = parts.targets.len();
         if parts.offsets[0] != 0 || parts.offsets[n] != m as u64 {
-            return Err(GraphError::Invalid(format!(
-                "offsets must start at 0 and end at the edge count {m}"
-            )));
+            return Err(GraphError::Invalid(format!("offsets must start at 0 and end at the edge count {m}")));
         }
         if let Some(i) = parts.offsets.windows(2).position(|w| w[0] > w[1]) {
             return Err(GraphError::Invalid(format!("offsets decrease at node {i}")));
@@ -288,6 +286,15 @@ impl CsrGraph {
         self.node_props.retain(|p| p.name != name);
         self.node_props.push(NodeProperty { name: name.to_string(), values: Buf::owned(values) });
         Ok(())
+    }
+
+    /// Reads a per-node property from a text file of `id value` lines in original ids and adds
+    /// it under `name`; nodes the file does not list get `default`. Returns how many nodes the
+    /// file set.
+    pub fn load_node_property(&mut self, name: &str, path: impl AsRef<Path>, default: f32) -> Result<usize, GraphError> {
+        let (values, set) = text::read_node_property(self, path.as_ref(), default)?;
+        self.set_node_property(name, values)?;
+        Ok(set)
     }
 
     /// Replaces (or removes) the edge weights. Weights must be finite and >= 0.

@@ -342,13 +342,7 @@ impl EdgeSource for TextSource<'_> {
         for line in lines(&self.body[self.chunks[chunk].clone()]) {
             // Every line was validated by the scan pass.
             if let Ok(Some(p)) = parse_line(line, &self.cols) {
-                f(EdgeRecord {
-                    src: self.lookup.get(p.src),
-                    dst: self.lookup.get(p.dst),
-                    weight: p.weight,
-                    label: p.label,
-                    time: p.time,
-                })
+                f(EdgeRecord { src: self.lookup.get(p.src), dst: self.lookup.get(p.dst), weight: p.weight, label: p.label, time: p.time })
             }
         }
     }
@@ -378,18 +372,29 @@ pub(crate) fn parse_edge_list(data: &[u8], path: &Path, opts: &EdgeListOptions) 
         if let Some(c) = col
             && !(3..=8).contains(&c)
         {
-            return Err(GraphError::param(name, format!("column {c} is not usable: attribute columns are 3 to 8 (1 and 2 are the endpoints)")));
+            return Err(GraphError::param(
+                name,
+                format!("column {c} is not usable: attribute columns are 3 to 8 (1 and 2 are the endpoints)"),
+            ));
         }
     }
     let cols = Columns::new(opts.weight_col, opts.label_col, opts.time_col);
     let chunks = chunk_ranges(data);
     let scan = scan(data, &chunks, &cols, IdPolicy::Compact, path, 0)?;
     if scan.edges == 0 {
-        return Err(GraphError::parse(path, Location::File, "no edges found: expected lines `source destination` (comments start with # or %)"));
+        return Err(GraphError::parse(
+            path,
+            Location::File,
+            "no edges found: expected lines `source destination` (comments start with # or %)",
+        ));
     }
     let ids = scan.ids;
     if ids.len() >= super::NO_NODE as usize {
-        return Err(GraphError::parse(path, Location::File, format!("{} distinct node ids: at most {} are supported", ids.len(), super::NO_NODE)));
+        return Err(GraphError::parse(
+            path,
+            Location::File,
+            format!("{} distinct node ids: at most {} are supported", ids.len(), super::NO_NODE),
+        ));
     }
     let n = ids.len();
     let (lookup, idmap) = if ids[0] == 0 && ids[n - 1] == n as u64 - 1 {
@@ -456,7 +461,12 @@ fn mm_header(data: &[u8], path: &Path) -> Result<(MatrixMarketInfo, usize, u64),
     }
     let symmetry = words[4];
     if !["general", "symmetric"].contains(&symmetry) {
-        return Err(err(1, format!("unsupported symmetry `{symmetry}`: use general or symmetric (skew and hermitian matrices have negative or complex weights)")));
+        return Err(err(
+            1,
+            format!(
+                "unsupported symmetry `{symmetry}`: use general or symmetric (skew and hermitian matrices have negative or complex weights)"
+            ),
+        ));
     }
     loop {
         let Some(l) = next_line(&mut pos) else {
@@ -509,11 +519,7 @@ pub(crate) fn parse_matrix_market(data: &[u8], path: &Path) -> Result<CsrGraph, 
     }
     let n = info.rows as usize;
     let source = TextSource { body, chunks, cols, lookup: Lookup::OneBased };
-    let bopts = BuildOptions {
-        symmetrize: info.symmetry == "symmetric",
-        weights: weighted,
-        ..Default::default()
-    };
+    let bopts = BuildOptions { symmetrize: info.symmetry == "symmetric", weights: weighted, ..Default::default() };
     let ids = IdMap::Table(Buf::owned((1..=n as u64).collect()));
     build::build(n, &source, &bopts, ids)
 }
@@ -623,4 +629,42 @@ pub(crate) fn save_edge_list(g: &CsrGraph, path: &Path) -> Result<(), GraphError
         out.flush()
     };
     write(&mut out).map_err(|e| GraphError::io(path, e))
+}
+
+/// Reads a per-node property from a text file of `id value` lines (original ids; `#` and `%`
+/// comments). Nodes the file does not mention get `default`. Returns the values and how many
+/// nodes the file set.
+pub(crate) fn read_node_property(g: &CsrGraph, path: &Path, default: f32) -> Result<(Vec<f32>, usize), GraphError> {
+    let data = std::fs::read(path).map_err(|e| GraphError::io(path, e))?;
+    let n = g.num_nodes();
+    let mut values = vec![default; n];
+    let mut seen = vec![false; n];
+    let mut set = 0;
+    for (ln, line) in lines(&data).enumerate() {
+        let err = |msg: String| GraphError::parse(path, Location::Line(ln as u64 + 1), msg);
+        let first = line.iter().position(|b| !b" \t\r".contains(b));
+        let Some(first) = first else { continue };
+        if line[first] == b'#' || line[first] == b'%' {
+            continue;
+        }
+        let f = split_fields(line, 2);
+        if f.count < 2 {
+            return Err(err("expected `node value`".into()));
+        }
+        let id = parse_id(f.raw[0], "column 1 (node)").map_err(err)?;
+        let s = std::str::from_utf8(f.raw[1]).unwrap_or("");
+        let v: f32 = s.parse().map_err(|_| err(format!("column 2: expected a number, found `{}`", show(f.raw[1]))))?;
+        if !v.is_finite() {
+            return Err(err(format!("column 2: value `{}` is not finite", show(f.raw[1]))));
+        }
+        let Some(i) = g.id_map().internal(id, n) else {
+            return Err(err(format!("node {id} is not in the graph")));
+        };
+        if std::mem::replace(&mut seen[i as usize], true) {
+            return Err(err(format!("node {id} is given twice")));
+        }
+        values[i as usize] = v;
+        set += 1;
+    }
+    Ok((values, set))
 }

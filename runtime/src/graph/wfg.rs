@@ -69,7 +69,13 @@ struct Section<'a> {
 
 fn sections(g: &CsrGraph) -> Vec<Section<'_>> {
     let mut s = vec![
-        Section { kind: Kind::Offsets, elem: Elem::U64, name: "", bytes: bytemuck::cast_slice(g.offsets()), count: g.offsets().len() as u64 },
+        Section {
+            kind: Kind::Offsets,
+            elem: Elem::U64,
+            name: "",
+            bytes: bytemuck::cast_slice(g.offsets()),
+            count: g.offsets().len() as u64,
+        },
         Section { kind: Kind::Targets, elem: Elem::U32, name: "", bytes: bytemuck::cast_slice(g.targets()), count: g.num_edges() },
     ];
     if let Some(w) = g.weights() {
@@ -85,7 +91,13 @@ fn sections(g: &CsrGraph) -> Vec<Section<'_>> {
         s.push(Section { kind: Kind::OriginalIds, elem: Elem::U64, name: "", bytes: bytemuck::cast_slice(t), count: t.len() as u64 });
     }
     for p in &g.node_props {
-        s.push(Section { kind: Kind::NodeProperty, elem: Elem::F32, name: &p.name, bytes: bytemuck::cast_slice(&p.values), count: p.values.len() as u64 });
+        s.push(Section {
+            kind: Kind::NodeProperty,
+            elem: Elem::F32,
+            name: &p.name,
+            bytes: bytemuck::cast_slice(&p.values),
+            count: p.values.len() as u64,
+        });
     }
     s
 }
@@ -212,13 +224,18 @@ fn parse(map: Arc<memmap2::Mmap>, path: &Path) -> Result<CsrGraph, GraphError> {
     if total != b.len() as u64 {
         return Err(err(
             b.len() as u64,
-            format!("the header says the file has {total} bytes but it has {}{}", b.len(), if (b.len() as u64) < total { " (truncated)" } else { "" }),
+            format!(
+                "the header says the file has {total} bytes but it has {}{}",
+                b.len(),
+                if (b.len() as u64) < total { " (truncated)" } else { "" }
+            ),
         ));
     }
     if n >= super::NO_NODE as u64 {
         return Err(err(16, format!("{n} nodes: at most {} are supported", super::NO_NODE)));
     }
-    let dir_end = HEADER.checked_add(nsec.checked_mul(ENTRY).ok_or_else(|| err(12, "section count overflows".into()))?).filter(|&e| e <= b.len());
+    let dir_end =
+        HEADER.checked_add(nsec.checked_mul(ENTRY).ok_or_else(|| err(12, "section count overflows".into()))?).filter(|&e| e <= b.len());
     let Some(dir_end) = dir_end else {
         return Err(err(12, format!("{nsec} sections do not fit in the file")));
     };
@@ -254,7 +271,13 @@ fn parse(map: Arc<memmap2::Mmap>, path: &Path) -> Result<CsrGraph, GraphError> {
             k => return Err(err(at as u64, format!("unknown section kind {k} (written by a newer wayfarer?)"))),
         };
         if elem != want_elem as u32 || count != want_count {
-            return Err(err(at as u64, format!("section {kind:?} has element type {elem} and {count} elements; expected type {} and {want_count}", want_elem as u32)));
+            return Err(err(
+                at as u64,
+                format!(
+                    "section {kind:?} has element type {elem} and {count} elements; expected type {} and {want_count}",
+                    want_elem as u32
+                ),
+            ));
         }
         if (off as usize) < dir_end || off % ALIGN as u64 != 0 {
             return Err(err(at as u64 + 8, format!("section {kind:?} starts at byte {off}, which is misplaced")));
@@ -292,7 +315,8 @@ fn parse(map: Arc<memmap2::Mmap>, path: &Path) -> Result<CsrGraph, GraphError> {
                 ids = Some((view!(u64), off));
             }
             Kind::NodeProperty => {
-                let name = std::str::from_utf8(&name_raw[..name_len]).map_err(|_| err(at as u64 + 24, "property name is not UTF-8".into()))?;
+                let name =
+                    std::str::from_utf8(&name_raw[..name_len]).map_err(|_| err(at as u64 + 24, "property name is not UTF-8".into()))?;
                 props.push(NodeProperty { name: name.to_string(), values: view!(f32) });
             }
         }
