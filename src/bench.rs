@@ -36,7 +36,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "erjs,ervs,adaptive")]
     pub samplers: String,
     /// Interleave widths to try with the adaptive sampler, comma separated.
-    #[arg(long, default_value = "1")]
+    #[arg(long, default_value = "8")]
     pub interleave: String,
     /// Walkers for the scan-every-edge samplers (eRVS-only and the references), which are
     /// orders of magnitude slower on hub-heavy graphs: they run the first N queries only, and
@@ -211,7 +211,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
             let mut ervs_rate = None;
             let mut rows = Vec::new();
             for &mode in &samplers {
-                let widths: &[usize] = if mode == SamplerMode::Adaptive { &interleaves } else { &[1] };
+                let widths: &[usize] = if mode == SamplerMode::Adaptive { &interleaves } else { &interleaves[..1] };
                 for &width in widths {
                     let cfg = WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Model(model), interleave: width };
                     let slow = !matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection);

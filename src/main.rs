@@ -154,8 +154,9 @@ struct WalkArgs {
     /// Write original (input) ids or internal ids.
     #[arg(long, default_value = "original")]
     ids: String,
-    /// Walkers each thread advances in turn.
-    #[arg(long, default_value_t = 1)]
+    /// Walkers each thread advances in turn, prefetching each one's next edge while serving
+    /// the others (1 = one walker at a time; the walks are the same either way).
+    #[arg(long, default_value_t = 8)]
     interleave: usize,
     /// CPU backend (the only one so far): cpu or auto.
     #[arg(long, default_value = "auto")]

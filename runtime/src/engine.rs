@@ -18,7 +18,7 @@
 use crate::error::WalkError;
 use crate::graph::{CsrGraph, NO_NODE};
 use crate::rng::{INIT_STEP, Purpose, StepRng};
-use crate::sampler::{self, RejectionOutcome, SampleError};
+use crate::sampler::{self, SampleError};
 use crate::walk::{Bound, Ctx, NodeStats, Walk, Walker};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -163,7 +163,7 @@ pub struct WalkConfig {
 
 impl Default for WalkConfig {
     fn default() -> Self {
-        WalkConfig { length: 80, seed: 0, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Cached, interleave: 1 }
+        WalkConfig { length: 80, seed: 0, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Cached, interleave: 8 }
     }
 }
 
@@ -304,11 +304,6 @@ struct Env<'a, W: Walk> {
     seed: u64,
 }
 
-enum Moved {
-    Yes,
-    DeadEnd,
-}
-
 fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, bound: f32, e: SampleError) -> WalkError {
     match e {
         SampleError::BadWeight { index, weight } => {
@@ -325,81 +320,6 @@ fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, boun
     }
 }
 
-impl<W: Walk> Env<'_, W> {
-    /// Samples and takes one step for `w`.
-    #[inline(always)]
-    fn step(&self, w: &mut Walker<W::State>, query: u64, st: &mut SamplerStats, prefix: &mut Vec<f64>) -> Result<Moved, WalkError> {
-        let g = self.ctx.graph;
-        let row = g.row(w.cur);
-        let d = row.len();
-        if d == 0 {
-            return Ok(Moved::DeadEnd);
-        }
-        let mut rng = StepRng::new(self.seed, query, w.step, Purpose::Sample);
-        let walk = self.walk;
-        let ctx = &self.ctx;
-        let base = row.start;
-        let wr: &Walker<W::State> = w;
-        let weight = |i: usize| walk.weight(ctx, wr, base + i);
-        let envelope = |i: usize| walk.weight_envelope(ctx, wr, base + i);
-        let mut bound_used = f32::NAN;
-        let picked = match self.mode {
-            SamplerMode::Adaptive | SamplerMode::Rejection => {
-                if walk.possible_zero() && walk.dead_end(ctx, wr) == Some(true) {
-                    return Ok(Moved::DeadEnd);
-                }
-                let use_rejection = match walk.bound(ctx, wr) {
-                    Bound::Max(b) if b > 0.0 && b.is_finite() => {
-                        bound_used = b;
-                        self.mode == SamplerMode::Rejection || !self.cost.prefers_reservoir(d, b, walk.sum_estimate(ctx, wr))
-                    }
-                    // Every weight is <= 0, i.e. 0: nothing can be taken.
-                    Bound::Max(b) if b <= 0.0 => return Ok(Moved::DeadEnd),
-                    _ => false,
-                };
-                if use_rejection {
-                    match sampler::rejection(d, bound_used, self.cost.trial_cap(d), &mut rng, envelope, weight) {
-                        Ok(RejectionOutcome::Accepted { index, trials }) => {
-                            st.rejection_steps += 1;
-                            st.rejection_trials += trials as u64;
-                            Ok(Some(index))
-                        }
-                        Ok(RejectionOutcome::GaveUp { trials }) => {
-                            st.rejection_trials += trials as u64;
-                            st.rejection_fallbacks += 1;
-                            sampler::reservoir_jump(d, &mut rng, weight)
-                        }
-                        Err(e) => Err(e),
-                    }
-                } else {
-                    st.reservoir_steps += 1;
-                    sampler::reservoir_jump(d, &mut rng, weight)
-                }
-            }
-            SamplerMode::Reservoir => {
-                st.reservoir_steps += 1;
-                sampler::reservoir_jump(d, &mut rng, weight)
-            }
-            SamplerMode::InverseTransform => {
-                st.reference_steps += 1;
-                sampler::inverse_transform(d, &mut rng, prefix, weight)
-            }
-            SamplerMode::ReservoirPrefix => {
-                st.reference_steps += 1;
-                sampler::reservoir_prefix(d, &mut rng, weight)
-            }
-        };
-        let picked = picked.map_err(|e| to_walk_error(walk.name(), ctx, w, base, bound_used, e))?;
-        let Some(i) = picked else { return Ok(Moved::DeadEnd) };
-        let e = base + i;
-        w.prev = w.cur;
-        w.cur = g.targets()[e];
-        w.last_edge = e as u64;
-        w.step += 1;
-        Ok(Moved::Yes)
-    }
-}
-
 #[inline(always)]
 fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
@@ -411,16 +331,135 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Where a walker is within its current step.
+#[derive(Clone, Copy)]
+enum Phase {
+    /// At the start of a step (its row offsets were prefetched when it moved).
+    Start,
+    /// eRJS trial `trials` proposed candidate `index` at level `level`; the candidate's edge
+    /// data was prefetched.
+    Trial { index: usize, level: f64, trials: u32, bound: f32 },
+}
+
+enum Turn {
+    /// The step is not finished: serve other walkers while its data arrives.
+    Pending,
+    Moved,
+    DeadEnd,
+}
+
 struct Slot<S> {
     w: Walker<S>,
     query: u64,
     row: usize,
     len: u32,
-    done: bool,
-    row_ready: bool,
+    rng: StepRng,
+    phase: Phase,
 }
 
-/// Runs queries `first..first+rows` into `out` (rows × stride) and `lens`.
+impl<W: Walk> Env<'_, W> {
+    #[inline(always)]
+    fn prefetch_edge(&self, e: usize) {
+        let g = self.ctx.graph;
+        prefetch(g.targets().as_ptr().wrapping_add(e));
+        if let Some(w) = g.weights() {
+            prefetch(w.as_ptr().wrapping_add(e));
+        }
+        if let Some(l) = g.labels() {
+            prefetch(l.as_ptr().wrapping_add(e));
+        }
+    }
+
+    /// Advances one walker by one turn: either a whole step, or up to the next eRJS trial
+    /// whose candidate is not yet in cache. The random numbers drawn are the same whatever the
+    /// interleaving, so walks do not depend on it.
+    #[inline(always)]
+    fn turn(&self, s: &mut Slot<W::State>, st: &mut SamplerStats, prefix: &mut Vec<f64>) -> Result<Turn, WalkError> {
+        let g = self.ctx.graph;
+        let walk = self.walk;
+        let ctx = &self.ctx;
+        let row = g.row(s.w.cur);
+        let (base, d) = (row.start, row.len());
+        let Slot { w, rng, phase, .. } = s;
+        let wr: &Walker<W::State> = w;
+        let weight = |i: usize| walk.weight(ctx, wr, base + i);
+        let envelope = |i: usize| walk.weight_envelope(ctx, wr, base + i);
+        let err = |e, bound| to_walk_error(walk.name(), ctx, wr, base, bound, e);
+        let picked = match *phase {
+            Phase::Start => {
+                if d == 0 {
+                    return Ok(Turn::DeadEnd);
+                }
+                *rng = StepRng::new(self.seed, s.query, wr.step, Purpose::Sample);
+                match self.mode {
+                    SamplerMode::Adaptive | SamplerMode::Rejection => {
+                        if walk.possible_zero() && walk.dead_end(ctx, wr) == Some(true) {
+                            return Ok(Turn::DeadEnd);
+                        }
+                        let rejection_bound = match walk.bound(ctx, wr) {
+                            Bound::Max(b) if b > 0.0 && b.is_finite() => {
+                                let use_it =
+                                    self.mode == SamplerMode::Rejection || !self.cost.prefers_reservoir(d, b, walk.sum_estimate(ctx, wr));
+                                use_it.then_some(b)
+                            }
+                            // Every weight is <= 0, i.e. 0: nothing can be taken.
+                            Bound::Max(b) if b <= 0.0 => return Ok(Turn::DeadEnd),
+                            _ => None,
+                        };
+                        if let Some(bound) = rejection_bound {
+                            let (index, level) = sampler::rejection_propose(d, bound, rng);
+                            self.prefetch_edge(base + index);
+                            *phase = Phase::Trial { index, level, trials: 1, bound };
+                            return Ok(Turn::Pending);
+                        }
+                        st.reservoir_steps += 1;
+                        sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                    }
+                    SamplerMode::Reservoir => {
+                        st.reservoir_steps += 1;
+                        sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                    }
+                    SamplerMode::InverseTransform => {
+                        st.reference_steps += 1;
+                        sampler::inverse_transform(d, rng, prefix, weight).map_err(|e| err(e, f32::NAN))?
+                    }
+                    SamplerMode::ReservoirPrefix => {
+                        st.reference_steps += 1;
+                        sampler::reservoir_prefix(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                    }
+                }
+            }
+            Phase::Trial { index, level, trials, bound } => {
+                if sampler::rejection_decide(index, level, bound, envelope, weight).map_err(|e| err(e, bound))? {
+                    st.rejection_steps += 1;
+                    st.rejection_trials += trials as u64;
+                    Some(index)
+                } else if trials >= self.cost.trial_cap(d) {
+                    // Out of trials: eRVS finishes the step, exactly (see `sampler::rejection`).
+                    st.rejection_trials += trials as u64;
+                    st.rejection_fallbacks += 1;
+                    sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                } else {
+                    let (index, level) = sampler::rejection_propose(d, bound, rng);
+                    self.prefetch_edge(base + index);
+                    *phase = Phase::Trial { index, level, trials: trials + 1, bound };
+                    return Ok(Turn::Pending);
+                }
+            }
+        };
+        *phase = Phase::Start;
+        let Some(i) = picked else { return Ok(Turn::DeadEnd) };
+        let e = base + i;
+        w.prev = w.cur;
+        w.cur = g.targets()[e];
+        w.last_edge = e as u64;
+        w.step += 1;
+        Ok(Turn::Moved)
+    }
+}
+
+/// Runs queries `first..first+rows` into `out` (rows × stride) and `lens`, advancing up to
+/// `cfg.interleave` walkers in turn.
 fn run_chunk<W: Walk>(
     env: &Env<W>,
     starts: &Starts,
@@ -431,14 +470,14 @@ fn run_chunk<W: Walk>(
 ) -> Result<SamplerStats, WalkError> {
     let stride = cfg.length as usize + 1;
     let n = env.ctx.graph.num_nodes();
+    let offsets = env.ctx.graph.offsets();
     let mut st = SamplerStats::default();
     let mut prefix = Vec::new();
     let width = cfg.interleave.max(1);
     let rows = lens.len();
     let mut next = 0usize;
     let mut slots: Vec<Slot<W::State>> = Vec::with_capacity(width);
-    let g = env.ctx.graph;
-    let admit = |slots: &mut Vec<Slot<W::State>>, next: &mut usize, out: &mut [u32]| {
+    let admit = |slots: &mut Vec<Slot<W::State>>, next: &mut usize, out: &mut [u32], lens: &mut [u32]| {
         while slots.len() < width && *next < rows {
             let q = first + *next as u64;
             let start = starts.start(q, n);
@@ -446,57 +485,46 @@ fn run_chunk<W: Walk>(
             let mut rng = StepRng::new(env.seed, q, INIT_STEP, Purpose::Init);
             env.walk.init(&env.ctx, &mut w, &mut rng);
             out[*next * stride] = start;
-            slots.push(Slot { w, query: q, row: *next, len: 1, done: cfg.length == 0, row_ready: width == 1 });
+            if cfg.length == 0 {
+                lens[*next] = 1;
+            } else {
+                prefetch(offsets.as_ptr().wrapping_add(w.cur as usize));
+                slots.push(Slot { w, query: q, row: *next, len: 1, rng, phase: Phase::Start });
+            }
             *next += 1;
         }
     };
-    admit(&mut slots, &mut next, out);
+    admit(&mut slots, &mut next, out, lens);
     while !slots.is_empty() {
         let mut k = 0;
         while k < slots.len() {
             let s = &mut slots[k];
-            if !s.done {
-                if !s.row_ready {
-                    // Interleaved mode: first touch of a new row only issues prefetches, so the
-                    // loads overlap with other walkers' work.
-                    let r = g.row(s.w.cur);
-                    prefetch(g.targets().as_ptr().wrapping_add(r.start));
-                    if let Some(wt) = g.weights() {
-                        prefetch(wt.as_ptr().wrapping_add(r.start));
-                    }
-                    if let Some(l) = g.labels() {
-                        prefetch(l.as_ptr().wrapping_add(r.start));
-                    }
-                    s.row_ready = true;
-                    k += 1;
-                    continue;
+            let done = match env.turn(s, &mut st, &mut prefix)? {
+                Turn::Pending => false,
+                Turn::DeadEnd => {
+                    st.dead_ends += 1;
+                    true
                 }
-                match env.step(&mut s.w, s.query, &mut st, &mut prefix)? {
-                    Moved::DeadEnd => {
-                        st.dead_ends += 1;
-                        s.done = true;
-                    }
-                    Moved::Yes => {
-                        let mut rng = StepRng::new(env.seed, s.query, s.w.step, Purpose::Update);
-                        env.walk.update(&env.ctx, &mut s.w, &mut rng);
-                        out[s.row * stride + s.len as usize] = s.w.cur;
-                        s.len += 1;
-                        if s.w.step >= cfg.length {
-                            s.done = true;
-                        } else if env.walk.stop(&env.ctx, &s.w, &mut rng) {
-                            st.stopped += 1;
-                            s.done = true;
-                        } else if width > 1 {
-                            prefetch(g.offsets().as_ptr().wrapping_add(s.w.cur as usize));
-                            s.row_ready = false;
-                        }
+                Turn::Moved => {
+                    let mut rng = StepRng::new(env.seed, s.query, s.w.step, Purpose::Update);
+                    env.walk.update(&env.ctx, &mut s.w, &mut rng);
+                    out[s.row * stride + s.len as usize] = s.w.cur;
+                    s.len += 1;
+                    if s.w.step >= cfg.length {
+                        true
+                    } else if env.walk.stop(&env.ctx, &s.w, &mut rng) {
+                        st.stopped += 1;
+                        true
+                    } else {
+                        prefetch(offsets.as_ptr().wrapping_add(s.w.cur as usize));
+                        false
                     }
                 }
-            }
-            if s.done {
+            };
+            if done {
                 lens[s.row] = s.len;
                 slots.swap_remove(k);
-                admit(&mut slots, &mut next, out);
+                admit(&mut slots, &mut next, out, lens);
                 continue;
             }
             k += 1;

@@ -80,27 +80,46 @@ pub fn rejection(
     mut envelope: impl FnMut(usize) -> Option<(f32, f32)>,
     mut w: impl FnMut(usize) -> f32,
 ) -> Result<RejectionOutcome, SampleError> {
-    let b = bound as f64;
     for t in 1..=max_trials {
-        let i = rng.below(d as u64) as usize;
-        let y = rng.uniform() * b;
-        if let Some((lo, hi)) = envelope(i) {
-            if y < lo as f64 && lo <= bound {
-                return Ok(RejectionOutcome::Accepted { index: i, trials: t });
-            }
-            if y >= hi as f64 {
-                continue;
-            }
-        }
-        let wi = checked(i, w(i))?;
-        if wi > bound {
-            return Err(SampleError::BoundViolated { index: i, weight: wi });
-        }
-        if y < wi as f64 {
+        let (i, y) = rejection_propose(d, bound, rng);
+        if rejection_decide(i, y, bound, &mut envelope, &mut w)? {
             return Ok(RejectionOutcome::Accepted { index: i, trials: t });
         }
     }
     Ok(RejectionOutcome::GaveUp { trials: max_trials })
+}
+
+/// One eRJS proposal: a uniform candidate `i` in `0..d` and a uniform level `y` in `(0, B)`.
+/// Split from [`rejection_decide`] so an engine can prefetch candidate `i`'s edge data and
+/// serve other walkers while it arrives.
+#[inline(always)]
+pub fn rejection_propose(d: usize, bound: f32, rng: &mut StepRng) -> (usize, f64) {
+    let i = rng.below(d as u64) as usize;
+    (i, rng.uniform() * bound as f64)
+}
+
+/// Decides one eRJS trial: accept iff `y < w(i)`, deciding by the envelope alone when it can.
+#[inline(always)]
+pub fn rejection_decide(
+    i: usize,
+    y: f64,
+    bound: f32,
+    mut envelope: impl FnMut(usize) -> Option<(f32, f32)>,
+    mut w: impl FnMut(usize) -> f32,
+) -> Result<bool, SampleError> {
+    if let Some((lo, hi)) = envelope(i) {
+        if y < lo as f64 && lo <= bound {
+            return Ok(true);
+        }
+        if y >= hi as f64 {
+            return Ok(false);
+        }
+    }
+    let wi = checked(i, w(i))?;
+    if wi > bound {
+        return Err(SampleError::BoundViolated { index: i, weight: wi });
+    }
+    Ok(y < wi as f64)
 }
 
 /// eRVS: exponential-key reservoir sampling with jumps (Efraimidis–Spirakis A-ExpJ).

@@ -137,7 +137,7 @@ impl Walk for Node2vec {
         let u = ctx.graph.targets()[e];
         if u == w.prev {
             hv / self.a
-        } else if ctx.graph.has_edge(w.prev, u) {
+        } else if ctx.graph.adjacent(w.prev, u) {
             hv
         } else {
             hv / self.b
@@ -342,9 +342,19 @@ impl Walk for Ppr2 {
         let s = &ctx.stats.weight_sum;
         let first = (1.0 - self.gamma) * ratio(hv, s[w.cur as usize]);
         let u = ctx.graph.targets()[e];
-        let second = match ctx.graph.find_edge(w.prev, u) {
-            Some(f) => self.gamma * ratio(h(ctx, self.weighting, f), s[w.prev as usize]),
-            None => 0.0,
+        let second = match self.weighting {
+            // Unweighted, only adjacency matters: search the shorter row.
+            Weighting::Unweighted => {
+                if ctx.graph.adjacent(w.prev, u) {
+                    self.gamma * ratio(1.0, s[w.prev as usize])
+                } else {
+                    0.0
+                }
+            }
+            Weighting::Weighted => match ctx.graph.find_edge(w.prev, u) {
+                Some(f) => self.gamma * ratio(h(ctx, self.weighting, f), s[w.prev as usize]),
+                None => 0.0,
+            },
         };
         first + second
     }
@@ -359,6 +369,18 @@ impl Walk for Ppr2 {
         // The same operations as `weight` on larger inputs: rounding is monotone, so this
         // bounds the computed weights exactly.
         Bound::Max((1.0 - self.gamma) * ratio(mx[v], s[v]) + self.gamma * ratio(mx[t], s[t]))
+    }
+    #[inline(always)]
+    fn weight_envelope(&self, ctx: &Ctx, w: &Walker<()>, e: usize) -> Option<(f32, f32)> {
+        if w.prev == NO_NODE {
+            return None;
+        }
+        // The first term is cheap; the second is 0 or at most γ·max(h over t's row)/H(t),
+        // with the same operations as `weight` and `bound`, so the envelope holds exactly.
+        let (mx, s) = (&ctx.stats.weight_max, &ctx.stats.weight_sum);
+        let first = (1.0 - self.gamma) * ratio(h(ctx, self.weighting, e), s[w.cur as usize]);
+        let t = w.prev as usize;
+        Some((first, first + self.gamma * ratio(mx[t], s[t])))
     }
     fn bound_scope(&self) -> BoundScope {
         BoundScope::PerStep
