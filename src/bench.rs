@@ -222,7 +222,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                     };
                     let (_, rep) = walk.run(&g, &starts, &cfg, None)?;
                     let rate = rep.steps_per_second();
-                    if mode == SamplerMode::Reservoir && width == 1 {
+                    if mode == SamplerMode::Reservoir {
                         ervs_rate = Some(rate);
                     }
                     rows.push((mode, width, rep, rate));

@@ -156,8 +156,9 @@ pub struct WalkConfig {
     pub sampler: SamplerMode,
     /// Cost ratio source.
     pub cost_ratio: CostRatio,
-    /// Walkers each thread advances in turn (1 = one walker at a time), with prefetching of
-    /// the next row; see the benchmark for when it pays.
+    /// Walkers each thread advances in turn (1 = one walker at a time). Each eRJS candidate's
+    /// edge data is prefetched and the thread serves the other walkers while it arrives; the
+    /// walks are identical at any width. Default 8 (see `bench/results/`).
     pub interleave: usize,
 }
 
