@@ -140,6 +140,10 @@ struct WalkArgs {
     /// Walkers per node (one query per node per round).
     #[arg(long, default_value_t = 1)]
     walks_per_node: u32,
+    /// Start one walker per line of this file (original node ids; `#` comments) instead of
+    /// one per node.
+    #[arg(long, value_name = "FILE", conflicts_with = "walks_per_node")]
+    starts: Option<PathBuf>,
     /// Ignore the graph's edge weights.
     #[arg(long)]
     unweighted: bool,
@@ -333,6 +337,27 @@ fn with_progress<T>(total: u64, quiet: bool, f: impl FnOnce(&AtomicU64) -> T) ->
     })
 }
 
+/// Reads start nodes (original ids, one per line) and maps them to internal ids.
+fn read_starts(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let mut v = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let id: u64 = t.parse().map_err(|_| anyhow::anyhow!("{}:{}: expected a node id, found `{t}`", path.display(), i + 1))?;
+        let Some(node) = g.id_map().internal(id, g.num_nodes()) else {
+            bail!("{}:{}: node {id} is not in the graph", path.display(), i + 1);
+        };
+        v.push(node);
+    }
+    if v.is_empty() {
+        bail!("{}: no start nodes", path.display());
+    }
+    Ok(v)
+}
+
 fn cmd_walk(a: WalkArgs) -> Result<()> {
     match a.backend.as_str() {
         "auto" | "cpu" => {}
@@ -372,8 +397,14 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         },
         interleave: a.interleave,
     };
-    let starts = Starts::EveryNode { per_node: a.walks_per_node };
-    let total = g.num_nodes() as u64 * a.walks_per_node as u64;
+    let starts = match &a.starts {
+        Some(p) => Starts::Nodes(read_starts(&g, p)?),
+        None => Starts::EveryNode { per_node: a.walks_per_node },
+    };
+    let total = match &starts {
+        Starts::Nodes(v) => v.len() as u64,
+        Starts::EveryNode { per_node } => g.num_nodes() as u64 * *per_node as u64,
+    };
     let (walks, report) = with_progress(total, a.quiet, |c| walk.run(&g, &starts, &cfg, Some(c)))?;
     match &a.output {
         Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,

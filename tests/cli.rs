@@ -119,6 +119,28 @@ fn text_output_uses_original_ids_and_shorter_lines_for_dead_ends() {
     // From 100: label 0 to 200, label 1 to 300, label 0 to 100, label 1: 100 has none.
     assert_eq!(lines[0], "100 200 300 100");
     assert_eq!(lines[3], "400", "400 has no edges: the walk is just its start");
+    let starts = d.join("starts.txt");
+    std::fs::write(&starts, "# two walkers from 300, one from 100\n300\n300\n100\n").unwrap();
+    let out2 = d.join("w2.txt");
+    ok(&[
+        "walk",
+        "deepwalk",
+        "--graph",
+        g.to_str().unwrap(),
+        "--starts",
+        starts.to_str().unwrap(),
+        "--length",
+        "2",
+        "-o",
+        out2.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&out2).unwrap();
+    assert_eq!(text.lines().map(|l| l.split(' ').next().unwrap()).collect::<Vec<_>>(), ["300", "300", "100"]);
+    std::fs::write(&starts, "300\n999\n").unwrap();
+    fails(
+        &["walk", "deepwalk", "--graph", g.to_str().unwrap(), "--starts", starts.to_str().unwrap()],
+        "starts.txt:2: node 999 is not in the graph",
+    );
 }
 
 #[test]

@@ -32,7 +32,13 @@ fn check<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, 
             let walk = make(if weighted { Weighting::Weighted } else { Weighting::Unweighted });
             let m = model(weighted);
             for (k, mode) in MODES.into_iter().enumerate() {
-                let cfg = WalkConfig { length, seed: 1000 + k as u64, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 1 + 7 * (k % 2) };
+                let cfg = WalkConfig {
+                    length,
+                    seed: 1000 + k as u64,
+                    sampler: mode,
+                    cost_ratio: CostRatio::Fixed(1.0),
+                    interleave: 1 + 7 * (k % 2),
+                };
                 let (walks, report) = wayfarer::engine::run(&walk, &g, &starts(), &cfg, None).unwrap();
                 let what = format!("{} {shape:?} weighted={weighted} {mode}", walk.name());
                 let t = tally(&walks, length);

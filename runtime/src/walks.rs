@@ -137,7 +137,7 @@ impl Walk for Node2vec {
         let u = ctx.graph.targets()[e];
         if u == w.prev {
             hv / self.a
-        } else if ctx.graph.adjacent(w.prev, u) {
+        } else if ctx.graph.has_edge(w.prev, u) {
             hv
         } else {
             hv / self.b
@@ -343,9 +343,9 @@ impl Walk for Ppr2 {
         let first = (1.0 - self.gamma) * ratio(hv, s[w.cur as usize]);
         let u = ctx.graph.targets()[e];
         let second = match self.weighting {
-            // Unweighted, only adjacency matters: search the shorter row.
+            // Unweighted, only adjacency matters.
             Weighting::Unweighted => {
-                if ctx.graph.adjacent(w.prev, u) {
+                if ctx.graph.has_edge(w.prev, u) {
                     self.gamma * ratio(1.0, s[w.prev as usize])
                 } else {
                     0.0

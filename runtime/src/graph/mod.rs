@@ -367,18 +367,6 @@ impl CsrGraph {
         self.find_edge(u, v).is_some()
     }
 
-    /// Whether `u` and `v` are adjacent in a symmetrized graph: searches the shorter of the two
-    /// rows, which for a hub and a leaf is the leaf's (a few cached probes instead of a search
-    /// through a long, cold row). On a directed graph this is `has_edge(u, v)`.
-    #[inline]
-    pub fn adjacent(&self, u: u32, v: u32) -> bool {
-        if self.orientation == Orientation::Undirected && self.degree(v) < self.degree(u) {
-            self.has_edge(v, u)
-        } else {
-            self.has_edge(u, v)
-        }
-    }
-
     /// The largest label + 1, or 0 without labels.
     pub fn num_labels(&self) -> u32 {
         self.labels().map(|l| l.iter().copied().max().map_or(0, |m| m + 1)).unwrap_or(0)
