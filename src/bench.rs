@@ -43,6 +43,10 @@ pub struct BenchArgs {
     /// the table says so. 0 = all.
     #[arg(long, default_value_t = 4096)]
     pub slow_walkers: u64,
+    /// Run only the first N walkers in every row (0 = one per node). For skewed weights,
+    /// where hub rows make every sampler slow, so a table finishes in minutes.
+    #[arg(long, default_value_t = 0)]
+    pub walkers: u64,
     /// Walk length (MetaPath uses its schema length, 5).
     #[arg(long, default_value_t = 80)]
     pub length: u32,
@@ -215,11 +219,12 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                 for &width in widths {
                     let cfg = WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Model(model), interleave: width };
                     let slow = !matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection);
-                    let starts = if slow && a.slow_walkers > 0 && a.slow_walkers < g.num_nodes() as u64 {
-                        Starts::Nodes((0..a.slow_walkers as u32).collect())
-                    } else {
-                        Starts::EveryNode { per_node: 1 }
-                    };
+                    let n = g.num_nodes() as u64;
+                    let mut limit = if a.walkers > 0 { a.walkers.min(n) } else { n };
+                    if slow && a.slow_walkers > 0 {
+                        limit = limit.min(a.slow_walkers);
+                    }
+                    let starts = if limit < n { Starts::Nodes((0..limit as u32).collect()) } else { Starts::EveryNode { per_node: 1 } };
                     let (_, rep) = walk.run(&g, &starts, &cfg, None)?;
                     let rate = rep.steps_per_second();
                     if mode == SamplerMode::Reservoir {

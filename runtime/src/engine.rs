@@ -621,8 +621,9 @@ pub fn run<W: Walk>(
 /// Measures the cost model for this walk on this graph: `R` = (time per eRJS trial) /
 /// (time per eRVS edge), and `F` = eRVS's fixed cost per step in edge reads.
 ///
-/// Probes are second-order states (`prev` = a node, `cur` = its first neighbour) spread over
-/// the id range. Rejection probes run a fixed number of trials whatever they accept. Reservoir
+/// Probes are the states reached by short pilot walks (exact eRVS, a few steps) from nodes
+/// spread over the id range, so they sit where walkers spend their time. Rejection probes run a fixed number of trials whatever they accept, each
+/// exactly as the engine runs it (envelope squeeze included). Reservoir
 /// probes run twice: over at most `MAX_EDGES_PER_PROBE` edges of the probe's own row (never
 /// past it), and over its first two edges only; the difference separates the per-edge cost
 /// from the per-step cost. Each measurement is the best of three rounds.
@@ -632,6 +633,7 @@ pub fn profile_cost_model<W: Walk>(walk: &W, ctx: &Ctx) -> CostModel {
     const MAX_EDGES_PER_PROBE: usize = 4096;
     const MAX_EDGES: usize = 1 << 20;
     const SHORT: usize = 2;
+    const PILOT_STEPS: u32 = 6;
     let fallback = CostModel { ratio: 1.0, fixed: 0.0 };
     let g = ctx.graph;
     let n = g.num_nodes();
@@ -642,12 +644,20 @@ pub fn profile_cost_model<W: Walk>(walk: &W, ctx: &Ctx) -> CostModel {
         let mut w = Walker::<W::State>::new(t);
         let mut rng = StepRng::new(0, p as u64, INIT_STEP, Purpose::Profile);
         walk.init(ctx, &mut w, &mut rng);
-        if g.degree(t) > 0 {
-            let first = g.row(t).start;
-            w.prev = t;
-            w.cur = g.targets()[first];
-            w.step = 1;
-            w.last_edge = first as u64;
+        // A short pilot walk (exact, eRVS) puts the probe where walkers spend their time:
+        // on hubs and, with skewed weights, on the heavy edges they go back and forth on.
+        for step in 0..PILOT_STEPS {
+            let row = g.row(w.cur);
+            if row.is_empty() || row.len() > MAX_EDGES_PER_PROBE {
+                break;
+            }
+            let mut rng = StepRng::new(1, p as u64, step, Purpose::Profile);
+            let pick = sampler::reservoir_jump(row.len(), &mut rng, |i| walk.weight(ctx, &w, row.start + i).max(0.0));
+            let Ok(Some(i)) = pick else { break };
+            w.prev = w.cur;
+            w.cur = g.targets()[row.start + i];
+            w.last_edge = (row.start + i) as u64;
+            w.step += 1;
         }
         if g.degree(w.cur) >= SHORT as u64
             && let Bound::Max(b) = walk.bound(ctx, &w)
@@ -687,10 +697,13 @@ pub fn profile_cost_model<W: Walk>(walk: &W, ctx: &Ctx) -> CostModel {
             let row = g.row(w.cur);
             let d = row.len() as u64;
             let mut rng = StepRng::new(round, k as u64, 0, Purpose::Profile);
+            // The same trial as the engine's, squeeze included: on skewed weights most
+            // rejections are decided by the envelope alone, and R must reflect that.
             for _ in 0..TRIALS {
-                let i = rng.below(d) as usize;
-                let y = rng.uniform() * *b as f64;
-                acc += (y < walk.weight(ctx, w, row.start + i) as f64) as u64;
+                let (i, y) = sampler::rejection_propose(d as usize, *b, &mut rng);
+                let envelope = |i: usize| walk.weight_envelope(ctx, w, row.start + i);
+                let weight = |i: usize| walk.weight(ctx, w, row.start + i);
+                acc += sampler::rejection_decide(i, y, f32::INFINITY, envelope, weight).unwrap_or(false) as u64;
             }
         }
         std::hint::black_box(acc);

@@ -80,6 +80,9 @@ pub const MAX_LABEL_STATS: u32 = 64;
 pub struct NodeStats {
     /// Largest edge weight in each row (1 for unweighted graphs, 0 for empty rows).
     pub weight_max: Vec<f32>,
+    /// Second-largest edge weight in each row, counting repeats (so it equals the max when
+    /// two edges share it); 0 for rows with fewer than two edges.
+    pub weight_second: Vec<f32>,
     /// Sum of edge weights in each row (the degree for unweighted graphs).
     pub weight_sum: Vec<f32>,
     /// Number of labels covered by the per-label arrays (0 if absent).
@@ -97,21 +100,31 @@ impl NodeStats {
         let n = g.num_nodes();
         let w = if weighted { g.weights() } else { None };
         if req.weight_stats {
-            let (mx, sm): (Vec<f32>, Vec<f32>) = (0..n as u32)
+            let per_node: Vec<(f32, f32, f32)> = (0..n as u32)
                 .into_par_iter()
                 .map(|v| match w {
                     Some(w) => {
                         let row = &w[g.row(v)];
-                        (row.iter().copied().fold(0f32, f32::max), row.iter().map(|&x| x as f64).sum::<f64>() as f32)
+                        let (mut first, mut second) = (0f32, 0f32);
+                        for &x in row {
+                            if x > first {
+                                second = first;
+                                first = x;
+                            } else if x > second {
+                                second = x;
+                            }
+                        }
+                        (first, second, row.iter().map(|&x| x as f64).sum::<f64>() as f32)
                     }
                     None => {
                         let d = g.degree(v);
-                        ((d > 0) as u32 as f32, d as f32)
+                        ((d > 0) as u32 as f32, (d > 1) as u32 as f32, d as f32)
                     }
                 })
-                .unzip();
-            s.weight_max = mx;
-            s.weight_sum = sm;
+                .collect();
+            s.weight_max = per_node.iter().map(|x| x.0).collect();
+            s.weight_second = per_node.iter().map(|x| x.1).collect();
+            s.weight_sum = per_node.iter().map(|x| x.2).collect();
         }
         if req.label_stats
             && let Some(labels) = g.labels()

@@ -114,6 +114,33 @@ impl Node2vec {
     }
 }
 
+impl Node2vec {
+    /// Whether knowing the weight of the way back can change the bound much: when the return
+    /// branch can dominate (1/a large), or when the row's max may be the way back (a heavy
+    /// edge that walkers go back and forth on, common with skewed weights).
+    #[inline(always)]
+    fn back_matters(&self, ctx: &Ctx, w: &Walker<()>) -> bool {
+        let v = w.cur as usize;
+        let hmax = ctx.stats.weight_max[v];
+        hmax / self.a > hmax.max(hmax / self.b) || hmax > 1.25 * ctx.stats.weight_second[v]
+    }
+
+    /// The largest weight among the edges from `cur` back to `prev` (0 if there is none).
+    #[inline(always)]
+    fn back_weight(&self, ctx: &Ctx, w: &Walker<()>) -> f32 {
+        let g = ctx.graph;
+        let mut back = 0f32;
+        if let Some(mut e) = g.find_edge(w.cur, w.prev) {
+            let end = g.row(w.cur).end;
+            while e < end && g.targets()[e] == w.prev {
+                back = back.max(h(ctx, self.weighting, e));
+                e += 1;
+            }
+        }
+        back
+    }
+}
+
 impl Walk for Node2vec {
     type State = ();
     fn name(&self) -> &str {
@@ -156,27 +183,23 @@ impl Walk for Node2vec {
     }
     #[inline(always)]
     fn bound(&self, ctx: &Ctx, w: &Walker<()>) -> Bound {
-        let hmax = ctx.stats.weight_max[w.cur as usize];
+        let v = w.cur as usize;
+        let hmax = ctx.stats.weight_max[v];
         if w.prev == NO_NODE {
             return Bound::Max(hmax);
         }
         // Same operations as `weight`: correctly rounded division is monotone, so the bound
         // holds bit for bit, not just in exact arithmetic.
         let others = hmax.max(hmax / self.b);
-        if hmax / self.a <= others {
+        if !self.back_matters(ctx, w) {
             return Bound::Max(others);
         }
-        // The `u == prev` branch concerns known edges: use their own weight, not the row max.
-        let g = ctx.graph;
-        let mut back = 0f32;
-        if let Some(mut e) = g.find_edge(w.cur, w.prev) {
-            let end = g.row(w.cur).end;
-            while e < end && g.targets()[e] == w.prev {
-                back = back.max(h(ctx, self.weighting, e));
-                e += 1;
-            }
-        }
-        Bound::Max(others.max(back / self.a))
+        // The `u == prev` branch concerns known edges (the way back): they get their own
+        // weight / a, and every other edge is bounded by the row max — or, when the way back
+        // holds the max, by the second largest weight.
+        let back = self.back_weight(ctx, w);
+        let rest = if back >= hmax { ctx.stats.weight_second[v] } else { hmax };
+        Bound::Max((back / self.a).max(rest).max(rest / self.b))
     }
     fn bound_scope(&self) -> BoundScope {
         BoundScope::PerStep
@@ -187,8 +210,10 @@ impl Walk for Node2vec {
         if w.prev == NO_NODE {
             return s;
         }
-        // Between "no common neighbours" (everything scaled by 1/b) and "all common" (1).
-        s * (1.0 + 1.0 / self.b) * 0.5
+        // The way back is weighted 1/a; the others lie between "no common neighbours"
+        // (scaled by 1/b) and "all common" (1): take the middle.
+        let back = if self.back_matters(ctx, w) { self.back_weight(ctx, w) } else { 0.0 };
+        back / self.a + (s - back).max(0.0) * (1.0 + 1.0 / self.b) * 0.5
     }
     fn possible_zero(&self) -> bool {
         self.weighting == Weighting::Weighted

@@ -1,0 +1,401 @@
+//! The walk IR: typed expressions in an arena, addressed by typed handles, with the source
+//! span of every node kept beside it (not inside it), as naga does.
+//!
+//! `get_weight` lowers to a pure expression DAG: `let` bindings become shared handles, `if` /
+//! early `return` become [`Expr::Select`], so analyses can walk one expression tree per walk.
+//!
+//! Semantics (shared by every backend):
+//! - Arithmetic follows Rust's for the operand type: IEEE-754 for `f32`/`f64`; integer `+ - *`
+//!   wrap on overflow (the generated native code uses `wrapping_*`, so no backend panics or
+//!   traps); integer division by zero yields 0.
+//! - Comparisons on floats follow IEEE (NaN compares false).
+//! - `prev()` is `NO_NODE` (`u32::MAX`) before the first move.
+
+use proc_macro2::Span;
+use std::marker::PhantomData;
+
+/// A typed index into an [`Arena`].
+pub struct Handle<T> {
+    index: u32,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Handle<T> {
+    /// The handle's position in its arena.
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+}
+
+impl<T> Clone for Handle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Handle<T> {}
+impl<T> PartialEq for Handle<T> {
+    fn eq(&self, o: &Self) -> bool {
+        self.index == o.index
+    }
+}
+impl<T> Eq for Handle<T> {}
+impl<T> std::hash::Hash for Handle<T> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.index.hash(h)
+    }
+}
+impl<T> std::fmt::Debug for Handle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "%{}", self.index)
+    }
+}
+
+/// An append-only store of `T` with a span per item.
+#[derive(Debug)]
+pub struct Arena<T> {
+    items: Vec<T>,
+    spans: Vec<Span>,
+}
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Arena { items: Vec::new(), spans: Vec::new() }
+    }
+}
+
+impl<T> Arena<T> {
+    /// Appends an item and returns its handle.
+    pub fn append(&mut self, item: T, span: Span) -> Handle<T> {
+        let index = u32::try_from(self.items.len()).expect("fewer than 2^32 IR nodes");
+        self.items.push(item);
+        self.spans.push(span);
+        Handle { index, marker: PhantomData }
+    }
+    /// The item behind a handle.
+    pub fn get(&self, h: Handle<T>) -> &T {
+        &self.items[h.index()]
+    }
+    /// The source span of an item.
+    pub fn span(&self, h: Handle<T>) -> Span {
+        self.spans[h.index()]
+    }
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+    /// Whether the arena is empty.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    /// Every handle with its item, in order of creation (operands before users).
+    pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
+        self.items.iter().enumerate().map(|(i, t)| (Handle { index: i as u32, marker: PhantomData }, t))
+    }
+}
+
+/// Scalar types of the language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+    /// `i32`
+    I32,
+    /// `u32` (also node ids)
+    U32,
+    /// `bool`
+    Bool,
+}
+
+impl Scalar {
+    /// The Rust spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+            Scalar::I32 => "i32",
+            Scalar::U32 => "u32",
+            Scalar::Bool => "bool",
+        }
+    }
+    /// Whether the type is a float.
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+    /// Whether the type is an integer.
+    pub fn is_int(self) -> bool {
+        matches!(self, Scalar::I32 | Scalar::U32)
+    }
+}
+
+/// A hyperparameter type: a scalar or a fixed-size array of scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    /// A scalar.
+    Scalar(Scalar),
+    /// `[T; N]`
+    Array(Scalar, usize),
+}
+
+/// A literal value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Literal {
+    /// A float literal, stored as written in f64, typed by context or suffix.
+    Float(f64, Scalar),
+    /// An integer literal with its type.
+    Int(i64, Scalar),
+    /// `true` / `false`.
+    Bool(bool),
+}
+
+/// The walker's built-in state and the candidate edge, read through `s.<name>()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepField {
+    /// `s.cur()`: the current node.
+    Cur,
+    /// `s.prev()`: the previous node (`NO_NODE` before the first move).
+    Prev,
+    /// `s.start()`: the start node.
+    Start,
+    /// `s.step()`: moves made so far.
+    Step,
+    /// `s.dst()`: the candidate edge's destination.
+    Dst,
+    /// `s.weight()`: the candidate edge's weight `h` (1 if the graph has none).
+    Weight,
+    /// `s.label()`: the candidate edge's label.
+    Label,
+    /// `s.edge()`: the candidate edge's index.
+    Edge,
+    /// `s.time()`: the candidate edge's timestamp (as f64).
+    Time,
+}
+
+impl StepField {
+    /// The accessor's name and its type.
+    pub fn signature(self) -> (&'static str, Scalar) {
+        match self {
+            StepField::Cur => ("cur", Scalar::U32),
+            StepField::Prev => ("prev", Scalar::U32),
+            StepField::Start => ("start", Scalar::U32),
+            StepField::Step => ("step", Scalar::U32),
+            StepField::Dst => ("dst", Scalar::U32),
+            StepField::Weight => ("weight", Scalar::F32),
+            StepField::Label => ("label", Scalar::U32),
+            StepField::Edge => ("edge", Scalar::U32),
+            StepField::Time => ("time", Scalar::F64),
+        }
+    }
+    /// Every accessor.
+    pub const ALL: [StepField; 9] = [
+        StepField::Cur,
+        StepField::Prev,
+        StepField::Start,
+        StepField::Step,
+        StepField::Dst,
+        StepField::Weight,
+        StepField::Label,
+        StepField::Edge,
+        StepField::Time,
+    ];
+    /// Whether the value depends on the candidate edge (not only on the walker).
+    pub fn is_per_edge(self) -> bool {
+        matches!(self, StepField::Dst | StepField::Weight | StepField::Label | StepField::Edge | StepField::Time)
+    }
+}
+
+/// Built-in functions and graph queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// `a.min(b)`
+    Min,
+    /// `a.max(b)`
+    Max,
+    /// `a.abs()`
+    Abs,
+    /// `a.exp()`
+    Exp,
+    /// `a.ln()`
+    Ln,
+    /// `a.sqrt()`
+    Sqrt,
+    /// `a.powf(b)`
+    Powf,
+    /// `s.degree(v)`: out-degree of `v` (u32).
+    Degree,
+    /// `s.has_edge(u, v)`: whether the edge `u -> v` exists.
+    HasEdge,
+}
+
+impl Builtin {
+    /// The name as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Min => "min",
+            Builtin::Max => "max",
+            Builtin::Abs => "abs",
+            Builtin::Exp => "exp",
+            Builtin::Ln => "ln",
+            Builtin::Sqrt => "sqrt",
+            Builtin::Powf => "powf",
+            Builtin::Degree => "degree",
+            Builtin::HasEdge => "has_edge",
+        }
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `!x`
+    Not,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `&&`
+    And,
+    /// `||`
+    Or,
+}
+
+impl BinaryOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => "&&",
+            BinaryOp::Or => "||",
+        }
+    }
+    /// Whether the result is a `bool` comparison of its operands.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+    }
+}
+
+/// A pure expression. Operands are handles to earlier expressions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A constant.
+    Literal(Literal),
+    /// Hyperparameter `i` (a scalar).
+    Param(usize),
+    /// Element of array hyperparameter `param` at `index` (an integer expression).
+    ParamIndex {
+        /// The array parameter.
+        param: usize,
+        /// The index.
+        index: Handle<Expr>,
+    },
+    /// A step accessor.
+    Step(StepField),
+    /// A unary operation.
+    Unary {
+        /// The operator.
+        op: UnaryOp,
+        /// The operand.
+        arg: Handle<Expr>,
+    },
+    /// A binary operation.
+    Binary {
+        /// The operator.
+        op: BinaryOp,
+        /// Left operand.
+        lhs: Handle<Expr>,
+        /// Right operand.
+        rhs: Handle<Expr>,
+    },
+    /// `if cond { then } else { other }` as a value.
+    Select {
+        /// The condition (bool).
+        cond: Handle<Expr>,
+        /// Value when true.
+        then: Handle<Expr>,
+        /// Value when false.
+        other: Handle<Expr>,
+    },
+    /// A built-in call.
+    Call {
+        /// Which built-in.
+        func: Builtin,
+        /// Arguments.
+        args: Vec<Handle<Expr>>,
+    },
+    /// `expr as T`.
+    Cast {
+        /// The value.
+        expr: Handle<Expr>,
+        /// The target type.
+        to: Scalar,
+    },
+}
+
+/// A hyperparameter of a walk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    pub ty: ParamType,
+}
+
+/// A compiled `get_weight`: hyperparameters and the weight as one expression DAG.
+#[derive(Debug)]
+pub struct WeightFunction {
+    /// The walk's name (the function's name).
+    pub name: String,
+    /// Hyperparameters, in order.
+    pub params: Vec<Param>,
+    /// All expressions; operands precede their users.
+    pub exprs: Arena<Expr>,
+    /// The type of every expression, by handle index.
+    pub types: Vec<Scalar>,
+    /// The weight.
+    pub result: Handle<Expr>,
+    /// The span of the whole item.
+    pub span: Span,
+}
+
+impl WeightFunction {
+    /// The type of an expression.
+    pub fn ty(&self, h: Handle<Expr>) -> Scalar {
+        self.types[h.index()]
+    }
+}

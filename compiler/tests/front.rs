@@ -1,0 +1,134 @@
+//! Front end: the library walks lower to the expected IR, and every diagnostic points at the
+//! offending token with a message saying what is allowed.
+
+use wayfarer_compiler::{lower_source, print};
+
+const NODE2VEC: &str = r#"
+#[walk]
+fn node2vec(s: &Step, a: f32, b: f32) -> f32 {
+    if s.step() == 0 {
+        return s.weight();
+    }
+    if s.dst() == s.prev() {
+        s.weight() / a
+    } else if s.has_edge(s.prev(), s.dst()) {
+        s.weight()
+    } else {
+        s.weight() / b
+    }
+}
+"#;
+
+const METAPATH: &str = r#"
+#[walk]
+fn metapath(s: &Step, schema: [u32; 5]) -> f32 {
+    let wanted = schema[s.step() % 5];
+    if s.label() == wanted { s.weight() } else { 0.0 }
+}
+"#;
+
+const PPR2: &str = r#"
+#[walk]
+fn ppr2(s: &Step, gamma: f32) -> f32 {
+    if s.prev() == NO_NODE {
+        return 1.0;
+    }
+    let mut w = (1.0 - gamma) / s.degree(s.cur()) as f32;
+    if s.has_edge(s.prev(), s.dst()) {
+        w += gamma / s.degree(s.prev()) as f32;
+    }
+    w
+}
+"#;
+
+const LOOPS: &str = r#"
+#[walk]
+fn smooth(s: &Step, k: [f32; 3]) -> f32 {
+    let mut acc = 0.0;
+    for i in 0..3 {
+        acc += k[i] * (s.weight() + i as f32);
+    }
+    match s.label() {
+        0 | 1 => acc.max(0.5),
+        2 => acc.sqrt(),
+        _ => { let t = acc.ln(); t.abs() },
+    }
+}
+"#;
+
+#[test]
+fn library_walks_lower() {
+    let f = lower_source(NODE2VEC).unwrap();
+    let text = print::listing(&f);
+    assert!(text.starts_with("walk node2vec(a: f32, b: f32) -> f32\n"), "{text}");
+    assert!(text.contains("has_edge(") && text.contains("select"), "{text}");
+    assert_eq!(print::formula(&f, f.result).matches("weight()").count(), 4, "{}", print::formula(&f, f.result));
+    let m = lower_source(METAPATH).unwrap();
+    assert!(print::listing(&m).contains("schema[%"), "{}", print::listing(&m));
+    let p = lower_source(PPR2).unwrap();
+    let formula = print::formula(&p, p.result);
+    assert!(formula.contains("(prev() == NO_NODE)") && formula.contains("degree(prev())"), "{formula}");
+    let l = lower_source(LOOPS).unwrap();
+    let listing = print::listing(&l);
+    assert_eq!(listing.matches("= k[%").count(), 3, "the loop is unrolled once, shared by the arms:\n{listing}");
+}
+
+/// Each case: source, expected message fragment, expected `line:column` of the caret.
+const ERRORS: &[(&str, &str, &str)] = &[
+    (
+        "#[walk]\nfn w(s: &Step) -> f32 {\n    let mut x = 1.0;\n    while x < 2.0 { x += 1.0; }\n    x\n}\n",
+        "`while` is not part of the walk language",
+        "4:5",
+    ),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    s.neighbours()\n}\n", "`s` has no method `neighbours`", "3:7"),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    s.weight() + s.dst()\n}\n", "mismatched types: `f32` + `u32`", "3:5"),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    s.weight() * 2\n}\n", "expected `f32`, found an integer literal", "3:18"),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    let x = s.weight();\n}\n", "the weight is missing here", "4:1"),
+    (
+        "#[walk]\nfn w(s: &Step) -> f32 {\n    let x = s.weight();\n    x = 2.0;\n    x\n}\n",
+        "cannot assign twice to immutable local `x`",
+        "4:5",
+    ),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    let f = |x: f32| x;\n    f(1.0)\n}\n", "a closure is not part of the walk language", "3:13"),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    println!(\"hi\");\n    1.0\n}\n", "macros cannot be used inside a walk", "3:5"),
+    ("#[walk]\nfn w(s: &Step) -> f64 {\n    1.0\n}\n", "a walk returns its weight as `f32`", "2:19"),
+    ("#[walk]\nfn w(a: f32) -> f32 {\n    a\n}\n", "a walk's first argument is the step", "2:6"),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    s.weight() * scale\n}\n", "cannot find `scale` in this walk", "3:18"),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    match s.label() { 0 => 1.0, 1 => 2.0 }\n}\n", "does not cover every value", "3:5"),
+    (
+        "#[walk]\nfn w(s: &Step) -> f32 {\n    let x = if s.step() == 0 { 1.0 };\n    x\n}\n",
+        "an `if` used as a value needs an `else`",
+        "3:13",
+    ),
+    ("#[walk]\nfn w(s: &Step, n: u32) -> f32 {\n    for i in 0..n { }\n    1.0\n}\n", "a `for` loop runs over a constant range", "3:14"),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    if s.weight() { 1.0 } else { 2.0 }\n}\n", "a condition must be `bool`, found `f32`", "3:8"),
+    ("#[walk]\nfn w<T>(s: &Step) -> f32 {\n    1.0\n}\n", "a walk cannot be generic", "2:5"),
+    ("#[walk]\nfn w(s: &Step, p: String) -> f32 {\n    1.0\n}\n", "unsupported hyperparameter type", "2:19"),
+    (
+        "#[walk]\nfn w(s: &Step) -> f32 {\n    s.has_edge(s.cur(), s.weight()) as u32 as f32\n}\n",
+        "`has_edge` takes node ids (`u32`), found `f32`",
+        "3:25",
+    ),
+];
+
+#[test]
+fn every_diagnostic_points_at_the_token() {
+    for (src, msg, at) in ERRORS {
+        let err = match lower_source(src) {
+            Ok(_) => panic!("compiled without error:\n{src}"),
+            Err(e) => e,
+        };
+        let text = err.render(src, "w.rs");
+        assert!(text.contains(msg), "expected `{msg}` in:\n{text}");
+        assert!(text.contains(&format!("w.rs:{at}\n")), "expected the caret at {at} for `{msg}`:\n{text}");
+        assert!(text.contains('^'), "{text}");
+    }
+}
+
+#[test]
+fn all_errors_are_reported_not_just_the_first() {
+    let src =
+        "#[walk]\nfn w(s: &Step, a: f32) -> f32 {\n    let x = s.nope();\n    let y = a + 1u32;\n    let z = unknown;\n    x + y + z\n}\n";
+    let err = lower_source(src).unwrap_err();
+    assert_eq!(err.0.len(), 3, "{}", err.render(src, "w.rs"));
+}
