@@ -186,8 +186,11 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
     );
     let _ = writeln!(
         out,
-        "- walks: one per node, length {} (MetaPath: schema 0..4, length 5), seed {}; eRVS-only and reference rows run the first {} walkers only (see `walkers`)",
-        a.length, a.seed, a.slow_walkers
+        "- walks: {}, length {} (MetaPath: schema 0..4, length 5), seed {}; eRVS-only and reference rows run the first {} walkers only (see `walkers`)",
+        if a.walkers > 0 { format!("the first {} walkers (walker i starts at node i)", a.walkers) } else { "one per node".to_string() },
+        a.length,
+        a.seed,
+        a.slow_walkers
     );
     let _ = writeln!(out, "- command: `wayfarer {}`", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
     let _ = writeln!(out, "- timing: walk phase only (wall clock); `vs eRVS` = steps/s over eRVS-only steps/s on the same cell\n");
