@@ -365,6 +365,72 @@ pub enum Expr {
         /// The target type.
         to: Scalar,
     },
+    /// A per-node quantity of the current node's row (bound and estimate expressions only;
+    /// never in a weight function).
+    Node(NodeQuery),
+}
+
+/// Per-node quantities that bounds and sum estimates read. All concern the current node's
+/// row; the runtime precomputes the aggregates or looks them up per step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeQuery {
+    /// Largest edge weight of the row.
+    WeightMax,
+    /// Smallest edge weight of the row.
+    WeightMin,
+    /// Sum of the row's edge weights.
+    WeightSum,
+    /// The row's length (out-degree), as f32.
+    Degree,
+    /// Largest weight among the edges back to `prev` (0 if there is none): one binary search.
+    BackWeight,
+    /// Number of edges back to `prev`, as f32.
+    BackCount,
+    /// Largest weight of the row's edges with the given label.
+    LabelMax(Handle<Expr>),
+    /// Sum of the weights of the row's edges with the given label.
+    LabelSum(Handle<Expr>),
+    /// Number of the row's edges with the given label, as f32.
+    LabelCount(Handle<Expr>),
+    /// Largest out-degree among the row's destinations, as f32.
+    NeighborDegreeMax,
+    /// Smallest out-degree among the row's destinations, as f32.
+    NeighborDegreeMin,
+}
+
+impl NodeQuery {
+    /// The per-node array (or lookup) this query needs, by name, for reports.
+    pub fn array_name(self) -> &'static str {
+        match self {
+            NodeQuery::WeightMax => "max of h over N(v)",
+            NodeQuery::WeightMin => "min of h over N(v)",
+            NodeQuery::WeightSum => "sum of h over N(v)",
+            NodeQuery::Degree => "degree (from the offsets)",
+            NodeQuery::BackWeight | NodeQuery::BackCount => "edge back to prev (binary search, no array)",
+            NodeQuery::LabelMax(_) => "per-label max of h over N(v)",
+            NodeQuery::LabelSum(_) => "per-label sum of h over N(v)",
+            NodeQuery::LabelCount(_) => "per-label edge count over N(v)",
+            NodeQuery::NeighborDegreeMax => "max neighbor degree over N(v)",
+            NodeQuery::NeighborDegreeMin => "min neighbor degree over N(v)",
+        }
+    }
+}
+
+/// A derived expression (a bound or an estimate) over walker-level values and [`NodeQuery`]s.
+#[derive(Debug, Default)]
+pub struct Derived {
+    /// Its expressions; operands precede their users.
+    pub exprs: Arena<Expr>,
+    /// The type of every expression, by handle index.
+    pub types: Vec<Scalar>,
+}
+
+impl Derived {
+    /// Appends an expression.
+    pub fn push(&mut self, e: Expr, ty: Scalar) -> Handle<Expr> {
+        self.types.push(ty);
+        self.exprs.append(e, Span::call_site())
+    }
 }
 
 /// A hyperparameter of a walk.

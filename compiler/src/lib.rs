@@ -5,8 +5,8 @@
 //! milestone proceeds — the analyses (bounds, sum estimates, per-node arrays) and the
 //! backends (native Rust through the macro, Cranelift, CUDA C, WGSL).
 //!
-//! Status: the front end and IR for the function form of `#[walk]` (`get_weight` with
-//! hyperparameters) exist and are tested; the bound analysis, the macro, the `impl` form with
+//! Status: the front end, the IR and the bound analysis for the function form of `#[walk]`
+//! (`get_weight` with hyperparameters) exist and are tested; the macro, the `impl` form with
 //! per-walker state and the backends do not yet.
 //!
 //! ```
@@ -26,11 +26,13 @@
 
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod diag;
 pub mod front;
 pub mod ir;
 pub mod print;
 
+pub use analysis::{Scope, WalkInfo, analyze};
 pub use diag::{Diagnostic, Diagnostics};
 pub use front::{lower_source, lower_weight_fn};
 pub use ir::WeightFunction;

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 fn literal(l: &Literal) -> String {
     match *l {
+        Literal::Float(v, t) if v.is_infinite() => format!("{}inf_{}", if v < 0.0 { "-" } else { "" }, t.name()),
         Literal::Float(v, t) => {
             let s = if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.1}") } else { format!("{v}") };
             format!("{s}{}", t.name())
@@ -32,6 +33,10 @@ pub fn live(f: &WeightFunction) -> Vec<Handle<Expr>> {
             Expr::Select { cond, then, other } => stack.extend([*cond, *then, *other]),
             Expr::Call { args, .. } => stack.extend(args.iter().copied()),
             Expr::Cast { expr, .. } => stack.push(*expr),
+            Expr::Node(q) => match q {
+                NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l) => stack.push(*l),
+                _ => {}
+            },
         }
     }
     f.exprs.iter().map(|(h, _)| h).filter(|h| seen[h.index()]).collect()
@@ -66,6 +71,7 @@ pub fn listing(f: &WeightFunction) -> String {
             Expr::Select { cond, then, other } => format!("select {} ? {} : {}", r(cond), r(then), r(other)),
             Expr::Call { func, args } => format!("{}({})", func.name(), args.iter().map(r).collect::<Vec<_>>().join(", ")),
             Expr::Cast { expr, to } => format!("{} as {}", r(expr), to.name()),
+            Expr::Node(q) => node_query(q, &|h| r(&h)),
         };
         let _ = writeln!(out, "  {} = {rhs} : {}", r(h), f.ty(*h).name());
     }
@@ -73,13 +79,34 @@ pub fn listing(f: &WeightFunction) -> String {
     out
 }
 
+fn node_query(q: &NodeQuery, sub: &dyn Fn(Handle<Expr>) -> String) -> String {
+    match q {
+        NodeQuery::WeightMax => "h_max(cur)".into(),
+        NodeQuery::WeightMin => "h_min(cur)".into(),
+        NodeQuery::WeightSum => "h_sum(cur)".into(),
+        NodeQuery::Degree => "degree(cur)".into(),
+        NodeQuery::BackWeight => "h_back(cur, prev)".into(),
+        NodeQuery::BackCount => "count_back(cur, prev)".into(),
+        NodeQuery::LabelMax(l) => format!("h_max_label(cur, {})", sub(*l)),
+        NodeQuery::LabelSum(l) => format!("h_sum_label(cur, {})", sub(*l)),
+        NodeQuery::LabelCount(l) => format!("count_label(cur, {})", sub(*l)),
+        NodeQuery::NeighborDegreeMax => "nbr_degree_max(cur)".into(),
+        NodeQuery::NeighborDegreeMin => "nbr_degree_min(cur)".into(),
+    }
+}
+
 /// An expression as one inline formula, e.g. `select(step.step() == 0u32, step.weight(), ...)`.
 pub fn formula(f: &WeightFunction, h: Handle<Expr>) -> String {
-    let go = |x: &Handle<Expr>| formula(f, *x);
-    match f.exprs.get(h) {
+    formula_in(&f.exprs, &f.params, h)
+}
+
+/// A formula of an expression in any arena (weight functions and derived expressions).
+pub fn formula_in(exprs: &Arena<Expr>, params: &[Param], h: Handle<Expr>) -> String {
+    let go = |x: &Handle<Expr>| formula_in(exprs, params, *x);
+    match exprs.get(h) {
         Expr::Literal(l) => literal(l),
-        Expr::Param(i) => f.params[*i].name.clone(),
-        Expr::ParamIndex { param, index } => format!("{}[{}]", f.params[*param].name, go(index)),
+        Expr::Param(i) => params[*i].name.clone(),
+        Expr::ParamIndex { param, index } => format!("{}[{}]", params[*param].name, go(index)),
         Expr::Step(s) => format!("{}()", s.signature().0),
         Expr::Unary { op: UnaryOp::Neg, arg } => format!("-({})", go(arg)),
         Expr::Unary { op: UnaryOp::Not, arg } => format!("!({})", go(arg)),
@@ -87,5 +114,26 @@ pub fn formula(f: &WeightFunction, h: Handle<Expr>) -> String {
         Expr::Select { cond, then, other } => format!("if {} {{ {} }} else {{ {} }}", go(cond), go(then), go(other)),
         Expr::Call { func, args } => format!("{}({})", func.name(), args.iter().map(go).collect::<Vec<_>>().join(", ")),
         Expr::Cast { expr, to } => format!("({} as {})", go(expr), to.name()),
+        Expr::Node(q) => node_query(q, &|x| go(&x)),
     }
+}
+
+/// The analysis table of a walk: flags, per-node arrays, `B` and `Ŝ` as formulas, and the
+/// reason for a fallback.
+pub fn analysis(f: &WeightFunction, info: &crate::analysis::WalkInfo) -> String {
+    let d = &info.derived;
+    let mut out = String::new();
+    let _ = writeln!(out, "paths:         {}", info.paths);
+    let _ = writeln!(out, "possible zero: {}", info.possible_zero);
+    let _ = writeln!(out, "arrays:        {}", if info.arrays.is_empty() { "none".to_string() } else { info.arrays.join("; ") });
+    match info.bound {
+        Some(b) => {
+            let _ = writeln!(out, "bound B:       {:?}  {}", info.bound_scope, formula_in(&d.exprs, &f.params, b));
+        }
+        None => {
+            let _ = writeln!(out, "bound B:       none: eRVS only ({})", info.fallback.as_deref().unwrap_or("unknown reason"));
+        }
+    }
+    let _ = writeln!(out, "estimate Ŝ:    {:?}  {}", info.estimate_scope, formula_in(&d.exprs, &f.params, info.sum_estimate));
+    out
 }
