@@ -28,6 +28,7 @@
 
 pub mod analysis;
 pub mod diag;
+pub mod eval;
 pub mod front;
 pub mod ir;
 pub mod print;
