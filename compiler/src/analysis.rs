@@ -175,7 +175,7 @@ pub fn analyze(f: &WeightFunction) -> WalkInfo {
 }
 
 /// The derived expressions reachable from `roots`.
-fn reachable(d: &Derived, roots: &[Handle<Expr>]) -> Vec<Handle<Expr>> {
+pub(crate) fn reachable(d: &Derived, roots: &[Handle<Expr>]) -> Vec<Handle<Expr>> {
     let mut seen = std::collections::HashSet::new();
     let mut stack = roots.to_vec();
     while let Some(x) = stack.pop() {

@@ -750,10 +750,8 @@ impl Lowerer {
                         return Err(());
                     }
                     Some(t) => t,
-                    None if is_usize(&c.ty) => {
-                        self.err_help(c.ty.span(), "`usize` is not a walk type", "index arrays with a u32 or i32 directly: `schema[i]`");
-                        return Err(());
-                    }
+                    // `as usize` is how Rust indexes arrays; in the IR an index is a u32.
+                    None if is_usize(&c.ty) => Scalar::U32,
                     None => {
                         self.err(c.ty.span(), "casts go to f32, f64, i32 or u32");
                         return Err(());

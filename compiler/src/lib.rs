@@ -32,6 +32,7 @@ pub mod eval;
 pub mod front;
 pub mod ir;
 pub mod print;
+pub mod rust_backend;
 
 pub use analysis::{Scope, WalkInfo, analyze};
 pub use diag::{Diagnostic, Diagnostics};

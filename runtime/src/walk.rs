@@ -70,6 +70,8 @@ pub struct Requirements {
     pub weight_stats: bool,
     /// Per-label max and sum of edge weights (or counts, unweighted) over each row.
     pub label_stats: bool,
+    /// Min and max out-degree of each row's destinations.
+    pub neighbor_degree: bool,
 }
 
 /// Labels above this many get no per-label arrays (they would cost `n × k` floats twice).
@@ -91,6 +93,14 @@ pub struct NodeStats {
     pub label_sum: Vec<f32>,
     /// `label_max[v * k + l]`: largest weight (1 unweighted) of `v`'s edges with label `l`.
     pub label_max: Vec<f32>,
+    /// `label_count[v * k + l]`: number of `v`'s edges with label `l`.
+    pub label_count: Vec<u32>,
+    /// Smallest edge weight in each row (0 for empty rows).
+    pub weight_min: Vec<f32>,
+    /// Largest out-degree among each row's destinations (0 for empty rows).
+    pub neighbor_degree_max: Vec<u32>,
+    /// Smallest out-degree among each row's destinations (0 for empty rows).
+    pub neighbor_degree_min: Vec<u32>,
 }
 
 impl NodeStats {
@@ -122,6 +132,13 @@ impl NodeStats {
                     }
                 })
                 .collect();
+            s.weight_min = (0..n as u32)
+                .into_par_iter()
+                .map(|v| match w {
+                    Some(w) => w[g.row(v)].iter().copied().reduce(f32::min).unwrap_or(0.0),
+                    None => (g.degree(v) > 0) as u32 as f32,
+                })
+                .collect();
             s.weight_max = per_node.iter().map(|x| x.0).collect();
             s.weight_second = per_node.iter().map(|x| x.1).collect();
             s.weight_sum = per_node.iter().map(|x| x.2).collect();
@@ -134,22 +151,43 @@ impl NodeStats {
                 let ku = k as usize;
                 let mut sum = vec![0f32; n * ku];
                 let mut max = vec![0f32; n * ku];
-                sum.par_chunks_mut(ku).zip(max.par_chunks_mut(ku)).enumerate().for_each(|(v, (sv, mv))| {
-                    let mut acc = [0f64; MAX_LABEL_STATS as usize];
-                    for e in g.row(v as u32) {
-                        let h = w.map_or(1.0, |w| w[e]);
-                        let l = labels[e] as usize;
-                        acc[l] += h as f64;
-                        mv[l] = mv[l].max(h);
-                    }
-                    for l in 0..ku {
-                        sv[l] = acc[l] as f32;
-                    }
-                });
+                let mut count = vec![0u32; n * ku];
+                sum.par_chunks_mut(ku).zip(max.par_chunks_mut(ku)).zip(count.par_chunks_mut(ku)).enumerate().for_each(
+                    |(v, ((sv, mv), cv))| {
+                        let mut acc = [0f64; MAX_LABEL_STATS as usize];
+                        for e in g.row(v as u32) {
+                            let h = w.map_or(1.0, |w| w[e]);
+                            let l = labels[e] as usize;
+                            acc[l] += h as f64;
+                            mv[l] = mv[l].max(h);
+                            cv[l] += 1;
+                        }
+                        for l in 0..ku {
+                            sv[l] = acc[l] as f32;
+                        }
+                    },
+                );
                 s.label_k = k;
                 s.label_sum = sum;
                 s.label_max = max;
+                s.label_count = count;
             }
+        }
+        if req.neighbor_degree {
+            let (mx, mn): (Vec<u32>, Vec<u32>) = (0..n as u32)
+                .into_par_iter()
+                .map(|v| {
+                    let degs = g.neighbors(v).iter().map(|&u| g.degree(u).min(u32::MAX as u64) as u32);
+                    let (mut hi, mut lo) = (0u32, u32::MAX);
+                    for d in degs {
+                        hi = hi.max(d);
+                        lo = lo.min(d);
+                    }
+                    (hi, if g.degree(v) == 0 { 0 } else { lo })
+                })
+                .unzip();
+            s.neighbor_degree_max = mx;
+            s.neighbor_degree_min = mn;
         }
         s
     }
@@ -162,6 +200,109 @@ pub struct Ctx<'a> {
     pub graph: &'a CsrGraph,
     /// Precomputed per-node aggregates.
     pub stats: &'a NodeStats,
+}
+
+impl Ctx<'_> {
+    /// The largest weight among the edges `cur -> prev` and their number (0, 0 if none, or
+    /// if `prev` is [`NO_NODE`]); unweighted graphs count every weight as 1.
+    #[inline]
+    pub fn back_edges(&self, cur: u32, prev: u32, weighted: bool) -> (f32, u32) {
+        let g = self.graph;
+        if prev as usize >= g.num_nodes() {
+            return (0.0, 0);
+        }
+        let (mut w, mut n) = (0f32, 0u32);
+        if let Some(mut e) = g.find_edge(cur, prev) {
+            let end = g.row(cur).end;
+            while e < end && g.targets()[e] == prev {
+                w = w.max(if weighted { g.weights().map_or(1.0, |x| x[e]) } else { 1.0 });
+                n += 1;
+                e += 1;
+            }
+        }
+        (w, n)
+    }
+
+    /// `(max weight, weight sum, count)` of `cur`'s edges labelled `label`. Without per-label
+    /// arrays (more than [`MAX_LABEL_STATS`] labels) this answers for the whole row: a sound
+    /// upper bound on the max, and overestimates of the sum and count.
+    #[inline]
+    pub fn label_query(&self, cur: u32, label: u32) -> (f32, f32, u32) {
+        let (v, k) = (cur as usize, self.stats.label_k);
+        if k == 0 {
+            return (self.stats.weight_max[v], self.stats.weight_sum[v], self.graph.degree(cur) as u32);
+        }
+        if label >= k {
+            return (0.0, 0.0, 0);
+        }
+        let i = v * k as usize + label as usize;
+        (self.stats.label_max[i], self.stats.label_sum[i], self.stats.label_count[i])
+    }
+}
+
+/// The view of one candidate step that a `#[walk]` function receives: the walker's built-in
+/// state, the candidate edge, and graph queries. The macro compiles the function through the
+/// IR; this type lets the function itself also compile (and be called) as plain Rust.
+#[derive(Clone, Copy)]
+pub struct Step<'a> {
+    ctx: Ctx<'a>,
+    cur: u32,
+    prev: u32,
+    start: u32,
+    step: u32,
+    edge: usize,
+}
+
+impl<'a> Step<'a> {
+    /// The step of `walker` along candidate edge `edge`.
+    pub fn new<S>(ctx: Ctx<'a>, walker: &Walker<S>, edge: usize) -> Self {
+        Step { ctx, cur: walker.cur, prev: walker.prev, start: walker.start, step: walker.step, edge }
+    }
+    /// The current node.
+    pub fn cur(&self) -> u32 {
+        self.cur
+    }
+    /// The previous node, or [`NO_NODE`] before the first move.
+    pub fn prev(&self) -> u32 {
+        self.prev
+    }
+    /// The start node.
+    pub fn start(&self) -> u32 {
+        self.start
+    }
+    /// Moves made so far.
+    pub fn step(&self) -> u32 {
+        self.step
+    }
+    /// The candidate edge's destination.
+    pub fn dst(&self) -> u32 {
+        self.ctx.graph.targets()[self.edge]
+    }
+    /// The candidate edge's weight (1 if the graph has none).
+    pub fn weight(&self) -> f32 {
+        self.ctx.graph.weights().map_or(1.0, |w| w[self.edge])
+    }
+    /// The candidate edge's label (0 if the graph has none).
+    pub fn label(&self) -> u32 {
+        self.ctx.graph.labels().map_or(0, |l| l[self.edge])
+    }
+    /// The candidate edge's index.
+    pub fn edge(&self) -> u32 {
+        self.edge as u32
+    }
+    /// The candidate edge's timestamp (0 if the graph has none).
+    pub fn time(&self) -> f64 {
+        self.ctx.graph.timestamps().map_or(0.0, |t| t[self.edge] as f64)
+    }
+    /// Whether the edge `u -> v` exists (false if either is not a node, e.g. [`NO_NODE`]).
+    pub fn has_edge(&self, u: u32, v: u32) -> bool {
+        let n = self.ctx.graph.num_nodes();
+        (u as usize) < n && (v as usize) < n && self.ctx.graph.has_edge(u, v)
+    }
+    /// The out-degree of `v` (0 if `v` is not a node).
+    pub fn degree(&self, v: u32) -> u32 {
+        if (v as usize) < self.ctx.graph.num_nodes() { self.ctx.graph.degree(v).min(u32::MAX as u64) as u32 } else { 0 }
+    }
 }
 
 /// A walk program. See the [module docs](self) for the semantics every backend implements.

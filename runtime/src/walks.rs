@@ -269,7 +269,7 @@ impl Walk for MetaPath {
         "metapath"
     }
     fn requirements(&self) -> Requirements {
-        Requirements { weight_stats: true, label_stats: true }
+        Requirements { weight_stats: true, label_stats: true, ..Default::default() }
     }
     fn weighted(&self) -> bool {
         self.weighting == Weighting::Weighted

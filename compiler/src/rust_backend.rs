@@ -1,0 +1,291 @@
+//! The native backend: Rust tokens implementing the runtime's `Walk` trait, emitted by the
+//! `#[walk]` macro and compiled by rustc with the user's crate.
+//!
+//! Expressions are emitted as trees (selects become lazy `if`s, so a `has_edge` in an untaken
+//! branch is never evaluated) with the IR's semantics: wrapping integer arithmetic, integer
+//! division by zero giving 0, graph queries on non-nodes giving false / 0, out-of-range array
+//! indices reading 0.
+
+use crate::analysis::{Scope, WalkInfo, reachable};
+use crate::ir::*;
+use proc_macro2::{Ident, Literal as Lit, Span, TokenStream};
+use quote::{format_ident, quote};
+
+/// `node2vec` -> `Node2vec`, `deep_walk` -> `DeepWalk`.
+pub fn struct_name(fn_name: &str) -> String {
+    fn_name
+        .split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+        })
+        .collect()
+}
+
+fn scalar_ty(s: Scalar) -> TokenStream {
+    match s {
+        Scalar::F32 => quote!(f32),
+        Scalar::F64 => quote!(f64),
+        Scalar::I32 => quote!(i32),
+        Scalar::U32 => quote!(u32),
+        Scalar::Bool => quote!(bool),
+    }
+}
+
+fn zero(s: Scalar) -> TokenStream {
+    match s {
+        Scalar::F32 => quote!(0.0f32),
+        Scalar::F64 => quote!(0.0f64),
+        Scalar::I32 => quote!(0i32),
+        Scalar::U32 => quote!(0u32),
+        Scalar::Bool => quote!(false),
+    }
+}
+
+struct Emitter<'a> {
+    exprs: &'a Arena<Expr>,
+    types: &'a [Scalar],
+    params: &'a [Param],
+}
+
+impl Emitter<'_> {
+    fn e(&self, h: Handle<Expr>) -> TokenStream {
+        let ty = self.types[h.index()];
+        match self.exprs.get(h) {
+            Expr::Literal(Literal::Float(v, t)) => {
+                let inf = v.is_infinite();
+                match (t, inf, *v < 0.0) {
+                    (Scalar::F64, true, false) => quote!(f64::INFINITY),
+                    (Scalar::F64, true, true) => quote!(f64::NEG_INFINITY),
+                    (_, true, false) => quote!(f32::INFINITY),
+                    (_, true, true) => quote!(f32::NEG_INFINITY),
+                    (Scalar::F64, false, _) => {
+                        let l = Lit::f64_suffixed(*v);
+                        quote!(#l)
+                    }
+                    _ => {
+                        let l = Lit::f32_suffixed(*v as f32);
+                        quote!(#l)
+                    }
+                }
+            }
+            Expr::Literal(Literal::Int(v, Scalar::U32)) => {
+                let l = Lit::u32_suffixed(*v as u32);
+                quote!(#l)
+            }
+            Expr::Literal(Literal::Int(v, _)) => {
+                let l = Lit::i32_suffixed(*v as i32);
+                quote!(#l)
+            }
+            Expr::Literal(Literal::Bool(b)) => quote!(#b),
+            Expr::Param(i) => {
+                let n = format_ident!("{}", self.params[*i].name);
+                quote!(self.#n)
+            }
+            Expr::ParamIndex { param, index } => {
+                let n = format_ident!("{}", self.params[*param].name);
+                let i = self.e(*index);
+                let z = zero(ty);
+                quote!(self.#n.get((#i) as usize).copied().unwrap_or(#z))
+            }
+            Expr::Step(f) => match f {
+                StepField::Cur => quote!(__w.cur),
+                StepField::Prev => quote!(__w.prev),
+                StepField::Start => quote!(__w.start),
+                StepField::Step => quote!(__w.step),
+                StepField::Dst => quote!(__g.targets()[__e]),
+                StepField::Weight => quote!(__g.weights().map_or(1.0f32, |__x| __x[__e])),
+                StepField::Label => quote!(__g.labels().map_or(0u32, |__x| __x[__e])),
+                StepField::Edge => quote!((__e as u32)),
+                StepField::Time => quote!(__g.timestamps().map_or(0.0f64, |__x| __x[__e] as f64)),
+            },
+            Expr::Unary { op: UnaryOp::Not, arg } => {
+                let a = self.e(*arg);
+                quote!((!(#a)))
+            }
+            Expr::Unary { op: UnaryOp::Neg, arg } => {
+                let a = self.e(*arg);
+                if ty.is_float() { quote!((-(#a))) } else { quote!((#a).wrapping_neg()) }
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.e(*lhs), self.e(*rhs));
+                let int = self.types[lhs.index()].is_int();
+                match op {
+                    BinaryOp::And => quote!(((#a) && (#b))),
+                    BinaryOp::Or => quote!(((#a) || (#b))),
+                    BinaryOp::Eq => quote!(((#a) == (#b))),
+                    BinaryOp::Ne => quote!(((#a) != (#b))),
+                    BinaryOp::Lt => quote!(((#a) < (#b))),
+                    BinaryOp::Le => quote!(((#a) <= (#b))),
+                    BinaryOp::Gt => quote!(((#a) > (#b))),
+                    BinaryOp::Ge => quote!(((#a) >= (#b))),
+                    BinaryOp::Add if int => quote!((#a).wrapping_add(#b)),
+                    BinaryOp::Sub if int => quote!((#a).wrapping_sub(#b)),
+                    BinaryOp::Mul if int => quote!((#a).wrapping_mul(#b)),
+                    BinaryOp::Div if int => quote!({ let (__x, __y) = (#a, #b); if __y == 0 { 0 } else { __x.wrapping_div(__y) } }),
+                    BinaryOp::Rem if int => quote!({ let (__x, __y) = (#a, #b); if __y == 0 { 0 } else { __x.wrapping_rem(__y) } }),
+                    BinaryOp::Add => quote!(((#a) + (#b))),
+                    BinaryOp::Sub => quote!(((#a) - (#b))),
+                    BinaryOp::Mul => quote!(((#a) * (#b))),
+                    BinaryOp::Div => quote!(((#a) / (#b))),
+                    BinaryOp::Rem => quote!(((#a) % (#b))),
+                }
+            }
+            Expr::Select { cond, then, other } => {
+                let (c, t, f) = (self.e(*cond), self.e(*then), self.e(*other));
+                quote!((if #c { #t } else { #f }))
+            }
+            Expr::Cast { expr, to } => {
+                let x = self.e(*expr);
+                let t = scalar_ty(*to);
+                quote!(((#x) as #t))
+            }
+            Expr::Call { func, args } => {
+                let a: Vec<TokenStream> = args.iter().map(|x| self.e(*x)).collect();
+                match func {
+                    Builtin::Min => {
+                        let (x, y) = (&a[0], &a[1]);
+                        quote!((#x).min(#y))
+                    }
+                    Builtin::Max => {
+                        let (x, y) = (&a[0], &a[1]);
+                        quote!((#x).max(#y))
+                    }
+                    Builtin::Abs if ty == Scalar::I32 => {
+                        let x = &a[0];
+                        quote!((#x).wrapping_abs())
+                    }
+                    Builtin::Abs | Builtin::Exp | Builtin::Ln | Builtin::Sqrt => {
+                        let m = Ident::new(func.name(), Span::call_site());
+                        let x = &a[0];
+                        quote!((#x).#m())
+                    }
+                    Builtin::Powf => {
+                        let (x, y) = (&a[0], &a[1]);
+                        quote!((#x).powf(#y))
+                    }
+                    Builtin::Degree => {
+                        let v = &a[0];
+                        quote!({ let __v: u32 = #v; if (__v as usize) < __g.num_nodes() { __g.degree(__v).min(u32::MAX as u64) as u32 } else { 0u32 } })
+                    }
+                    Builtin::HasEdge => {
+                        let (u, v) = (&a[0], &a[1]);
+                        quote!({ let (__u, __v): (u32, u32) = (#u, #v); let __n = __g.num_nodes(); (__u as usize) < __n && (__v as usize) < __n && __g.has_edge(__u, __v) })
+                    }
+                }
+            }
+            Expr::Node(q) => match q {
+                NodeQuery::WeightMax => quote!(__ctx.stats.weight_max[__w.cur as usize]),
+                NodeQuery::WeightMin => quote!(__ctx.stats.weight_min[__w.cur as usize]),
+                NodeQuery::WeightSum => quote!(__ctx.stats.weight_sum[__w.cur as usize]),
+                NodeQuery::Degree => quote!((__g.degree(__w.cur).min(u32::MAX as u64) as u32)),
+                NodeQuery::BackWeight => quote!(__ctx.back_edges(__w.cur, __w.prev, true).0),
+                NodeQuery::BackCount => quote!(__ctx.back_edges(__w.cur, __w.prev, true).1),
+                NodeQuery::LabelMax(l) => {
+                    let l = self.e(*l);
+                    quote!(__ctx.label_query(__w.cur, #l).0)
+                }
+                NodeQuery::LabelSum(l) => {
+                    let l = self.e(*l);
+                    quote!(__ctx.label_query(__w.cur, #l).1)
+                }
+                NodeQuery::LabelCount(l) => {
+                    let l = self.e(*l);
+                    quote!(__ctx.label_query(__w.cur, #l).2)
+                }
+                NodeQuery::NeighborDegreeMax => quote!(__ctx.stats.neighbor_degree_max[__w.cur as usize]),
+                NodeQuery::NeighborDegreeMin => quote!(__ctx.stats.neighbor_degree_min[__w.cur as usize]),
+            },
+        }
+    }
+}
+
+/// Emits the params struct and its `Walk` impl. `rt` is the path of the runtime crate as the
+/// user's crate sees it (e.g. `::wayfarer::runtime`); `vis` the struct's visibility.
+pub fn emit(f: &WeightFunction, info: &WalkInfo, rt: &TokenStream, vis: &TokenStream, docs: &[syn::Attribute]) -> TokenStream {
+    let name = format_ident!("{}", struct_name(&f.name));
+    let walk_name = &f.name;
+    let fields: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let n = format_ident!("{}", p.name);
+            let t = match p.ty {
+                ParamType::Scalar(s) => scalar_ty(s),
+                ParamType::Array(s, len) => {
+                    let s = scalar_ty(s);
+                    quote!([#s; #len])
+                }
+            };
+            quote!(#vis #n: #t)
+        })
+        .collect();
+    let weight = Emitter { exprs: &f.exprs, types: &f.types, params: &f.params }.e(f.result);
+    let d = Emitter { exprs: &info.derived.exprs, types: &info.derived.types, params: &f.params };
+    let bound = match info.bound {
+        Some(b) => {
+            let b = d.e(b);
+            quote!(#rt::Bound::Max(#b))
+        }
+        None => quote!(#rt::Bound::Unknown),
+    };
+    let scope = match (info.bound, info.bound_scope) {
+        (None, _) => quote!(#rt::BoundScope::None),
+        (Some(_), Scope::PerKernel) => quote!(#rt::BoundScope::PerKernel),
+        (Some(_), Scope::PerStep) => quote!(#rt::BoundScope::PerStep),
+    };
+    let estimate = d.e(info.sum_estimate);
+    let roots: Vec<Handle<Expr>> = info.bound.into_iter().chain([info.sum_estimate]).collect();
+    let queries: Vec<NodeQuery> = reachable(&info.derived, &roots)
+        .into_iter()
+        .filter_map(|h| match info.derived.exprs.get(h) {
+            Expr::Node(q) => Some(*q),
+            _ => None,
+        })
+        .collect();
+    let weight_stats = queries.iter().any(|q| matches!(q, NodeQuery::WeightMax | NodeQuery::WeightMin | NodeQuery::WeightSum));
+    let label_stats = queries.iter().any(|q| matches!(q, NodeQuery::LabelMax(_) | NodeQuery::LabelSum(_) | NodeQuery::LabelCount(_)));
+    let neighbor_degree = queries.iter().any(|q| matches!(q, NodeQuery::NeighborDegreeMax | NodeQuery::NeighborDegreeMin));
+    // Label queries fall back to whole-row aggregates when there are too many labels.
+    let weight_stats = weight_stats || label_stats;
+    let possible_zero = info.possible_zero;
+    let doc = format!("Parameters of the `{walk_name}` walk (generated by `#[walk]`).");
+    let def = if fields.is_empty() { quote!(#vis struct #name;) } else { quote!(#vis struct #name { #(#fields),* }) };
+    quote! {
+        #[doc = #doc]
+        #(#docs)*
+        #[derive(Clone, Debug, PartialEq)]
+        #def
+
+        #[allow(unused_parens, unused_braces, clippy::all)]
+        impl #rt::Walk for #name {
+            type State = ();
+            fn name(&self) -> &str { #walk_name }
+            fn requirements(&self) -> #rt::Requirements {
+                #rt::Requirements { weight_stats: #weight_stats, label_stats: #label_stats, neighbor_degree: #neighbor_degree }
+            }
+            fn weighted(&self) -> bool { true }
+            #[inline(always)]
+            fn weight(&self, __ctx: &#rt::Ctx, __w: &#rt::Walker<()>, __e: usize) -> f32 {
+                let __g = __ctx.graph;
+                let _ = (__g, __w, __e);
+                #weight
+            }
+            #[inline(always)]
+            fn bound(&self, __ctx: &#rt::Ctx, __w: &#rt::Walker<()>) -> #rt::Bound {
+                let __g = __ctx.graph;
+                let _ = (__g, __w);
+                #bound
+            }
+            fn bound_scope(&self) -> #rt::BoundScope { #scope }
+            #[inline(always)]
+            fn sum_estimate(&self, __ctx: &#rt::Ctx, __w: &#rt::Walker<()>) -> f32 {
+                let __g = __ctx.graph;
+                let _ = (__g, __w);
+                #estimate
+            }
+            fn possible_zero(&self) -> bool { #possible_zero }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! `#[walk]` walks, written as a user would, compiled by the macro to native code and run by
+//! the engine: their next-step frequencies must match the exact transition probabilities
+//! (the same independent model and chi-square test as `exactness.rs`), with every sampler.
+
+mod common;
+
+use common::*;
+use wayfarer::prelude::*;
+use wayfarer::{Bound, WalkConfig};
+
+/// Node2Vec: `a` is the return parameter p, `b` the in-out parameter q.
+#[walk]
+fn node2vec(s: &Step, a: f32, b: f32) -> f32 {
+    if s.step() == 0 {
+        return s.weight();
+    }
+    if s.dst() == s.prev() {
+        s.weight() / a
+    } else if s.has_edge(s.prev(), s.dst()) {
+        s.weight()
+    } else {
+        s.weight() / b
+    }
+}
+
+#[walk]
+fn meta_path(s: &Step, schema: [u32; 3]) -> f32 {
+    if s.label() == schema[(s.step() % 3) as usize] { s.weight() } else { 0.0 }
+}
+
+#[walk]
+fn deep_walk(s: &Step) -> f32 {
+    s.weight()
+}
+
+#[walk]
+fn second_order_pr(s: &Step, gamma: f32) -> f32 {
+    if s.prev() == NO_NODE {
+        return s.weight();
+    }
+    let mut w = (1.0 - gamma) / s.degree(s.cur()) as f32;
+    if s.has_edge(s.prev(), s.dst()) {
+        w += gamma / s.degree(s.prev()) as f32;
+    }
+    w
+}
+
+const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
+
+fn starts() -> Starts {
+    let mut v = vec![0u32; 60_000];
+    v.extend(std::iter::repeat_n(5u32, 60_000));
+    Starts::Nodes(v)
+}
+
+fn check<W: Walk>(walk: &W, model: &Model) {
+    for shape in SHAPES {
+        let edges = shaped_edges(shape);
+        let g = build(&edges);
+        for (k, mode) in MODES.into_iter().enumerate() {
+            let cfg = WalkConfig { length: 3, seed: 77 + k as u64, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+            let (walks, report) = wayfarer::engine::run(walk, &g, &starts(), &cfg, None).unwrap();
+            let t = tally(&walks, 3);
+            check_tally(&t, model, &edges, &format!("#[walk] {} {shape:?} {mode}", walk.name()));
+            if mode == SamplerMode::Rejection && !t.moves.is_empty() {
+                assert!(report.stats.rejection_steps > 0, "the compiled bound let eRJS run");
+            }
+        }
+    }
+}
+
+#[test]
+fn dsl_node2vec_is_exact() {
+    check(&Node2vec { a: 2.0, b: 0.5 }, &Model::Node2vec { a: 2.0, b: 0.5, weighted: true });
+    check(&Node2vec { a: 0.25, b: 4.0 }, &Model::Node2vec { a: 0.25, b: 4.0, weighted: true });
+}
+
+#[test]
+fn dsl_metapath_is_exact() {
+    check(&MetaPath { schema: [0, 1, 2] }, &Model::MetaPath { schema: vec![0, 1, 2], weighted: true });
+}
+
+#[test]
+fn dsl_deepwalk_is_exact() {
+    check(&DeepWalk, &Model::DeepWalk { weighted: true });
+}
+
+#[test]
+fn dsl_second_order_pagerank_is_exact() {
+    // Unweighted second-order PageRank: the DSL version computes degrees itself.
+    let walk = SecondOrderPr { gamma: 0.2 };
+    for shape in [Shape::Uniform] {
+        let edges: Vec<RawEdge> = shaped_edges(shape).into_iter().map(|(u, v, _, l)| (u, v, 1.0, l)).collect();
+        let g = build(&edges);
+        for mode in MODES {
+            let cfg = WalkConfig { length: 3, seed: 5, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+            let (walks, _) = wayfarer::engine::run(&walk, &g, &starts(), &cfg, None).unwrap();
+            check_tally(&tally(&walks, 3), &Model::Ppr2 { gamma: 0.2, weighted: false }, &edges, &format!("#[walk] ppr2 {mode}"));
+        }
+    }
+}
+
+#[test]
+fn the_function_itself_is_plain_rust_and_the_bound_is_compiled() {
+    let g = build(&shaped_edges(Shape::Uniform));
+    let stats = wayfarer::NodeStats::compute(&g, Node2vec { a: 2.0, b: 0.5 }.requirements(), true);
+    let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
+    let mut w = wayfarer::Walker::<()>::new(0);
+    let e = g.row(0).start;
+    // Called directly, the user's function and the compiled weight agree.
+    let walk = Node2vec { a: 2.0, b: 0.5 };
+    assert_eq!(node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), walk.weight(&ctx, &w, e));
+    w.prev = 1;
+    w.step = 1;
+    for e in g.row(0) {
+        let wt = walk.weight(&ctx, &w, e);
+        assert_eq!(node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), wt);
+        match walk.bound(&ctx, &w) {
+            Bound::Max(b) => assert!(b >= wt),
+            Bound::Unknown => panic!("node2vec must be bounded"),
+        }
+    }
+}
