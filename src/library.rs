@@ -128,3 +128,41 @@ impl LibraryWalk {
         }
     }
 }
+
+/// The library walks written in the `#[walk]` DSL (sources in `walks/`), compiled by the
+/// macro. `wayfarer explain <name>` shows their IR and analysis. They match the hand-written
+/// references of `wayfarer::walks` in distribution (tested); the CLI still runs the
+/// hand-written ones, which carry extra tuning the compiler does not generate yet.
+pub mod dsl {
+    /// DeepWalk.
+    pub mod deepwalk {
+        include!("../walks/deepwalk.rs");
+    }
+    /// Node2Vec.
+    pub mod node2vec {
+        include!("../walks/node2vec.rs");
+    }
+    /// MetaPath with a five-label schema.
+    pub mod metapath {
+        include!("../walks/metapath.rs");
+    }
+    /// Second-order PageRank.
+    pub mod ppr2 {
+        include!("../walks/ppr2.rs");
+    }
+    pub use deepwalk::Deepwalk;
+    pub use metapath::Metapath;
+    pub use node2vec::Node2vec;
+    pub use ppr2::Ppr2;
+
+    /// The DSL source of a library walk, by name.
+    pub fn source(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "deepwalk" => include_str!("../walks/deepwalk.rs"),
+            "node2vec" => include_str!("../walks/node2vec.rs"),
+            "metapath" => include_str!("../walks/metapath.rs"),
+            "ppr2" => include_str!("../walks/ppr2.rs"),
+            _ => return None,
+        })
+    }
+}

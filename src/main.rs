@@ -33,6 +33,11 @@ enum Cmd {
     },
     /// Run a walk.
     Walk(WalkArgs),
+    /// Show a walk's IR, its bound analysis (B, Ŝ, arrays, fallbacks) as the compiler sees it.
+    Explain {
+        /// A library walk (deepwalk, node2vec, metapath, ppr2) or a `.rs` file with one `#[walk]` function.
+        walk: String,
+    },
     /// Run the CPU benchmark (see bench/README.md).
     Bench(wayfarer::bench::BenchArgs),
 }
@@ -427,6 +432,25 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
     Ok(())
 }
 
+fn cmd_explain(walk: &str) -> Result<()> {
+    let (source, path) = match wayfarer::library::dsl::source(walk) {
+        Some(src) => (src.to_string(), format!("walks/{walk}.rs")),
+        None if walk.ends_with(".rs") => (std::fs::read_to_string(walk).with_context(|| walk.to_string())?, walk.to_string()),
+        None => bail!("`{walk}` is neither a library walk (deepwalk, node2vec, metapath, ppr2) nor a .rs file"),
+    };
+    match wayfarer_compiler::compile_source(&source) {
+        Ok((f, info)) => {
+            println!("{}", wayfarer_compiler::print::listing(&f));
+            print!("{}", wayfarer_compiler::print::analysis(&f, &info));
+            Ok(())
+        }
+        Err(d) => {
+            eprint!("{}", d.render(&source, &path));
+            bail!("{path}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
+        }
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     if let Some(t) = cli.threads {
@@ -441,6 +465,7 @@ fn main() {
         Cmd::Convert(a) => cmd_convert(a),
         Cmd::Info { graph } => cmd_info(graph),
         Cmd::Walk(a) => cmd_walk(a),
+        Cmd::Explain { walk } => cmd_explain(&walk),
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),
     };
     if let Err(e) = r {

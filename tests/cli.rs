@@ -184,3 +184,23 @@ fn bench_prints_a_table() {
     assert!(out.contains("| metapath | uniform | adaptive | 4 |"), "{out}");
     assert!(out.contains("hardware:"), "{out}");
 }
+
+#[test]
+fn explain_shows_ir_and_analysis_and_points_at_errors() {
+    let (out, _) = ok(&["explain", "node2vec"]);
+    assert!(out.contains("walk node2vec(a: f32, b: f32) -> f32") && out.contains("bound B:       PerStep"), "{out}");
+    assert!(out.contains("h_back(cur, prev)"), "{out}");
+    let d = dir();
+    let bad = d.join("bad_walk.rs");
+    std::fs::write(&bad, "#[walk]\nfn w(s: &Step) -> f32 {\n    s.weight() * 2\n}\n").unwrap();
+    let o = wayfarer(&["explain", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("bad_walk.rs:3:18") && err.contains("^") && err.contains("write `2.0`"), "{err}");
+    let dump = d.join("dump");
+    let o = Command::new(env!("CARGO_BIN_EXE_wayfarer")).args(["explain", "metapath"]).env("WAYFARER_DUMP", &dump).output().unwrap();
+    assert!(o.status.success());
+    for f in ["metapath.ir.txt", "metapath.analysis.txt", "metapath.generated.rs"] {
+        assert!(dump.join(f).exists(), "WAYFARER_DUMP did not write {f}");
+    }
+}

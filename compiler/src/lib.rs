@@ -38,3 +38,24 @@ pub use analysis::{Scope, WalkInfo, analyze};
 pub use diag::{Diagnostic, Diagnostics};
 pub use front::{lower_source, lower_weight_fn};
 pub use ir::WeightFunction;
+
+/// Writes every stage of a compilation to `dir` (what `WAYFARER_DUMP=dir` does): the IR
+/// listing, the analysis report and the generated Rust.
+pub fn dump_stages(f: &WeightFunction, info: &WalkInfo, dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join(format!("{}.ir.txt", f.name)), print::listing(f))?;
+    std::fs::write(dir.join(format!("{}.analysis.txt", f.name)), print::analysis(f, info))?;
+    let rust = rust_backend::emit(f, info, &quote::quote!(::wayfarer::runtime), &quote::quote!(pub), &[]);
+    std::fs::write(dir.join(format!("{}.generated.rs", f.name)), rust.to_string())
+}
+
+/// Compiles source text to its IR and analysis, honouring `WAYFARER_DUMP`.
+pub fn compile_source(source: &str) -> Result<(WeightFunction, WalkInfo), Diagnostics> {
+    let f = lower_source(source)?;
+    let info = analyze(&f);
+    if let Some(dir) = std::env::var_os("WAYFARER_DUMP") {
+        // A dump that cannot be written must not fail the compilation.
+        let _ = dump_stages(&f, &info, std::path::Path::new(&dir));
+    }
+    Ok((f, info))
+}

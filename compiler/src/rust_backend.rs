@@ -218,7 +218,8 @@ pub fn emit(f: &WeightFunction, info: &WalkInfo, rt: &TokenStream, vis: &TokenSt
                     quote!([#s; #len])
                 }
             };
-            quote!(#vis #n: #t)
+            let doc = format!("Hyperparameter `{}`.", p.name);
+            quote!(#[doc = #doc] #vis #n: #t)
         })
         .collect();
     let weight = Emitter { exprs: &f.exprs, types: &f.types, params: &f.params }.e(f.result);

@@ -38,6 +38,9 @@ pub fn walk(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let info = wayfarer_compiler::analyze(&ir);
+    if let Some(dir) = std::env::var_os("WAYFARER_DUMP") {
+        let _ = wayfarer_compiler::dump_stages(&ir, &info, std::path::Path::new(&dir));
+    }
     let vis = &f.vis;
     let docs: Vec<syn::Attribute> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
     let generated = wayfarer_compiler::rust_backend::emit(&ir, &info, &quote!(::wayfarer::runtime), &quote!(#vis), &docs);
