@@ -1,0 +1,8 @@
+use wayfarer::prelude::*;
+
+#[walk]
+struct Params {
+    a: f32,
+}
+
+fn main() {}
