@@ -10,7 +10,11 @@ const PINNED_RUSTC: &str = "rustc 1.95.";
 #[test]
 fn walk_diagnostics() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let version = std::process::Command::new(rustc).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let version = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
     if !version.starts_with(PINNED_RUSTC) {
         eprintln!("skipping the UI tests: their output is pinned for {PINNED_RUSTC}x, this is {}", version.trim());
         return;
