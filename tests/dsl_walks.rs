@@ -121,3 +121,40 @@ fn the_function_itself_is_plain_rust_and_the_bound_is_compiled() {
         }
     }
 }
+
+#[test]
+fn compiled_squeeze_and_dead_end_tests_are_exact() {
+    let g = build(&shaped_edges(Shape::Pareto1));
+    let reqs = Node2vec { a: 0.25, b: 4.0 }.requirements();
+    let stats = wayfarer::NodeStats::compute(&g, reqs, true);
+    let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
+    let walk = Node2vec { a: 0.25, b: 4.0 };
+    let mut enveloped = 0;
+    for cur in 0..g.num_nodes() as u32 {
+        for prev in (0..g.num_nodes() as u32).chain([NO_NODE]) {
+            let mut w = wayfarer::Walker::<()>::new(cur);
+            w.prev = prev;
+            w.step = (prev != NO_NODE) as u32;
+            for e in g.row(cur) {
+                let wt = walk.weight(&ctx, &w, e);
+                if let Some((lo, hi)) = walk.weight_envelope(&ctx, &w, e) {
+                    assert!(lo <= wt && wt <= hi, "envelope ({lo}, {hi}) misses {wt}");
+                    enveloped += 1;
+                }
+            }
+        }
+    }
+    assert!(enveloped > 0, "node2vec's has_edge branch should get a compiled squeeze");
+    // MetaPath's estimate is an exact per-label sum, so dead ends are found in O(1).
+    let mp = MetaPath { schema: [0, 1, 2] };
+    let stats = wayfarer::NodeStats::compute(&g, mp.requirements(), true);
+    let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
+    for cur in 0..g.num_nodes() as u32 {
+        for step in 0..3 {
+            let mut w = wayfarer::Walker::<()>::new(cur);
+            w.step = step;
+            let any = g.row(cur).any(|e| mp.weight(&ctx, &w, e) > 0.0);
+            assert_eq!(mp.dead_end(&ctx, &w), Some(!any), "node {cur} step {step}");
+        }
+    }
+}

@@ -45,6 +45,9 @@ pub struct WalkInfo {
     pub sum_estimate: Handle<Expr>,
     /// When `Ŝ` changes.
     pub estimate_scope: Scope,
+    /// Whether `Ŝ` is the exact sum of the step's weights (every path is `h` or 0 over edges
+    /// it selects exactly), so `Ŝ <= 0` is an exact dead-end test.
+    pub sum_exact: bool,
     /// Per-node quantities `B` and `Ŝ` read (what the runtime must precompute).
     pub arrays: Vec<&'static str>,
     /// Whether a weight can be 0 (so a step can be a dead end even with edges).
@@ -86,6 +89,8 @@ struct Path {
 
 struct Analyzer<'a> {
     f: &'a WeightFunction,
+    /// Bound the way back by the row max instead of searching for its edge.
+    cheap_back: bool,
     edge_dep: Vec<bool>,
     d: Derived,
     memo: HashMap<Handle<Expr>, Handle<Expr>>,
@@ -108,7 +113,7 @@ pub fn analyze(f: &WeightFunction) -> WalkInfo {
             Expr::Cast { expr, .. } => edge_dep[expr.index()],
         };
     }
-    let mut a = Analyzer { f, edge_dep, d: Derived::default(), memo: HashMap::new() };
+    let mut a = Analyzer { f, cheap_back: false, edge_dep, d: Derived::default(), memo: HashMap::new() };
     let mut paths = Vec::new();
     let mut guards = Vec::new();
     if !a.flatten(f.result, &mut guards, &mut paths) {
@@ -116,11 +121,25 @@ pub fn analyze(f: &WeightFunction) -> WalkInfo {
     }
     let paths: Vec<Path> = paths.into_iter().map(|(g, v)| a.classify(g, v)).collect();
 
+    // Exact iff each path's value is `h` or the literal 0 and its edge set is known exactly.
+    let sum_exact = paths.iter().all(|p| {
+        p.unknown == 0
+            && match f.exprs.get(p.value) {
+                Expr::Step(StepField::Weight) => true,
+                Expr::Literal(Literal::Float(v, _)) => *v == 0.0,
+                _ => false,
+            }
+    });
     let zero = a.f32(0.0);
     let mut fallback = None;
     let mut bound = Some(zero);
     let mut possible_zero = false;
     let mut estimate = zero;
+    // Paths on the way back need a binary search for that edge's weight. They are folded in
+    // last and lazily: with the row max in its place (a wider input, so a larger result) the
+    // path's bound is checked against the rest first, and the search runs only if it could
+    // raise B.
+    let mut deferred = Vec::new();
     for p in &paths {
         let cond = a.guard(&p.walker_guards);
         match a.range(p.value, p.selector) {
@@ -128,7 +147,9 @@ pub fn analyze(f: &WeightFunction) -> WalkInfo {
                 if !matches!(a.d.exprs.get(lo), Expr::Literal(Literal::Float(v, _)) if *v > 0.0) {
                     possible_zero = true;
                 }
-                if let Some(b) = bound {
+                if p.selector == Selector::Back {
+                    deferred.push((p, cond, hi));
+                } else if let Some(b) = bound {
                     let hi = a.select(cond, hi, zero);
                     bound = Some(a.call(Builtin::Max, vec![b, hi], Scalar::F32));
                 }
@@ -142,6 +163,22 @@ pub fn analyze(f: &WeightFunction) -> WalkInfo {
         let s = a.path_sum(p);
         let s = a.select(cond, s, zero);
         estimate = a.add(estimate, s);
+    }
+    for (p, cond, exact) in deferred {
+        let Some(rest) = bound else { break };
+        a.cheap_back = true;
+        let cheap = a.range(p.value, p.selector).map(|r| r.1);
+        a.cheap_back = false;
+        let exact = a.select(cond, exact, zero);
+        let with_exact = a.call(Builtin::Max, vec![rest, exact], Scalar::F32);
+        bound = Some(match cheap {
+            Ok(cheap) => {
+                let cheap = a.select(cond, cheap, zero);
+                let enough = a.binary(BinaryOp::Le, cheap, rest);
+                a.select(Some(enough), rest, with_exact)
+            }
+            Err(_) => with_exact,
+        });
     }
     let mut queries = Vec::new();
     let roots: Vec<Handle<Expr>> = bound.into_iter().chain([estimate]).collect();
@@ -166,6 +203,7 @@ pub fn analyze(f: &WeightFunction) -> WalkInfo {
         bound_scope,
         sum_estimate: estimate,
         estimate_scope,
+        sum_exact,
         arrays: queries,
         possible_zero,
         fallback,
@@ -406,6 +444,7 @@ impl Analyzer<'_> {
             Expr::Step(StepField::Weight) => {
                 let lo = self.node(NodeQuery::WeightMin);
                 let hi = match sel {
+                    Selector::Back if self.cheap_back => self.node(NodeQuery::WeightMax),
                     Selector::Back => self.node(NodeQuery::BackWeight),
                     Selector::Label(x) => self.node(NodeQuery::LabelMax(x)),
                     _ => self.node(NodeQuery::WeightMax),
@@ -557,21 +596,10 @@ impl Analyzer<'_> {
     fn path_sum(&mut self, p: &Path) -> Handle<Expr> {
         let (sum_h, count) = match p.selector {
             Selector::All => (self.node(NodeQuery::WeightSum), self.node(NodeQuery::Degree)),
-            Selector::Back => {
-                let w = self.node(NodeQuery::BackWeight);
-                let n = self.node(NodeQuery::BackCount);
-                let nf = self.to_f32(n);
-                (self.mul(w, nf), n)
-            }
-            Selector::NotBack => {
-                let s = self.node(NodeQuery::WeightSum);
-                let w = self.node(NodeQuery::BackWeight);
-                let n = self.node(NodeQuery::BackCount);
-                let nf = self.to_f32(n);
-                let back = self.mul(w, nf);
-                let d = self.node(NodeQuery::Degree);
-                (self.binary(BinaryOp::Sub, s, back), self.binary(BinaryOp::Sub, d, n))
-            }
+            // The estimate ignores the single edge back to `prev`: finding it costs a binary
+            // search per step, more than an estimate is worth.
+            Selector::Back => (self.f32(0.0), self.push(Expr::Literal(Literal::Int(0, Scalar::U32)), Scalar::U32)),
+            Selector::NotBack => (self.node(NodeQuery::WeightSum), self.node(NodeQuery::Degree)),
             Selector::Label(x) => (self.node(NodeQuery::LabelSum(x)), self.node(NodeQuery::LabelCount(x))),
             Selector::NotLabel(x) => {
                 let s = self.node(NodeQuery::WeightSum);

@@ -125,6 +125,7 @@ pub fn analysis(f: &WeightFunction, info: &crate::analysis::WalkInfo) -> String 
     let mut out = String::new();
     let _ = writeln!(out, "paths:         {}", info.paths);
     let _ = writeln!(out, "possible zero: {}", info.possible_zero);
+    let _ = writeln!(out, "exact sum:     {}", info.sum_exact);
     let _ = writeln!(out, "arrays:        {}", if info.arrays.is_empty() { "none".to_string() } else { info.arrays.join("; ") });
     match info.bound {
         Some(b) => {

@@ -50,6 +50,46 @@ struct Emitter<'a> {
 }
 
 impl Emitter<'_> {
+    /// Whether evaluating `h` needs a graph lookup beyond the candidate edge's own data
+    /// (`has_edge` searches a row; `degree` reads another node's offsets).
+    fn expensive(&self, h: Handle<Expr>) -> bool {
+        match self.exprs.get(h) {
+            Expr::Call { func: Builtin::HasEdge | Builtin::Degree, .. } => true,
+            Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) | Expr::Node(_) => false,
+            Expr::ParamIndex { index, .. } => self.expensive(*index),
+            Expr::Unary { arg, .. } => self.expensive(*arg),
+            Expr::Binary { lhs, rhs, .. } => self.expensive(*lhs) || self.expensive(*rhs),
+            Expr::Select { cond, then, other } => self.expensive(*cond) || self.expensive(*then) || self.expensive(*other),
+            Expr::Call { args, .. } => args.iter().any(|a| self.expensive(*a)),
+            Expr::Cast { expr, .. } => self.expensive(*expr),
+        }
+    }
+
+    /// A squeeze envelope `(lo, hi)` of the weight: the select tree is walked with cheap
+    /// conditions evaluated and expensive ones (`has_edge`, …) replaced by the min and max of
+    /// both outcomes. Each end is one of the values the weight can take, computed the same
+    /// way, so `lo <= weight <= hi` holds exactly. `None` if an expensive call sits outside
+    /// the select tree (in arithmetic), where this simple scheme does not apply.
+    fn envelope(&self, h: Handle<Expr>) -> Option<(TokenStream, TokenStream)> {
+        match self.exprs.get(h) {
+            Expr::Select { cond, then, other } => {
+                let (lt, ht) = self.envelope(*then)?;
+                let (lf, hf) = self.envelope(*other)?;
+                if self.expensive(*cond) {
+                    Some((quote!((#lt).min(#lf)), quote!((#ht).max(#hf))))
+                } else {
+                    let c = self.e(*cond);
+                    Some((quote!((if #c { #lt } else { #lf })), quote!((if #c { #ht } else { #hf }))))
+                }
+            }
+            _ if self.expensive(h) => None,
+            _ => {
+                let v = self.e(h);
+                Some((v.clone(), v))
+            }
+        }
+    }
+
     fn e(&self, h: Handle<Expr>) -> TokenStream {
         let ty = self.types[h.index()];
         match self.exprs.get(h) {
@@ -222,7 +262,31 @@ pub fn emit(f: &WeightFunction, info: &WalkInfo, rt: &TokenStream, vis: &TokenSt
             quote!(#[doc = #doc] #vis #n: #t)
         })
         .collect();
-    let weight = Emitter { exprs: &f.exprs, types: &f.types, params: &f.params }.e(f.result);
+    let we = Emitter { exprs: &f.exprs, types: &f.types, params: &f.params };
+    let weight = we.e(f.result);
+    // A squeeze only pays when the weight has an expensive part to skip.
+    let envelope = match we.expensive(f.result).then(|| we.envelope(f.result)).flatten() {
+        Some((lo, hi)) => quote! {
+            #[inline(always)]
+            fn weight_envelope(&self, __ctx: &#rt::Ctx, __w: &#rt::Walker<()>, __e: usize) -> Option<(f32, f32)> {
+                let __g = __ctx.graph;
+                let _ = (__g, __w, __e);
+                Some((#lo, #hi))
+            }
+        },
+        None => quote!(),
+    };
+    // An exact O(1) dead-end test when the estimate is an exact sum of weights.
+    let dead_end = if info.sum_exact {
+        quote! {
+            #[inline(always)]
+            fn dead_end(&self, __ctx: &#rt::Ctx, __w: &#rt::Walker<()>) -> Option<bool> {
+                Some(self.sum_estimate(__ctx, __w) <= 0.0)
+            }
+        }
+    } else {
+        quote!()
+    };
     let d = Emitter { exprs: &info.derived.exprs, types: &info.derived.types, params: &f.params };
     let bound = match info.bound {
         Some(b) => {
@@ -287,6 +351,8 @@ pub fn emit(f: &WeightFunction, info: &WalkInfo, rt: &TokenStream, vis: &TokenSt
                 #estimate
             }
             fn possible_zero(&self) -> bool { #possible_zero }
+            #envelope
+            #dead_end
         }
     }
 }
