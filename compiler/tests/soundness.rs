@@ -106,3 +106,80 @@ proptest! {
         }
     }
 }
+
+fn leaf() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "s.weight()",
+        "a",
+        "b",
+        "1.5",
+        "0.0",
+        "0.25",
+        "(s.degree(s.dst()) as f32)",
+        "(s.degree(s.cur()) as f32)",
+        "(s.step() as f32)",
+    ])
+    .prop_map(String::from)
+}
+
+fn cond(inner: BoxedStrategy<String>) -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "s.dst() == s.prev()",
+            "s.dst() != s.prev()",
+            "s.has_edge(s.prev(), s.dst())",
+            "s.label() == 1",
+            "s.label() != 2",
+            "s.step() == 0",
+            "s.prev() == NO_NODE",
+            "s.weight() > a",
+        ])
+        .prop_map(String::from),
+        (inner.clone(), inner).prop_map(|(x, y)| format!("{x} < {y}")),
+    ]
+}
+
+/// Random well-typed `f32` expressions over the walk language.
+fn expr() -> impl Strategy<Value = String> {
+    leaf().prop_recursive(4, 24, 3, |inner| {
+        let inner = inner.boxed();
+        prop_oneof![
+            (inner.clone(), prop::sample::select(vec!["abs", "sqrt", "exp"])).prop_map(|(x, f)| format!("({x}).{f}()")),
+            inner.clone().prop_map(|x| format!("(-{x})")),
+            (inner.clone(), inner.clone(), prop::sample::select(vec!["+", "-", "*", "/"])).prop_map(|(x, y, op)| format!("({x} {op} {y})")),
+            (inner.clone(), inner.clone(), prop::sample::select(vec!["min", "max"])).prop_map(|(x, y, f)| format!("({x}).{f}({y})")),
+            (cond(inner.clone()), inner.clone(), inner.clone()).prop_map(|(c, x, y)| format!("(if {c} {{ {x} }} else {{ {y} }})")),
+        ]
+    })
+}
+
+fn program() -> impl Strategy<Value = String> {
+    (expr(), proptest::option::of((cond(expr().boxed()), expr()))).prop_map(|(body, early)| match early {
+        None => format!("#[walk] fn random(s: &Step, a: f32, b: f32) -> f32 {{ {body} }}"),
+        Some((c, e)) => format!("#[walk] fn random(s: &Step, a: f32, b: f32) -> f32 {{ if {c} {{ return {e}; }} {body} }}"),
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    /// Random programs from the language's grammar: every one compiles, and where the analysis
+    /// gives a bound it holds on random graphs, states and parameters.
+    #[test]
+    fn random_programs_get_sound_bounds(src in program(), g in graph(), cur in any::<prop::sample::Index>(), prev in proptest::option::of(any::<prop::sample::Index>()), step in 0u32..4, a in param_value(), b in param_value()) {
+        let f = lower_source(&src).unwrap_or_else(|e| panic!("generated program does not compile:\n{src}\n{}", e.render(&src, "random.rs")));
+        let info = analyze(&f);
+        let Some(bound) = info.bound else { return Ok(()) };
+        let n = g.num_nodes();
+        let state = State { cur: cur.index(n) as u32, prev: prev.map_or(NO_NODE, |p| p.index(n) as u32), start: 0, step };
+        let params = [ParamValue::Scalar(Value::F32(a)), ParamValue::Scalar(Value::F32(b))];
+        let bv = Evaluator { graph: &g, params: &params, state, edge: None }.eval(&info.derived.exprs, &info.derived.types, bound).as_f64();
+        for e in g.row(state.cur) {
+            let w = Evaluator { graph: &g, params: &params, state, edge: Some(e) }.eval(&f.exprs, &f.types, f.result).as_f64();
+            if w.is_nan() || w < 0.0 {
+                continue;
+            }
+            prop_assert!(bv.is_nan() || bv >= w, "weight {} > bound {} for\n{}\n(edge {}, state {:?}, a={}, b={})", w, bv, src, e, state, a, b);
+        }
+    }
+}
