@@ -29,7 +29,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "uniform,pareto:1")]
     pub weights: String,
     /// Workloads, comma separated: deepwalk, node2vec, node2vec-unweighted, metapath,
-    /// metapath-unweighted, ppr2.
+    /// metapath-unweighted, ppr2, and the `#[walk]`-compiled deepwalk-dsl, node2vec-dsl,
+    /// metapath-dsl, ppr2-dsl.
     #[arg(long, default_value = "deepwalk,node2vec,node2vec-unweighted,metapath,metapath-unweighted,ppr2")]
     pub walks: String,
     /// Sampler policies, comma separated.
@@ -144,6 +145,10 @@ const WORKLOADS: &[Workload] = &[
     Workload { key: "metapath", walk: "metapath", unweighted: false },
     Workload { key: "metapath-unweighted", walk: "metapath", unweighted: true },
     Workload { key: "ppr2", walk: "ppr2", unweighted: true },
+    Workload { key: "deepwalk-dsl", walk: "deepwalk-dsl", unweighted: false },
+    Workload { key: "node2vec-dsl", walk: "node2vec-dsl", unweighted: false },
+    Workload { key: "metapath-dsl", walk: "metapath-dsl", unweighted: false },
+    Workload { key: "ppr2-dsl", walk: "ppr2-dsl", unweighted: true },
 ];
 
 fn list(s: &str) -> Vec<String> {
@@ -208,7 +213,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                 continue;
             }
             let walk = LibraryWalk::from_name(wl.walk, &[], &g, wl.unweighted)?;
-            let length = if wl.walk == "metapath" { walk.default_length() } else { a.length };
+            let length = if wl.walk.starts_with("metapath") { walk.default_length() } else { a.length };
             let weights_col = if wl.unweighted { "-".to_string() } else { spec.clone() };
             // Profile the cost model once per cell and reuse it, so the rows of one cell agree.
             let probe =

@@ -16,6 +16,14 @@ pub enum LibraryWalk {
     MetaPath(MetaPath),
     /// `ppr2`: `gamma` (default 0.2).
     Ppr2(Ppr2),
+    /// `deepwalk-dsl`: DeepWalk compiled from `walks/deepwalk.rs` by `#[walk]`.
+    DslDeepwalk(dsl::Deepwalk),
+    /// `node2vec-dsl`: Node2Vec compiled from `walks/node2vec.rs`.
+    DslNode2vec(dsl::Node2vec),
+    /// `metapath-dsl`: MetaPath compiled from `walks/metapath.rs` (a five-label schema).
+    DslMetapath(dsl::Metapath),
+    /// `ppr2-dsl`: unweighted second-order PageRank compiled from `walks/ppr2.rs`.
+    DslPpr2(dsl::Ppr2),
 }
 
 /// The built-in walk names with their parameters and defaults.
@@ -24,6 +32,10 @@ pub const WALKS: &[(&str, &str)] = &[
     ("node2vec", "a=2 (return p), b=0.5 (in-out q)"),
     ("metapath", "schema=0,1,2,3,4 (edge labels, cycled; default length = schema length)"),
     ("ppr2", "gamma=0.2 (second-order PageRank)"),
+    ("deepwalk-dsl", "compiled from walks/deepwalk.rs by #[walk]"),
+    ("node2vec-dsl", "a=2, b=0.5; compiled from walks/node2vec.rs"),
+    ("metapath-dsl", "schema=0,1,2,3,4 (exactly five labels); compiled from walks/metapath.rs"),
+    ("ppr2-dsl", "gamma=0.2, unweighted; compiled from walks/ppr2.rs"),
 ];
 
 /// Walks that DESIGN.md names but that arrive with the `#[walk]` DSL.
@@ -71,6 +83,34 @@ impl LibraryWalk {
                 LibraryWalk::MetaPath(MetaPath::new(schema, weighting)?)
             }
             "ppr2" => LibraryWalk::Ppr2(Ppr2::new(take_f32(&mut p, "gamma", 0.2)?, weighting)?),
+            "deepwalk-dsl" => LibraryWalk::DslDeepwalk(dsl::Deepwalk),
+            "node2vec-dsl" => {
+                let a = take_f32(&mut p, "a", 2.0)?;
+                let b = take_f32(&mut p, "b", 0.5)?;
+                Node2vec::new(a, b, weighting)?; // the same validation
+                LibraryWalk::DslNode2vec(dsl::Node2vec { a, b })
+            }
+            "metapath-dsl" => {
+                let schema = match p.iter().position(|(k, _)| k == "schema") {
+                    None => [0, 1, 2, 3, 4],
+                    Some(i) => {
+                        let (_, v) = p.remove(i);
+                        let labels: Vec<u32> = v.split(',').map(|x| x.trim().parse::<u32>()).collect::<Result<_, _>>().map_err(|_| {
+                            WalkError::Parameter { name: "schema".into(), message: format!("`{v}` is not a comma list of labels") }
+                        })?;
+                        labels.try_into().map_err(|l: Vec<u32>| WalkError::Parameter {
+                            name: "schema".into(),
+                            message: format!("metapath-dsl takes exactly five labels, got {}; use `metapath` for other lengths", l.len()),
+                        })?
+                    }
+                };
+                LibraryWalk::DslMetapath(dsl::Metapath { schema })
+            }
+            "ppr2-dsl" => {
+                let gamma = take_f32(&mut p, "gamma", 0.2)?;
+                Ppr2::new(gamma, Weighting::Unweighted)?;
+                LibraryWalk::DslPpr2(dsl::Ppr2 { gamma })
+            }
             other if LATER.contains(&other) => {
                 return Err(WalkError::Config(format!(
                     "walk `{other}` is not available yet: it comes with the #[walk] DSL; built-in walks now: {}",
@@ -98,8 +138,15 @@ impl LibraryWalk {
     pub fn default_length(&self) -> u32 {
         match self {
             LibraryWalk::MetaPath(m) => m.schema.len() as u32,
+            LibraryWalk::DslMetapath(m) => m.schema.len() as u32,
             _ => 80,
         }
+    }
+
+    /// Whether this is a `#[walk]`-compiled walk. Those read the graph's weights whenever it
+    /// has them; `--unweighted` runs them on the graph without its weights.
+    pub fn is_compiled(&self) -> bool {
+        matches!(self, LibraryWalk::DslDeepwalk(_) | LibraryWalk::DslNode2vec(_) | LibraryWalk::DslMetapath(_) | LibraryWalk::DslPpr2(_))
     }
 
     /// The walk's name.
@@ -109,6 +156,10 @@ impl LibraryWalk {
             LibraryWalk::Node2vec(_) => "node2vec",
             LibraryWalk::MetaPath(_) => "metapath",
             LibraryWalk::Ppr2(_) => "ppr2",
+            LibraryWalk::DslDeepwalk(_) => "deepwalk-dsl",
+            LibraryWalk::DslNode2vec(_) => "node2vec-dsl",
+            LibraryWalk::DslMetapath(_) => "metapath-dsl",
+            LibraryWalk::DslPpr2(_) => "ppr2-dsl",
         }
     }
 
@@ -125,6 +176,10 @@ impl LibraryWalk {
             LibraryWalk::Node2vec(w) => engine::run(w, graph, starts, cfg, progress),
             LibraryWalk::MetaPath(w) => engine::run(w, graph, starts, cfg, progress),
             LibraryWalk::Ppr2(w) => engine::run(w, graph, starts, cfg, progress),
+            LibraryWalk::DslDeepwalk(w) => engine::run(w, graph, starts, cfg, progress),
+            LibraryWalk::DslNode2vec(w) => engine::run(w, graph, starts, cfg, progress),
+            LibraryWalk::DslMetapath(w) => engine::run(w, graph, starts, cfg, progress),
+            LibraryWalk::DslPpr2(w) => engine::run(w, graph, starts, cfg, progress),
         }
     }
 }

@@ -126,7 +126,8 @@ struct ConvertArgs {
 
 #[derive(Args)]
 struct WalkArgs {
-    /// A built-in walk: deepwalk, node2vec, metapath, ppr2.
+    /// A built-in walk: deepwalk, node2vec, metapath, ppr2 (hand-written), or their
+    /// `#[walk]`-compiled versions deepwalk-dsl, node2vec-dsl, metapath-dsl, ppr2-dsl.
     walk: String,
     /// The graph (.wfg, .mtx or edge list); omit for the embedded WordNet graph.
     #[arg(long)]
@@ -379,8 +380,11 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         wayfarer::output::OutputFormat::for_path(o)?;
     }
     let params = parse_params(&a.params)?;
-    let g = load_graph(a.graph.as_deref(), a.quiet)?;
+    let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
     let walk = LibraryWalk::from_name(&a.walk, &params, &g, a.unweighted)?;
+    if a.unweighted && walk.is_compiled() {
+        g.set_weights(None)?;
+    }
     let cfg = WalkConfig {
         length: a.length.unwrap_or_else(|| walk.default_length()),
         seed: a.seed,

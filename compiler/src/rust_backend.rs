@@ -54,7 +54,9 @@ impl Emitter<'_> {
     /// (`has_edge` searches a row; `degree` reads another node's offsets).
     fn expensive(&self, h: Handle<Expr>) -> bool {
         match self.exprs.get(h) {
-            Expr::Call { func: Builtin::HasEdge | Builtin::Degree, .. } => true,
+            Expr::Call { func: Builtin::HasEdge, .. } => true,
+            // The degree of a walker-level node (cur, prev) is one cached offsets read.
+            Expr::Call { func: Builtin::Degree, args } => self.per_edge(args[0]),
             Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) | Expr::Node(_) => false,
             Expr::ParamIndex { index, .. } => self.expensive(*index),
             Expr::Unary { arg, .. } => self.expensive(*arg),
@@ -62,6 +64,19 @@ impl Emitter<'_> {
             Expr::Select { cond, then, other } => self.expensive(*cond) || self.expensive(*then) || self.expensive(*other),
             Expr::Call { args, .. } => args.iter().any(|a| self.expensive(*a)),
             Expr::Cast { expr, .. } => self.expensive(*expr),
+        }
+    }
+
+    fn per_edge(&self, h: Handle<Expr>) -> bool {
+        match self.exprs.get(h) {
+            Expr::Step(f) => f.is_per_edge(),
+            Expr::Literal(_) | Expr::Param(_) | Expr::Node(_) => false,
+            Expr::ParamIndex { index, .. } => self.per_edge(*index),
+            Expr::Unary { arg, .. } => self.per_edge(*arg),
+            Expr::Binary { lhs, rhs, .. } => self.per_edge(*lhs) || self.per_edge(*rhs),
+            Expr::Select { cond, then, other } => self.per_edge(*cond) || self.per_edge(*then) || self.per_edge(*other),
+            Expr::Call { args, .. } => args.iter().any(|a| self.per_edge(*a)),
+            Expr::Cast { expr, .. } => self.per_edge(*expr),
         }
     }
 
