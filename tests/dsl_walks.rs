@@ -158,3 +158,34 @@ fn compiled_squeeze_and_dead_end_tests_are_exact() {
         }
     }
 }
+
+/// Weights from a node property of the candidate: not boundable yet, so the walk runs eRVS
+/// only (and says so), and is still exact.
+#[walk]
+fn scored(s: &Step, bias: f32) -> f32 {
+    s.node_prop("score", s.dst()) + bias * s.node_prop("score", s.cur())
+}
+
+#[test]
+fn node_properties_are_read_and_unbounded_walks_fall_back_to_ervs() {
+    use std::collections::HashMap;
+    let edges = shaped_edges(Shape::Uniform);
+    let mut g = build(&edges);
+    let score = vec![1.0f32, 0.0, 2.0, 3.0, 0.5, 4.0, 0.0];
+    g.set_node_property("score", score.clone()).unwrap();
+    let walk = Scored { bias: 0.5 };
+    assert_eq!(walk.bound_scope(), wayfarer::BoundScope::None);
+    let cfg = WalkConfig { length: 1, seed: 9, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+    let (walks, report) = wayfarer::engine::run(&walk, &g, &Starts::Nodes(vec![0; 100_000]), &cfg, None).unwrap();
+    assert_eq!(report.stats.rejection_steps, 0, "no bound, no eRJS");
+    let mut counts: HashMap<u32, u64> = HashMap::new();
+    for i in 0..walks.len() {
+        if let [_, next] = walks.walk(i) {
+            *counts.entry(*next).or_default() += 1;
+        }
+    }
+    let targets: Vec<u32> = edges.iter().filter(|e| e.0 == 0).map(|e| e.1).collect();
+    let total: f64 = targets.iter().map(|&t| (score[t as usize] + 0.5 * score[0]) as f64).sum();
+    let exact: HashMap<u32, f64> = targets.iter().map(|&t| (t, (score[t as usize] + 0.5 * score[0]) as f64 / total)).collect();
+    assert!(chi_square_p(&counts, &exact, "scored") > ALPHA, "{counts:?} vs {exact:?}");
+}

@@ -538,6 +538,9 @@ impl Analyzer<'_> {
                     }
                     Builtin::Powf => Err("`powf` of a per-edge value is not bounded yet; use exp(ln(x) * y) on a positive x".into()),
                     Builtin::Degree | Builtin::HasEdge => Err(format!("`{}` cannot be bounded here", func.name())),
+                    Builtin::NodeProp(_) => {
+                        Err("a node property of the candidate's node cannot be bounded yet (no per-node arrays for properties)".into())
+                    }
                 }
             }
             Expr::ParamIndex { .. } => Err("an array indexed by a per-edge value cannot be bounded".into()),

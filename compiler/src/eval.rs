@@ -78,6 +78,8 @@ pub struct Evaluator<'a> {
     pub state: State,
     /// The candidate edge (an index into the graph's edge arrays), for weight expressions.
     pub edge: Option<usize>,
+    /// The walk's node-property names ([`WeightFunction::props`]).
+    pub props: &'a [String],
 }
 
 fn zero_of(t: Scalar) -> Value {
@@ -286,6 +288,10 @@ impl Evaluator<'_> {
                 if pick_a { a } else { b }
             }
             Builtin::Degree => Value::U32(self.graph.degree(v[0].as_u32()) as u32),
+            Builtin::NodeProp(i) => {
+                let node = v[0].as_u32() as usize;
+                Value::F32(self.graph.node_property(&self.props[i as usize]).and_then(|p| p.get(node).copied()).unwrap_or(0.0))
+            }
             Builtin::HasEdge => {
                 let (u, w) = (v[0].as_u32(), v[1].as_u32());
                 let n = self.graph.num_nodes() as u32;

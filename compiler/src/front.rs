@@ -17,11 +17,13 @@ pub const MAX_UNROLL: u64 = 256;
 pub const MAX_NODES: usize = 200_000;
 
 const ALLOWED: &str = "the walk language has `let`, `if`/`else`, `match` on integers, `for i in 0..N` with a constant N, \
-arithmetic and comparisons on f32/f64/i32/u32/bool, `as` casts, min/max/abs/exp/ln/sqrt/powf, and the step's accessors";
+arithmetic and comparisons on f32/f64/i32/u32/bool, `as` casts, min/max/abs/exp/ln/sqrt/powf, the step's accessors, \
+`has_edge`, `degree` and `node_prop`";
 
 /// Lowers a `#[walk] fn name(s: &Step, params...) -> f32 { ... }` to a [`WeightFunction`].
 pub fn lower_weight_fn(item: &syn::ItemFn) -> Result<WeightFunction, Diagnostics> {
     let mut l = Lowerer {
+        props: Vec::new(),
         leaves: Default::default(),
         exprs: Arena::default(),
         types: Vec::new(),
@@ -48,6 +50,7 @@ pub fn lower_weight_fn(item: &syn::ItemFn) -> Result<WeightFunction, Diagnostics
             exprs: l.exprs,
             types: l.types,
             result,
+            props: l.props,
             span: item.span(),
         }),
         _ => {
@@ -111,6 +114,7 @@ enum Work<'a> {
 }
 
 struct Lowerer {
+    props: Vec<String>,
     /// Leaves (step accessors, scalar parameters) are shared: one node each.
     leaves: std::collections::HashMap<Leaf, Handle<Expr>>,
     exprs: Arena<Expr>,
@@ -969,6 +973,9 @@ impl Lowerer {
                 }
                 return self.push(Expr::Step(f), f.signature().1, span);
             }
+            if name == "node_prop" {
+                return self.node_prop(m, env);
+            }
             let (func, arity) = match name.as_str() {
                 "has_edge" => (Builtin::HasEdge, 2),
                 "degree" => (Builtin::Degree, 1),
@@ -977,7 +984,7 @@ impl Lowerer {
                     self.err_help(
                         m.method.span(),
                         format!("`{}` has no method `{name}`", self.step),
-                        format!("the step has {}(), has_edge(u, v) and degree(v)", accessors.join("(), ")),
+                        format!("the step has {}(), has_edge(u, v), degree(v) and node_prop(\"name\", v)", accessors.join("(), ")),
                     );
                     return Err(());
                 }
@@ -1034,6 +1041,31 @@ impl Lowerer {
             args.push(self.expr(a, env, Some(t))?);
         }
         self.builtin(func, args, span)
+    }
+
+    fn node_prop(&mut self, m: &syn::ExprMethodCall, env: &Env) -> Lowered {
+        let span = m.span();
+        let name = match m.args.first() {
+            Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) if m.args.len() == 2 => s.value(),
+            _ => {
+                self.err_help(m.method.span(), "`node_prop` takes a property name and a node", "write `s.node_prop(\"score\", s.dst())`");
+                return Err(());
+            }
+        };
+        let node = self.expr(&m.args[1], env, Some(Scalar::U32))?;
+        if self.ty(node) != Scalar::U32 {
+            let t = self.ty(node).name();
+            self.err(m.args[1].span(), format!("`node_prop` takes a node id (`u32`), found `{t}`"));
+            return Err(());
+        }
+        let i = match self.props.iter().position(|p| *p == name) {
+            Some(i) => i,
+            None => {
+                self.props.push(name);
+                self.props.len() - 1
+            }
+        };
+        self.push(Expr::Call { func: Builtin::NodeProp(i as u16), args: vec![node] }, Scalar::F32, span)
     }
 
     fn builtin(&mut self, func: Builtin, args: Vec<Handle<Expr>>, span: Span) -> Lowered {

@@ -226,6 +226,9 @@ pub enum Builtin {
     Degree,
     /// `s.has_edge(u, v)`: whether the edge `u -> v` exists.
     HasEdge,
+    /// `s.node_prop("name", v)`: node property number `i` of the walk's property table
+    /// ([`WeightFunction::props`]) at node `v` (0 if the graph lacks it).
+    NodeProp(u16),
 }
 
 impl Builtin {
@@ -241,6 +244,7 @@ impl Builtin {
             Builtin::Powf => "powf",
             Builtin::Degree => "degree",
             Builtin::HasEdge => "has_edge",
+            Builtin::NodeProp(_) => "node_prop",
         }
     }
 }
@@ -455,6 +459,8 @@ pub struct WeightFunction {
     pub types: Vec<Scalar>,
     /// The weight.
     pub result: Handle<Expr>,
+    /// Names of the node properties the walk reads (indexed by [`Builtin::NodeProp`]).
+    pub props: Vec<String>,
     /// The span of the whole item.
     pub span: Span,
 }

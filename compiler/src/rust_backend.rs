@@ -47,6 +47,7 @@ struct Emitter<'a> {
     exprs: &'a Arena<Expr>,
     types: &'a [Scalar],
     params: &'a [Param],
+    props: &'a [String],
 }
 
 impl Emitter<'_> {
@@ -54,7 +55,7 @@ impl Emitter<'_> {
     /// (`has_edge` searches a row; `degree` reads another node's offsets).
     fn expensive(&self, h: Handle<Expr>) -> bool {
         match self.exprs.get(h) {
-            Expr::Call { func: Builtin::HasEdge, .. } => true,
+            Expr::Call { func: Builtin::HasEdge | Builtin::NodeProp(_), .. } => true,
             // The degree of a walker-level node (cur, prev) is one cached offsets read.
             Expr::Call { func: Builtin::Degree, args } => self.per_edge(args[0]),
             Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) | Expr::Node(_) => false,
@@ -224,6 +225,11 @@ impl Emitter<'_> {
                         let v = &a[0];
                         quote!({ let __v: u32 = #v; if (__v as usize) < __g.num_nodes() { __g.degree(__v).min(u32::MAX as u64) as u32 } else { 0u32 } })
                     }
+                    Builtin::NodeProp(i) => {
+                        let name = &self.props[*i as usize];
+                        let v = &a[0];
+                        quote!(__g.node_property(#name).and_then(|__p| __p.get((#v) as usize).copied()).unwrap_or(0.0f32))
+                    }
                     Builtin::HasEdge => {
                         let (u, v) = (&a[0], &a[1]);
                         quote!({ let (__u, __v): (u32, u32) = (#u, #v); let __n = __g.num_nodes(); (__u as usize) < __n && (__v as usize) < __n && __g.has_edge(__u, __v) })
@@ -277,7 +283,7 @@ pub fn emit(f: &WeightFunction, info: &WalkInfo, rt: &TokenStream, vis: &TokenSt
             quote!(#[doc = #doc] #vis #n: #t)
         })
         .collect();
-    let we = Emitter { exprs: &f.exprs, types: &f.types, params: &f.params };
+    let we = Emitter { exprs: &f.exprs, types: &f.types, params: &f.params, props: &f.props };
     let weight = we.e(f.result);
     // A squeeze only pays when the weight has an expensive part to skip.
     let envelope = match we.expensive(f.result).then(|| we.envelope(f.result)).flatten() {
@@ -302,7 +308,7 @@ pub fn emit(f: &WeightFunction, info: &WalkInfo, rt: &TokenStream, vis: &TokenSt
     } else {
         quote!()
     };
-    let d = Emitter { exprs: &info.derived.exprs, types: &info.derived.types, params: &f.params };
+    let d = Emitter { exprs: &info.derived.exprs, types: &info.derived.types, params: &f.params, props: &f.props };
     let bound = match info.bound {
         Some(b) => {
             let b = d.e(b);

@@ -299,6 +299,11 @@ impl<'a> Step<'a> {
         let n = self.ctx.graph.num_nodes();
         (u as usize) < n && (v as usize) < n && self.ctx.graph.has_edge(u, v)
     }
+    /// Node property `name` at node `v` (0 if the graph has no such property or `v` is not a
+    /// node).
+    pub fn node_prop(&self, name: &str, v: u32) -> f32 {
+        self.ctx.graph.node_property(name).and_then(|p| p.get(v as usize).copied()).unwrap_or(0.0)
+    }
     /// The out-degree of `v` (0 if `v` is not a node).
     pub fn degree(&self, v: u32) -> u32 {
         if (v as usize) < self.ctx.graph.num_nodes() { self.ctx.graph.degree(v).min(u32::MAX as u64) as u32 } else { 0 }
