@@ -50,6 +50,9 @@ fn check<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, 
                 if mode == SamplerMode::Rejection && !t.moves.is_empty() {
                     assert!(report.stats.rejection_steps > 0, "{what}: eRJS never ran");
                 }
+                if walk.static_weight() && mode == SamplerMode::Adaptive && weighted && matches!(shape, Shape::Pareto1 | Shape::Outlier) {
+                    assert!(report.stats.table_steps > 0, "{what}: the prefix table never ran: {:?}", report.stats);
+                }
             }
         }
     }

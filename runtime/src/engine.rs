@@ -212,6 +212,8 @@ pub struct SamplerStats {
     pub reservoir_steps: u64,
     /// Steps sampled by a reference sampler.
     pub reference_steps: u64,
+    /// Steps of a static-weight walk sampled by binary search in precomputed row prefix sums.
+    pub table_steps: u64,
     /// Walks ended at a dead end before their length.
     pub dead_ends: u64,
     /// Walks ended by the program's stop rule.
@@ -225,13 +227,15 @@ impl SamplerStats {
         self.rejection_fallbacks += o.rejection_fallbacks;
         self.reservoir_steps += o.reservoir_steps;
         self.reference_steps += o.reference_steps;
+        self.table_steps += o.table_steps;
         self.dead_ends += o.dead_ends;
         self.stopped += o.stopped;
     }
 
     /// "eRJS 63.2% / eRVS 36.8%"-style summary of sampled steps.
     pub fn mix(&self) -> String {
-        let total = (self.rejection_steps + self.rejection_fallbacks + self.reservoir_steps + self.reference_steps).max(1) as f64;
+        let total = (self.rejection_steps + self.rejection_fallbacks + self.reservoir_steps + self.reference_steps + self.table_steps)
+            .max(1) as f64;
         let pct = |x: u64| 100.0 * x as f64 / total;
         if self.reference_steps > 0 {
             return format!("reference 100% ({} steps)", self.reference_steps);
@@ -239,6 +243,9 @@ impl SamplerStats {
         let mut s = format!("eRJS {:.1}% / eRVS {:.1}%", pct(self.rejection_steps), pct(self.reservoir_steps));
         if self.rejection_fallbacks > 0 {
             s += &format!(" / eRJS->eRVS {:.2}%", pct(self.rejection_fallbacks));
+        }
+        if self.table_steps > 0 {
+            s += &format!(" / prefix table {:.1}%", pct(self.table_steps));
         }
         s
     }
@@ -303,6 +310,40 @@ struct Env<'a, W: Walk> {
     mode: SamplerMode,
     cost: CostModel,
     seed: u64,
+    /// Per-row inclusive prefix sums of a static-weight walk's weights (adaptive mode).
+    table: Option<Vec<f64>>,
+}
+
+/// Rows whose expected number of eRJS trials reaches this use the prefix table instead.
+const TABLE_TRIALS: f64 = 2.5;
+
+/// Edge counts above which no prefix table is built (it costs 8 bytes per edge).
+const MAX_TABLE_EDGES: u64 = 1 << 30;
+
+/// Builds the per-row prefix sums of a static-weight walk, checking every weight.
+fn build_table<W: Walk>(walk: &W, ctx: &Ctx) -> Result<Vec<f64>, WalkError> {
+    let g = ctx.graph;
+    let mut table = vec![0f64; g.num_edges() as usize];
+    let chunks = crate::graph::build::row_chunks(g.offsets(), 1 << 16);
+    let ptr = table.as_mut_ptr() as usize;
+    chunks.into_par_iter().try_for_each(|nodes| {
+        for v in nodes {
+            let w = Walker::<W::State>::new(v as u32);
+            let row = g.row(v as u32);
+            let mut acc = 0f64;
+            for e in row {
+                let x = walk.weight(ctx, &w, e);
+                if !(x >= 0.0) || x == f32::INFINITY {
+                    return Err(WalkError::BadWeight { walk: walk.name().into(), weight: x, src: v as u32, dst: g.targets()[e], step: 0 });
+                }
+                acc += x as f64;
+                // SAFETY: rows are disjoint and each belongs to exactly one chunk.
+                unsafe { *(ptr as *mut f64).add(e) = acc };
+            }
+        }
+        Ok(())
+    })?;
+    Ok(table)
 }
 
 fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, bound: f32, e: SampleError) -> WalkError {
@@ -396,6 +437,29 @@ impl<W: Walk> Env<'_, W> {
                     SamplerMode::Adaptive | SamplerMode::Rejection => {
                         if walk.possible_zero() && walk.dead_end(ctx, wr) == Some(true) {
                             return Ok(Turn::DeadEnd);
+                        }
+                        if let Some(table) = &self.table {
+                            let trials = match walk.bound(ctx, wr) {
+                                Bound::Max(b) => d as f64 * b as f64 / walk.sum_estimate(ctx, wr).max(f32::MIN_POSITIVE) as f64,
+                                Bound::Unknown => f64::INFINITY,
+                            };
+                            if !(trials < TABLE_TRIALS) {
+                                st.table_steps += 1;
+                                let row = &table[base..base + d];
+                                let total = row[d - 1];
+                                if total <= 0.0 {
+                                    return Ok(Turn::DeadEnd);
+                                }
+                                let x = rng.uniform() * total;
+                                let i = row.partition_point(|&p| p <= x).min(d - 1);
+                                *phase = Phase::Start;
+                                let e = base + i;
+                                w.prev = w.cur;
+                                w.cur = g.targets()[e];
+                                w.last_edge = e as u64;
+                                w.step += 1;
+                                return Ok(Turn::Moved);
+                            }
                         }
                         let rejection_bound = match walk.bound(ctx, wr) {
                             Bound::Max(b) if b > 0.0 && b.is_finite() => {
@@ -580,7 +644,14 @@ pub fn run<W: Walk>(
     cost.validate()?;
     let profile_seconds = t1.elapsed().as_secs_f64();
 
-    let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed };
+    let t3 = Instant::now();
+    let table = if cfg.sampler == SamplerMode::Adaptive && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES {
+        Some(build_table(walk, &ctx)?)
+    } else {
+        None
+    };
+    let precompute_seconds = precompute_seconds + t3.elapsed().as_secs_f64();
+    let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table };
     let mut nodes = vec![NO_NODE; cells as usize];
     let mut lengths = vec![0u32; walkers as usize];
     let chunk = 512usize;

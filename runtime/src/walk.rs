@@ -361,6 +361,13 @@ pub trait Walk: Sync {
     /// Whether a weight can be 0 (so a step can be a dead end even with edges).
     fn possible_zero(&self) -> bool;
 
+    /// Whether `weight(e)` depends only on the edge (and the hyperparameters), never on the
+    /// walker: then the engine may precompute per-row prefix sums once and sample skewed rows
+    /// by binary search instead of rejection or a full scan.
+    fn static_weight(&self) -> bool {
+        false
+    }
+
     /// An exact, cheap dead-end test if the walk has one: `Some(true)` if every weight of this
     /// step is 0. `None` means "unknown": the samplers find out themselves.
     fn dead_end(&self, _ctx: &Ctx, _walker: &Walker<Self::State>) -> Option<bool> {

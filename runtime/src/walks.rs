@@ -65,6 +65,9 @@ impl Walk for DeepWalk {
     fn weight(&self, ctx: &Ctx, _w: &Walker<()>, e: usize) -> f32 {
         h(ctx, self.weighting, e)
     }
+    fn static_weight(&self) -> bool {
+        true
+    }
     #[inline(always)]
     fn bound(&self, ctx: &Ctx, w: &Walker<()>) -> Bound {
         Bound::Max(ctx.stats.weight_max[w.cur as usize])

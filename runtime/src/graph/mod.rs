@@ -6,7 +6,7 @@
 //! always a correct adjacency test. Original node ids from the input are kept in an [`IdMap`],
 //! so outputs can be written in the user's ids.
 
-mod build;
+pub(crate) mod build;
 pub mod generate;
 mod text;
 mod wfg;
