@@ -204,3 +204,12 @@ fn explain_shows_ir_and_analysis_and_points_at_errors() {
         assert!(dump.join(f).exists(), "WAYFARER_DUMP did not write {f}");
     }
 }
+
+#[test]
+fn compiled_library_walks_run_from_the_cli() {
+    let (_, err) = ok(&["walk", "node2vec-dsl", "--length", "5", "-p", "a=1", "-p", "b=2", "--quiet", "--cost-ratio", "2"]);
+    assert!(err.contains("node2vec: 116650 walkers"), "{err}");
+    let (_, err) = ok(&["walk", "metapath-dsl", "-p", "schema=1,3,1,3,1", "--quiet", "--cost-ratio", "2"]);
+    assert!(err.contains("metapath:") && err.contains("dead ends"), "{err}");
+    fails(&["walk", "metapath-dsl", "-p", "schema=1,3"], "exactly five labels");
+}
