@@ -524,59 +524,6 @@ pub(crate) fn parse_matrix_market(data: &[u8], path: &Path) -> Result<CsrGraph, 
     build::build(n, &source, &bopts, ids)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(s: &str, opts: &EdgeListOptions) -> Result<CsrGraph, GraphError> {
-        parse_edge_list(s.as_bytes(), Path::new("t.txt"), opts)
-    }
-
-    #[test]
-    fn compacts_sparse_ids_and_keeps_them() {
-        let g = parse("# comment\n10 30\n30,20\n% other\n\n20\t10\n", &EdgeListOptions::default()).unwrap();
-        assert_eq!(g.num_nodes(), 3);
-        assert_eq!(g.num_edges(), 3);
-        assert_eq!(g.id_map().original(0), 10);
-        assert_eq!(g.id_map().original(2), 30);
-        assert_eq!(g.neighbors(0), &[2]);
-    }
-
-    #[test]
-    fn errors_name_the_line() {
-        let e = parse("0 1\n1 2\n2 x\n", &EdgeListOptions::default()).unwrap_err().to_string();
-        assert!(e.starts_with("t.txt:3: column 2"), "{e}");
-        let opts = EdgeListOptions { weight_col: Some(3), ..Default::default() };
-        let e = parse("0 1 1.0\n1 2 -3\n", &opts).unwrap_err().to_string();
-        assert!(e.contains("t.txt:2:") && e.contains("negative"), "{e}");
-        let e = parse("0 1 nan\n", &opts).unwrap_err().to_string();
-        assert!(e.contains("NaN"), "{e}");
-        let e = parse("0 1 1e60\n", &opts).unwrap_err().to_string();
-        assert!(e.contains("infinite"), "{e}");
-        let e = parse("0 99999999999999999999\n", &EdgeListOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("64 bits"), "{e}");
-        let e = parse("# only comments\n", &EdgeListOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("no edges"), "{e}");
-        let e = parse("5\n", &EdgeListOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("t.txt:1:") && e.contains("1 field"), "{e}");
-    }
-
-    #[test]
-    fn matrix_market_symmetric_and_truncated() {
-        let mm = "%%MatrixMarket matrix coordinate real symmetric\n% c\n3 3 2\n2 1 0.5\n3 3 2.0\n";
-        let g = parse_matrix_market(mm.as_bytes(), Path::new("m.mtx")).unwrap();
-        assert_eq!(g.num_edges(), 3);
-        assert_eq!(g.neighbors(0), &[1]);
-        assert_eq!(g.id_map().original(0), 1);
-        let cut = "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n";
-        let e = parse_matrix_market(cut.as_bytes(), Path::new("m.mtx")).unwrap_err().to_string();
-        assert!(e.contains("m.mtx:2:") && e.contains("truncated"), "{e}");
-        let bad = "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 4\n";
-        let e = parse_matrix_market(bad.as_bytes(), Path::new("m.mtx")).unwrap_err().to_string();
-        assert!(e.contains("m.mtx:3:") && e.contains("outside 1..=3"), "{e}");
-    }
-}
-
 /// Writes `g` as a text edge list in original ids: `source target [weight] [label]
 /// [timestamp]`, the attribute columns present in the graph, in that order (named in a
 /// leading `#` comment). Rows are formatted in parallel and written in order.
@@ -667,4 +614,57 @@ pub(crate) fn read_node_property(g: &CsrGraph, path: &Path, default: f32) -> Res
         set += 1;
     }
     Ok((values, set))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str, opts: &EdgeListOptions) -> Result<CsrGraph, GraphError> {
+        parse_edge_list(s.as_bytes(), Path::new("t.txt"), opts)
+    }
+
+    #[test]
+    fn compacts_sparse_ids_and_keeps_them() {
+        let g = parse("# comment\n10 30\n30,20\n% other\n\n20\t10\n", &EdgeListOptions::default()).unwrap();
+        assert_eq!(g.num_nodes(), 3);
+        assert_eq!(g.num_edges(), 3);
+        assert_eq!(g.id_map().original(0), 10);
+        assert_eq!(g.id_map().original(2), 30);
+        assert_eq!(g.neighbors(0), &[2]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse("0 1\n1 2\n2 x\n", &EdgeListOptions::default()).unwrap_err().to_string();
+        assert!(e.starts_with("t.txt:3: column 2"), "{e}");
+        let opts = EdgeListOptions { weight_col: Some(3), ..Default::default() };
+        let e = parse("0 1 1.0\n1 2 -3\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("t.txt:2:") && e.contains("negative"), "{e}");
+        let e = parse("0 1 nan\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("NaN"), "{e}");
+        let e = parse("0 1 1e60\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("infinite"), "{e}");
+        let e = parse("0 99999999999999999999\n", &EdgeListOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("64 bits"), "{e}");
+        let e = parse("# only comments\n", &EdgeListOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("no edges"), "{e}");
+        let e = parse("5\n", &EdgeListOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("t.txt:1:") && e.contains("1 field"), "{e}");
+    }
+
+    #[test]
+    fn matrix_market_symmetric_and_truncated() {
+        let mm = "%%MatrixMarket matrix coordinate real symmetric\n% c\n3 3 2\n2 1 0.5\n3 3 2.0\n";
+        let g = parse_matrix_market(mm.as_bytes(), Path::new("m.mtx")).unwrap();
+        assert_eq!(g.num_edges(), 3);
+        assert_eq!(g.neighbors(0), &[1]);
+        assert_eq!(g.id_map().original(0), 1);
+        let cut = "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n";
+        let e = parse_matrix_market(cut.as_bytes(), Path::new("m.mtx")).unwrap_err().to_string();
+        assert!(e.contains("m.mtx:2:") && e.contains("truncated"), "{e}");
+        let bad = "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 4\n";
+        let e = parse_matrix_market(bad.as_bytes(), Path::new("m.mtx")).unwrap_err().to_string();
+        assert!(e.contains("m.mtx:3:") && e.contains("outside 1..=3"), "{e}");
+    }
 }
