@@ -102,16 +102,8 @@ type Range = (Handle<Expr>, Handle<Expr>);
 pub fn analyze(f: &WeightFunction) -> WalkInfo {
     let mut edge_dep = vec![false; f.exprs.len()];
     for (h, e) in f.exprs.iter() {
-        edge_dep[h.index()] = match e {
-            Expr::Step(s) => s.is_per_edge(),
-            Expr::Literal(_) | Expr::Param(_) | Expr::Node(_) => false,
-            Expr::ParamIndex { index, .. } => edge_dep[index.index()],
-            Expr::Unary { arg, .. } => edge_dep[arg.index()],
-            Expr::Binary { lhs, rhs, .. } => edge_dep[lhs.index()] || edge_dep[rhs.index()],
-            Expr::Select { cond, then, other } => edge_dep[cond.index()] || edge_dep[then.index()] || edge_dep[other.index()],
-            Expr::Call { args, .. } => args.iter().any(|a| edge_dep[a.index()]),
-            Expr::Cast { expr, .. } => edge_dep[expr.index()],
-        };
+        // Operands precede their users, so one forward pass suffices.
+        edge_dep[h.index()] = matches!(e, Expr::Step(s) if s.is_per_edge()) || e.operands().iter().any(|o| edge_dep[o.index()]);
     }
     let mut a = Analyzer { f, cheap_back: false, edge_dep, d: Derived::default(), memo: HashMap::new() };
     let mut paths = Vec::new();
@@ -217,22 +209,8 @@ pub(crate) fn reachable(d: &Derived, roots: &[Handle<Expr>]) -> Vec<Handle<Expr>
     let mut seen = std::collections::HashSet::new();
     let mut stack = roots.to_vec();
     while let Some(x) = stack.pop() {
-        if !seen.insert(x) {
-            continue;
-        }
-        match d.exprs.get(x) {
-            Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) => {}
-            Expr::Node(q) => {
-                if let NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l) = q {
-                    stack.push(*l)
-                }
-            }
-            Expr::ParamIndex { index, .. } => stack.push(*index),
-            Expr::Unary { arg, .. } => stack.push(*arg),
-            Expr::Binary { lhs, rhs, .. } => stack.extend([*lhs, *rhs]),
-            Expr::Select { cond, then, other } => stack.extend([*cond, *then, *other]),
-            Expr::Call { args, .. } => stack.extend(args.iter().copied()),
-            Expr::Cast { expr, .. } => stack.push(*expr),
+        if seen.insert(x) {
+            stack.extend(d.exprs.get(x).operands());
         }
     }
     let mut v: Vec<_> = seen.into_iter().collect();

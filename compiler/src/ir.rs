@@ -374,6 +374,23 @@ pub enum Expr {
     Node(NodeQuery),
 }
 
+impl Expr {
+    /// The expression's operands (including a node query's label expression).
+    pub fn operands(&self) -> Vec<Handle<Expr>> {
+        match self {
+            Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) => Vec::new(),
+            Expr::Node(NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l)) => vec![*l],
+            Expr::Node(_) => Vec::new(),
+            Expr::ParamIndex { index, .. } => vec![*index],
+            Expr::Unary { arg, .. } => vec![*arg],
+            Expr::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+            Expr::Select { cond, then, other } => vec![*cond, *then, *other],
+            Expr::Call { args, .. } => args.clone(),
+            Expr::Cast { expr, .. } => vec![*expr],
+        }
+    }
+}
+
 /// Per-node quantities that bounds and sum estimates read. All concern the current node's
 /// row; the runtime precomputes the aggregates or looks them up per step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -22,21 +22,8 @@ pub fn live(f: &WeightFunction) -> Vec<Handle<Expr>> {
     let mut seen = vec![false; f.exprs.len()];
     let mut stack = vec![f.result];
     while let Some(h) = stack.pop() {
-        if std::mem::replace(&mut seen[h.index()], true) {
-            continue;
-        }
-        match f.exprs.get(h) {
-            Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) => {}
-            Expr::ParamIndex { index, .. } => stack.push(*index),
-            Expr::Unary { arg, .. } => stack.push(*arg),
-            Expr::Binary { lhs, rhs, .. } => stack.extend([*lhs, *rhs]),
-            Expr::Select { cond, then, other } => stack.extend([*cond, *then, *other]),
-            Expr::Call { args, .. } => stack.extend(args.iter().copied()),
-            Expr::Cast { expr, .. } => stack.push(*expr),
-            Expr::Node(q) => match q {
-                NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l) => stack.push(*l),
-                _ => {}
-            },
+        if !std::mem::replace(&mut seen[h.index()], true) {
+            stack.extend(f.exprs.get(h).operands());
         }
     }
     f.exprs.iter().map(|(h, _)| h).filter(|h| seen[h.index()]).collect()

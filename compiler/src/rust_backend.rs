@@ -51,48 +51,31 @@ struct Emitter<'a> {
 }
 
 impl Emitter<'_> {
+    /// Whether any node of `h`'s tree satisfies `pred`.
+    fn any(&self, h: Handle<Expr>, pred: &dyn Fn(&Expr) -> bool) -> bool {
+        let e = self.exprs.get(h);
+        pred(e) || e.operands().into_iter().any(|x| self.any(x, pred))
+    }
+
     /// Whether evaluating `h` needs a graph lookup beyond the candidate edge's own data
-    /// (`has_edge` searches a row; `degree` reads another node's offsets).
+    /// (`has_edge` searches a row; `degree` of another node reads its offsets).
     fn expensive(&self, h: Handle<Expr>) -> bool {
-        match self.exprs.get(h) {
+        self.any(h, &|e| match e {
             Expr::Call { func: Builtin::HasEdge | Builtin::NodeProp(_), .. } => true,
             // The degree of a walker-level node (cur, prev) is one cached offsets read.
             Expr::Call { func: Builtin::Degree, args } => self.per_edge(args[0]),
-            Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) | Expr::Node(_) => false,
-            Expr::ParamIndex { index, .. } => self.expensive(*index),
-            Expr::Unary { arg, .. } => self.expensive(*arg),
-            Expr::Binary { lhs, rhs, .. } => self.expensive(*lhs) || self.expensive(*rhs),
-            Expr::Select { cond, then, other } => self.expensive(*cond) || self.expensive(*then) || self.expensive(*other),
-            Expr::Call { args, .. } => args.iter().any(|a| self.expensive(*a)),
-            Expr::Cast { expr, .. } => self.expensive(*expr),
-        }
+            _ => false,
+        })
     }
 
     /// Whether `h` reads the walker (so the weight is not static).
     fn reads_walker(&self, h: Handle<Expr>) -> bool {
-        match self.exprs.get(h) {
-            Expr::Step(f) => !f.is_per_edge(),
-            Expr::Literal(_) | Expr::Param(_) | Expr::Node(_) => false,
-            Expr::ParamIndex { index, .. } => self.reads_walker(*index),
-            Expr::Unary { arg, .. } => self.reads_walker(*arg),
-            Expr::Binary { lhs, rhs, .. } => self.reads_walker(*lhs) || self.reads_walker(*rhs),
-            Expr::Select { cond, then, other } => self.reads_walker(*cond) || self.reads_walker(*then) || self.reads_walker(*other),
-            Expr::Call { args, .. } => args.iter().any(|a| self.reads_walker(*a)),
-            Expr::Cast { expr, .. } => self.reads_walker(*expr),
-        }
+        self.any(h, &|e| matches!(e, Expr::Step(f) if !f.is_per_edge()))
     }
 
+    /// Whether `h` reads the candidate edge.
     fn per_edge(&self, h: Handle<Expr>) -> bool {
-        match self.exprs.get(h) {
-            Expr::Step(f) => f.is_per_edge(),
-            Expr::Literal(_) | Expr::Param(_) | Expr::Node(_) => false,
-            Expr::ParamIndex { index, .. } => self.per_edge(*index),
-            Expr::Unary { arg, .. } => self.per_edge(*arg),
-            Expr::Binary { lhs, rhs, .. } => self.per_edge(*lhs) || self.per_edge(*rhs),
-            Expr::Select { cond, then, other } => self.per_edge(*cond) || self.per_edge(*then) || self.per_edge(*other),
-            Expr::Call { args, .. } => args.iter().any(|a| self.per_edge(*a)),
-            Expr::Cast { expr, .. } => self.per_edge(*expr),
-        }
+        self.any(h, &|e| matches!(e, Expr::Step(f) if f.is_per_edge()))
     }
 
     /// A squeeze envelope `(lo, hi)` of the weight: the select tree is walked with cheap
