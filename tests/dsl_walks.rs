@@ -8,30 +8,8 @@ use common::*;
 use wayfarer::prelude::*;
 use wayfarer::{Bound, WalkConfig};
 
-/// Node2Vec: `a` is the return parameter p, `b` the in-out parameter q.
-#[walk]
-fn node2vec(s: &Step, a: f32, b: f32) -> f32 {
-    if s.step() == 0 {
-        return s.weight();
-    }
-    if s.dst() == s.prev() {
-        s.weight() / a
-    } else if s.has_edge(s.prev(), s.dst()) {
-        s.weight()
-    } else {
-        s.weight() / b
-    }
-}
-
-#[walk]
-fn meta_path(s: &Step, schema: [u32; 3]) -> f32 {
-    if s.label() == schema[(s.step() % 3) as usize] { s.weight() } else { 0.0 }
-}
-
-#[walk]
-fn deep_walk(s: &Step) -> f32 {
-    s.weight()
-}
+// The library's compiled walks (walks/*.rs, expanded by #[walk] inside wayfarer).
+use wayfarer::library::dsl::{Deepwalk, Metapath, Node2vec};
 
 #[walk]
 fn second_order_pr(s: &Step, gamma: f32) -> f32 {
@@ -77,12 +55,12 @@ fn dsl_node2vec_is_exact() {
 
 #[test]
 fn dsl_metapath_is_exact() {
-    check(&MetaPath { schema: [0, 1, 2] }, &Model::MetaPath { schema: vec![0, 1, 2], weighted: true });
+    check(&Metapath { schema: [0, 1, 2, 0, 1] }, &Model::MetaPath { schema: vec![0, 1, 2, 0, 1], weighted: true });
 }
 
 #[test]
 fn dsl_deepwalk_is_exact() {
-    check(&DeepWalk, &Model::DeepWalk { weighted: true });
+    check(&Deepwalk, &Model::DeepWalk { weighted: true });
 }
 
 #[test]
@@ -109,12 +87,12 @@ fn the_function_itself_is_plain_rust_and_the_bound_is_compiled() {
     let e = g.row(0).start;
     // Called directly, the user's function and the compiled weight agree.
     let walk = Node2vec { a: 2.0, b: 0.5 };
-    assert_eq!(node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), walk.weight(&ctx, &w, e));
+    assert_eq!(wayfarer::library::dsl::node2vec::node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), walk.weight(&ctx, &w, e));
     w.prev = 1;
     w.step = 1;
     for e in g.row(0) {
         let wt = walk.weight(&ctx, &w, e);
-        assert_eq!(node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), wt);
+        assert_eq!(wayfarer::library::dsl::node2vec::node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), wt);
         match walk.bound(&ctx, &w) {
             Bound::Max(b) => assert!(b >= wt),
             Bound::Unknown => panic!("node2vec must be bounded"),
@@ -146,7 +124,7 @@ fn compiled_squeeze_and_dead_end_tests_are_exact() {
     }
     assert!(enveloped > 0, "node2vec's has_edge branch should get a compiled squeeze");
     // MetaPath's estimate is an exact per-label sum, so dead ends are found in O(1).
-    let mp = MetaPath { schema: [0, 1, 2] };
+    let mp = Metapath { schema: [0, 1, 2, 0, 1] };
     let stats = wayfarer::NodeStats::compute(&g, mp.requirements(), true);
     let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
     for cur in 0..g.num_nodes() as u32 {

@@ -3,29 +3,9 @@
 
 use wayfarer_compiler::{lower_source, print};
 
-const NODE2VEC: &str = r#"
-#[walk]
-fn node2vec(s: &Step, a: f32, b: f32) -> f32 {
-    if s.step() == 0 {
-        return s.weight();
-    }
-    if s.dst() == s.prev() {
-        s.weight() / a
-    } else if s.has_edge(s.prev(), s.dst()) {
-        s.weight()
-    } else {
-        s.weight() / b
-    }
-}
-"#;
+const NODE2VEC: &str = include_str!("../../walks/node2vec.rs");
 
-const METAPATH: &str = r#"
-#[walk]
-fn metapath(s: &Step, schema: [u32; 5]) -> f32 {
-    let wanted = schema[s.step() % 5];
-    if s.label() == wanted { s.weight() } else { 0.0 }
-}
-"#;
+const METAPATH: &str = include_str!("../../walks/metapath.rs");
 
 const PPR2: &str = r#"
 #[walk]
