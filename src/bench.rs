@@ -244,7 +244,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
             for (mode, width, rep, rate) in rows {
                 let vs = ervs_rate.map_or("-".to_string(), |e| format!("{:.2}x", rate / e));
                 let line = format!(
-                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.2} | {} | {} | {:.2}, {:.1} |\n",
+                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.2} | {} | {} | {:.2}, {:.1}, {:.2} |\n",
                     wl.key,
                     weights_col,
                     mode,
@@ -256,7 +256,8 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                     vs,
                     rep.stats.mix(),
                     model.ratio,
-                    model.fixed
+                    model.fixed,
+                    model.ratio_short
                 );
                 print!("{line}");
                 out.push_str(&line);

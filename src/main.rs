@@ -156,10 +156,10 @@ struct WalkArgs {
     /// adaptive, erjs, ervs, its (reference), prefix-reservoir (reference).
     #[arg(long, default_value = "adaptive")]
     sampler: String,
-    /// Fix the cost model instead of profiling it: `R` or `R,F` (trial/edge cost ratio, eRVS
-    /// fixed cost in edges; both are printed by every run). Makes runs reproducible across
-    /// machines.
-    #[arg(long, value_name = "R[,F]")]
+    /// Fix the cost model instead of profiling it: `R`, `R,F` or `R,F,R_short` (trial/edge
+    /// cost ratio, eRVS fixed cost in edges, the ratio on rows of at most 64 edges; all are
+    /// printed by every run). Makes runs reproducible across machines.
+    #[arg(long, value_name = "R[,F[,R_SHORT]]")]
     cost_ratio: Option<String>,
     /// Write original (input) ids or internal ids.
     #[arg(long, default_value = "original")]
@@ -396,11 +396,12 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
                     .split(',')
                     .map(|x| x.trim().parse::<f64>())
                     .collect::<Result<_, _>>()
-                    .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R or R,F"))?;
+                    .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R, R,F or R,F,R_short"))?;
                 match nums.as_slice() {
                     [r] => CostRatio::Fixed(*r),
-                    [r, f] => CostRatio::Model(wayfarer::engine::CostModel { ratio: *r, fixed: *f }),
-                    _ => bail!("--cost-ratio {s}: expected R or R,F"),
+                    [r, f] => CostRatio::Model(wayfarer::engine::CostModel::uniform(*r, *f)),
+                    [r, f, rs] => CostRatio::Model(wayfarer::engine::CostModel { ratio: *r, fixed: *f, ratio_short: *rs }),
+                    _ => bail!("--cost-ratio {s}: expected R, R,F or R,F,R_short"),
                 }
             }
         },

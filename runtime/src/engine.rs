@@ -67,33 +67,54 @@ impl std::fmt::Display for SamplerMode {
     }
 }
 
-/// The per-step cost model: eRVS iff `ratio·d·B > Ŝ·(d + fixed)` (see the module docs).
+/// Rows up to this length count as short in the cost model: they fit in a few cache lines,
+/// so an eRJS trial there is much cheaper than on a hub's row.
+pub const SHORT_ROW: usize = 64;
+
+/// The per-step cost model: eRVS iff `R·d·B > Ŝ·(d + F)` (see the module docs), with `R`
+/// measured separately for short rows (up to [`SHORT_ROW`] edges) and long ones.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CostModel {
-    /// `R`: time of one eRJS trial over time of one eRVS edge.
+    /// `R` on long rows: time of one eRJS trial over time of one eRVS edge.
     pub ratio: f64,
     /// `F`: eRVS's fixed cost per step, in edge reads.
     pub fixed: f64,
+    /// `R` on short rows.
+    pub ratio_short: f64,
 }
 
 impl CostModel {
     /// Whether eRVS is expected to be cheaper than eRJS for this step.
     #[inline(always)]
     pub fn prefers_reservoir(&self, d: usize, bound: f32, sum_estimate: f32) -> bool {
+        let r = self.ratio_for(d);
         let d = d as f64;
-        self.ratio * d * bound as f64 > sum_estimate as f64 * (d + self.fixed)
+        r * d * bound as f64 > sum_estimate as f64 * (d + self.fixed)
+    }
+
+    /// `R` for a row of length `d`.
+    #[inline(always)]
+    pub fn ratio_for(&self, d: usize) -> f64 {
+        if d <= SHORT_ROW { self.ratio_short } else { self.ratio }
+    }
+
+    /// One `R` for every row length.
+    pub fn uniform(ratio: f64, fixed: f64) -> Self {
+        CostModel { ratio, fixed, ratio_short: ratio }
     }
 
     /// eRJS's trial cap: about twice the trials eRVS's whole step would cost, so a loose bound
     /// costs at most a small constant factor over choosing eRVS directly.
     #[inline(always)]
     pub fn trial_cap(&self, d: usize) -> u32 {
-        (2.0 * (d as f64 + self.fixed) / self.ratio.max(1e-3)).clamp(32.0, 1e9) as u32
+        (2.0 * (d as f64 + self.fixed) / self.ratio_for(d).max(1e-3)).clamp(32.0, 1e9) as u32
     }
 
     fn validate(&self) -> Result<(), WalkError> {
-        if !(self.ratio > 0.0 && self.ratio.is_finite()) {
-            return Err(WalkError::param("cost-ratio", format!("R = {} must be finite and > 0", self.ratio)));
+        for r in [self.ratio, self.ratio_short] {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(WalkError::param("cost-ratio", format!("R = {r} must be finite and > 0")));
+            }
         }
         if !(self.fixed >= 0.0 && self.fixed.is_finite()) {
             return Err(WalkError::param("cost-ratio", format!("F = {} must be finite and >= 0", self.fixed)));
@@ -287,7 +308,7 @@ impl RunReport {
     /// The one-line summary printed after a run.
     pub fn summary(&self, backend: &str) -> String {
         format!(
-            "{}: {} walkers, {} steps in {:.3} s ({:.2} M steps/s), backend {backend} ({} threads), sampler {} [{}], R = {:.3}, F = {:.1} ({}), dead ends {}",
+            "{}: {} walkers, {} steps in {:.3} s ({:.2} M steps/s), backend {backend} ({} threads), sampler {} [{}], R = {:.3}, F = {:.1}, R(short rows) = {:.3} ({}), dead ends {}",
             self.walk,
             self.walkers,
             self.steps,
@@ -298,6 +319,7 @@ impl RunReport {
             self.stats.mix(),
             self.cost.ratio,
             self.cost.fixed,
+            self.cost.ratio_short,
             self.cost_ratio_source,
             self.stats.dead_ends,
         )
@@ -632,10 +654,10 @@ pub fn run<W: Walk>(
     let needs_ratio = cfg.sampler == SamplerMode::Adaptive;
     let t1 = Instant::now();
     let (cost, source) = if !needs_ratio {
-        (CostModel { ratio: 1.0, fixed: 0.0 }, "unused")
+        (CostModel::uniform(1.0, 0.0), "unused")
     } else {
         match cfg.cost_ratio {
-            CostRatio::Fixed(ratio) => (CostModel { ratio, fixed: 0.0 }, "fixed"),
+            CostRatio::Fixed(ratio) => (CostModel::uniform(ratio, 0.0), "fixed"),
             CostRatio::Model(m) => (m, "fixed"),
             CostRatio::Profile => (profile_cost_model(walk, &ctx), "profiled"),
             CostRatio::Cached => cached_model(walk, &ctx),
@@ -705,7 +727,7 @@ pub fn profile_cost_model<W: Walk>(walk: &W, ctx: &Ctx) -> CostModel {
     const MAX_EDGES: usize = 1 << 20;
     const SHORT: usize = 2;
     const PILOT_STEPS: u32 = 6;
-    let fallback = CostModel { ratio: 1.0, fixed: 0.0 };
+    let fallback = CostModel::uniform(1.0, 0.0);
     let g = ctx.graph;
     let n = g.num_nodes();
     let stride = (n / PROBES).max(1);
@@ -758,27 +780,40 @@ pub fn profile_cost_model<W: Walk>(walk: &W, ctx: &Ctx) -> CostModel {
         }
         (t.elapsed().as_secs_f64(), edges, steps)
     };
-    let mut best_rjs = f64::INFINITY;
+    let (mut best_rjs, mut best_rjs_short) = (f64::INFINITY, f64::INFINITY);
+    let short_probes = probes.iter().filter(|(w, _)| g.degree(w.cur) as usize <= SHORT_ROW).count();
     let (mut best_long, mut best_short) = (f64::INFINITY, f64::INFINITY);
     let (mut long_edges, mut long_steps, mut short_steps) = (0, 0, 0);
     for round in 0..3 {
-        let t = Instant::now();
-        let mut acc = 0u64;
-        for (k, (w, b)) in probes.iter().enumerate() {
-            let row = g.row(w.cur);
-            let d = row.len() as u64;
-            let mut rng = StepRng::new(round, k as u64, 0, Purpose::Profile);
-            // The same trial as the engine's, squeeze included: on skewed weights most
-            // rejections are decided by the envelope alone, and R must reflect that.
-            for _ in 0..TRIALS {
-                let (i, y) = sampler::rejection_propose(d as usize, *b, &mut rng);
-                let envelope = |i: usize| walk.weight_envelope(ctx, w, row.start + i);
-                let weight = |i: usize| walk.weight(ctx, w, row.start + i);
-                acc += sampler::rejection_decide(i, y, f32::INFINITY, envelope, weight).unwrap_or(false) as u64;
+        // Short and long rows are timed apart: a trial in a row of a few cache lines costs
+        // far less than one in a hub's row.
+        for short in [false, true] {
+            let t = Instant::now();
+            let mut acc = 0u64;
+            for (k, (w, b)) in probes.iter().enumerate() {
+                let row = g.row(w.cur);
+                if (row.len() <= SHORT_ROW) != short {
+                    continue;
+                }
+                let d = row.len() as u64;
+                let mut rng = StepRng::new(round, k as u64, 0, Purpose::Profile);
+                // The same trial as the engine's, squeeze included: on skewed weights most
+                // rejections are decided by the envelope alone, and R must reflect that.
+                for _ in 0..TRIALS {
+                    let (i, y) = sampler::rejection_propose(d as usize, *b, &mut rng);
+                    let envelope = |i: usize| walk.weight_envelope(ctx, w, row.start + i);
+                    let weight = |i: usize| walk.weight(ctx, w, row.start + i);
+                    acc += sampler::rejection_decide(i, y, f32::INFINITY, envelope, weight).unwrap_or(false) as u64;
+                }
+            }
+            std::hint::black_box(acc);
+            let el = t.elapsed().as_secs_f64();
+            if short {
+                best_rjs_short = best_rjs_short.min(el);
+            } else {
+                best_rjs = best_rjs.min(el);
             }
         }
-        std::hint::black_box(acc);
-        best_rjs = best_rjs.min(t.elapsed().as_secs_f64());
         let (tl, el, sl) = reservoir(round, MAX_EDGES_PER_PROBE);
         best_long = best_long.min(tl);
         (long_edges, long_steps) = (el, sl);
@@ -786,18 +821,28 @@ pub fn profile_cost_model<W: Walk>(walk: &W, ctx: &Ctx) -> CostModel {
         best_short = best_short.min(ts);
         short_steps = ss;
     }
-    let per_trial = best_rjs / (probes.len() * TRIALS) as f64;
+    let long_probes = probes.len() - short_probes;
+    let per_trial_long = (long_probes > 0).then(|| best_rjs / (long_probes * TRIALS) as f64);
+    let per_trial_short = (short_probes > 0).then(|| best_rjs_short / (short_probes * TRIALS) as f64);
+    let (per_trial, per_trial_short) = match (per_trial_long, per_trial_short) {
+        (Some(l), Some(s)) => (l, s),
+        (Some(l), None) => (l, l),
+        (None, Some(s)) => (s, s),
+        (None, None) => return fallback,
+    };
     let per_short_step = best_short / short_steps as f64;
     // Long scans: steps·(c0 + SHORT·ce) + (edges - SHORT·steps)·ce.
     let extra_edges = long_edges as f64 - (SHORT * long_steps) as f64;
     let per_edge = if extra_edges > 0.0 { (best_long - per_short_step * long_steps as f64) / extra_edges } else { f64::NAN };
     if !(per_edge > 0.0 && per_edge.is_finite() && per_trial > 0.0) {
         // Too few long rows to separate the costs: fall back to the plain ratio.
-        let r = per_trial / (best_long / long_edges.max(1) as f64);
-        return if r.is_finite() && r > 0.0 { CostModel { ratio: r, fixed: 0.0 } } else { fallback };
+        let per_edge = best_long / long_edges.max(1) as f64;
+        let m = CostModel { ratio: per_trial / per_edge, fixed: 0.0, ratio_short: per_trial_short / per_edge };
+        return if m.validate().is_ok() { m } else { fallback };
     }
     let fixed = (per_short_step / per_edge - SHORT as f64).max(0.0);
-    CostModel { ratio: per_trial / per_edge, fixed }
+    let m = CostModel { ratio: per_trial / per_edge, fixed, ratio_short: per_trial_short / per_edge };
+    if m.validate().is_ok() { m } else { fallback }
 }
 
 /// The cost-ratio cache: `$WAYFARER_CACHE_DIR/cost-ratio.tsv`, else
@@ -816,7 +861,7 @@ pub fn cost_cache_path() -> Option<std::path::PathBuf> {
 fn cached_model<W: Walk>(walk: &W, ctx: &Ctx) -> (CostModel, &'static str) {
     let g = ctx.graph;
     let key = format!(
-        "v{}/2|{}|{}|n={}|m={}",
+        "v{}/3|{}|{}|n={}|m={}",
         env!("CARGO_PKG_VERSION"),
         walk.name(),
         if walk.weighted() { "weighted" } else { "unweighted" },
@@ -829,11 +874,12 @@ fn cached_model<W: Walk>(walk: &W, ctx: &Ctx) -> (CostModel, &'static str) {
     {
         for line in text.lines() {
             let f: Vec<&str> = line.split('\t').collect();
-            if f.len() == 3
+            if f.len() == 4
                 && f[0] == key
-                && let (Ok(ratio), Ok(fixed)) = (f[1].trim().parse::<f64>(), f[2].trim().parse::<f64>())
+                && let (Ok(ratio), Ok(fixed), Ok(ratio_short)) =
+                    (f[1].trim().parse::<f64>(), f[2].trim().parse::<f64>(), f[3].trim().parse::<f64>())
             {
-                let m = CostModel { ratio, fixed };
+                let m = CostModel { ratio, fixed, ratio_short };
                 if m.validate().is_ok() {
                     return (m, "cached");
                 }
@@ -846,7 +892,7 @@ fn cached_model<W: Walk>(walk: &W, ctx: &Ctx) -> (CostModel, &'static str) {
         let _ = std::fs::create_dir_all(p.parent().unwrap()).and_then(|_| {
             use std::io::Write;
             let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p)?;
-            writeln!(f, "{key}\t{}\t{}", m.ratio, m.fixed)
+            writeln!(f, "{key}\t{}\t{}\t{}", m.ratio, m.fixed, m.ratio_short)
         });
     }
     (m, "profiled")
@@ -859,11 +905,11 @@ mod tests {
 
     #[test]
     fn cost_model_reduces_to_flexiwalker_rule_without_fixed_cost() {
-        let m = CostModel { ratio: 4.0, fixed: 0.0 };
+        let m = CostModel::uniform(4.0, 0.0);
         assert!(m.prefers_reservoir(10, 2.0, 7.9));
         assert!(!m.prefers_reservoir(10, 2.0, 8.0));
         // A fixed cost moves small rows to rejection sampling.
-        let f = CostModel { ratio: 4.0, fixed: 30.0 };
+        let f = CostModel::uniform(4.0, 30.0);
         assert!(!f.prefers_reservoir(3, 2.0, 4.0));
         assert!(f.prefers_reservoir(3000, 2.0, 4.0));
         assert!(f.trial_cap(0) >= 32);
