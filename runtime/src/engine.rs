@@ -449,88 +449,80 @@ impl<W: Walk> Env<'_, W> {
         let weight = |i: usize| walk.weight(ctx, wr, base + i);
         let envelope = |i: usize| walk.weight_envelope(ctx, wr, base + i);
         let err = |e, bound| to_walk_error(walk.name(), ctx, wr, base, bound, e);
-        let picked = match *phase {
-            Phase::Start => {
-                if d == 0 {
-                    return Ok(Turn::DeadEnd);
-                }
-                *rng = StepRng::new(self.seed, s.query, wr.step, Purpose::Sample);
-                match self.mode {
-                    SamplerMode::Adaptive | SamplerMode::Rejection => {
-                        if walk.possible_zero() && walk.dead_end(ctx, wr) == Some(true) {
-                            return Ok(Turn::DeadEnd);
-                        }
-                        if let Some(table) = &self.table {
-                            let trials = match walk.bound(ctx, wr) {
-                                Bound::Max(b) => d as f64 * b as f64 / walk.sum_estimate(ctx, wr).max(f32::MIN_POSITIVE) as f64,
-                                Bound::Unknown => f64::INFINITY,
-                            };
-                            if !(trials < TABLE_TRIALS) {
-                                st.table_steps += 1;
-                                let row = &table[base..base + d];
-                                let total = row[d - 1];
-                                if total <= 0.0 {
-                                    return Ok(Turn::DeadEnd);
+        let picked = 'pick: {
+            match *phase {
+                Phase::Start => {
+                    if d == 0 {
+                        return Ok(Turn::DeadEnd);
+                    }
+                    *rng = StepRng::new(self.seed, s.query, wr.step, Purpose::Sample);
+                    match self.mode {
+                        SamplerMode::Adaptive | SamplerMode::Rejection => {
+                            if walk.possible_zero() && walk.dead_end(ctx, wr) == Some(true) {
+                                return Ok(Turn::DeadEnd);
+                            }
+                            // B and Ŝ are evaluated once per step, whichever sampler uses them.
+                            let bound = walk.bound(ctx, wr);
+                            let mut estimate = None;
+                            let mut sum_estimate = || *estimate.get_or_insert_with(|| walk.sum_estimate(ctx, wr));
+                            if let Some(table) = &self.table {
+                                let trials = match bound {
+                                    Bound::Max(b) => d as f64 * b as f64 / sum_estimate().max(f32::MIN_POSITIVE) as f64,
+                                    Bound::Unknown => f64::INFINITY,
+                                };
+                                if !(trials < TABLE_TRIALS) {
+                                    st.table_steps += 1;
+                                    break 'pick sampler::prefix_table(&table[base..base + d], rng);
                                 }
-                                let x = rng.uniform() * total;
-                                let i = row.partition_point(|&p| p <= x).min(d - 1);
-                                *phase = Phase::Start;
-                                let e = base + i;
-                                w.prev = w.cur;
-                                w.cur = g.targets()[e];
-                                w.last_edge = e as u64;
-                                w.step += 1;
-                                return Ok(Turn::Moved);
                             }
-                        }
-                        let rejection_bound = match walk.bound(ctx, wr) {
-                            Bound::Max(b) if b > 0.0 && b.is_finite() => {
-                                let use_it =
-                                    self.mode == SamplerMode::Rejection || !self.cost.prefers_reservoir(d, b, walk.sum_estimate(ctx, wr));
-                                use_it.then_some(b)
+                            let rejection_bound = match bound {
+                                Bound::Max(b) if b > 0.0 && b.is_finite() => {
+                                    let use_it = self.mode == SamplerMode::Rejection || !self.cost.prefers_reservoir(d, b, sum_estimate());
+                                    use_it.then_some(b)
+                                }
+                                // Every weight is <= 0, i.e. 0: nothing can be taken.
+                                Bound::Max(b) if b <= 0.0 => return Ok(Turn::DeadEnd),
+                                _ => None,
+                            };
+                            if let Some(bound) = rejection_bound {
+                                let (index, level) = sampler::rejection_propose(d, bound, rng);
+                                self.prefetch_edge(base + index);
+                                *phase = Phase::Trial { index, level, trials: 1, bound };
+                                return Ok(Turn::Pending);
                             }
-                            // Every weight is <= 0, i.e. 0: nothing can be taken.
-                            Bound::Max(b) if b <= 0.0 => return Ok(Turn::DeadEnd),
-                            _ => None,
-                        };
-                        if let Some(bound) = rejection_bound {
-                            let (index, level) = sampler::rejection_propose(d, bound, rng);
-                            self.prefetch_edge(base + index);
-                            *phase = Phase::Trial { index, level, trials: 1, bound };
-                            return Ok(Turn::Pending);
+                            st.reservoir_steps += 1;
+                            sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
                         }
-                        st.reservoir_steps += 1;
-                        sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
-                    }
-                    SamplerMode::Reservoir => {
-                        st.reservoir_steps += 1;
-                        sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
-                    }
-                    SamplerMode::InverseTransform => {
-                        st.reference_steps += 1;
-                        sampler::inverse_transform(d, rng, prefix, weight).map_err(|e| err(e, f32::NAN))?
-                    }
-                    SamplerMode::ReservoirPrefix => {
-                        st.reference_steps += 1;
-                        sampler::reservoir_prefix(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                        SamplerMode::Reservoir => {
+                            st.reservoir_steps += 1;
+                            sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                        }
+                        SamplerMode::InverseTransform => {
+                            st.reference_steps += 1;
+                            sampler::inverse_transform(d, rng, prefix, weight).map_err(|e| err(e, f32::NAN))?
+                        }
+                        SamplerMode::ReservoirPrefix => {
+                            st.reference_steps += 1;
+                            sampler::reservoir_prefix(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                        }
                     }
                 }
-            }
-            Phase::Trial { index, level, trials, bound } => {
-                if sampler::rejection_decide(index, level, bound, envelope, weight).map_err(|e| err(e, bound))? {
-                    st.rejection_steps += 1;
-                    st.rejection_trials += trials as u64;
-                    Some(index)
-                } else if trials >= self.cost.trial_cap(d) {
-                    // Out of trials: eRVS finishes the step, exactly (see `sampler::rejection`).
-                    st.rejection_trials += trials as u64;
-                    st.rejection_fallbacks += 1;
-                    sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
-                } else {
-                    let (index, level) = sampler::rejection_propose(d, bound, rng);
-                    self.prefetch_edge(base + index);
-                    *phase = Phase::Trial { index, level, trials: trials + 1, bound };
-                    return Ok(Turn::Pending);
+                Phase::Trial { index, level, trials, bound } => {
+                    if sampler::rejection_decide(index, level, bound, envelope, weight).map_err(|e| err(e, bound))? {
+                        st.rejection_steps += 1;
+                        st.rejection_trials += trials as u64;
+                        Some(index)
+                    } else if trials >= self.cost.trial_cap(d) {
+                        // Out of trials: eRVS finishes the step, exactly (see `sampler::rejection`).
+                        st.rejection_trials += trials as u64;
+                        st.rejection_fallbacks += 1;
+                        sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                    } else {
+                        let (index, level) = sampler::rejection_propose(d, bound, rng);
+                        self.prefetch_edge(base + index);
+                        *phase = Phase::Trial { index, level, trials: trials + 1, bound };
+                        return Ok(Turn::Pending);
+                    }
                 }
             }
         };

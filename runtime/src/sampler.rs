@@ -10,6 +10,7 @@
 //! | [`rejection`] (eRJS) | ~`d·B/S` | 2 per trial | a bound `B >= max w` |
 //! | [`reservoir_jump`] (eRVS) | `d`, once each | ~2 per key change, `O(log d)` expected | nothing |
 //! | [`inverse_transform`] | `d` | 1 | a prefix-sum buffer |
+//! | [`prefix_table`] | 0 (precomputed) | 1 | static weights, per-row prefix sums |
 //! | [`reservoir_prefix`] (FlowWalker) | `d` | 1 per positive weight | nothing |
 //!
 //! The last two are references for tests and ablations.
@@ -178,6 +179,18 @@ pub fn inverse_transform(
     let i = prefix.partition_point(|&p| p <= x);
     // x < s because u < 1 and f64 has room for it, so i < d; the min is belt and braces.
     Ok(Some(i.min(d - 1)))
+}
+
+/// Inverse transform over a row's precomputed inclusive prefix sums (static-weight walks):
+/// one random number and a binary search. `None` if the row's total weight is 0.
+#[inline]
+pub fn prefix_table(row: &[f64], rng: &mut StepRng) -> Option<usize> {
+    let total = *row.last()?;
+    if total <= 0.0 {
+        return None;
+    }
+    let x = rng.uniform() * total;
+    Some(row.partition_point(|&p| p <= x).min(row.len() - 1))
 }
 
 /// Reference: FlowWalker-style weighted reservoir (A-Chao), one draw per positive weight:

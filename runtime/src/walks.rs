@@ -131,16 +131,7 @@ impl Node2vec {
     /// The largest weight among the edges from `cur` back to `prev` (0 if there is none).
     #[inline(always)]
     fn back_weight(&self, ctx: &Ctx, w: &Walker<()>) -> f32 {
-        let g = ctx.graph;
-        let mut back = 0f32;
-        if let Some(mut e) = g.find_edge(w.cur, w.prev) {
-            let end = g.row(w.cur).end;
-            while e < end && g.targets()[e] == w.prev {
-                back = back.max(h(ctx, self.weighting, e));
-                e += 1;
-            }
-        }
-        back
+        ctx.back_edges(w.cur, w.prev, self.weighting == Weighting::Weighted).0
     }
 }
 
