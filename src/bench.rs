@@ -29,8 +29,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "uniform,pareto:1")]
     pub weights: String,
     /// Workloads, comma separated: deepwalk, node2vec, node2vec-unweighted, metapath,
-    /// metapath-unweighted, ppr2, and the `#[walk]`-compiled deepwalk-dsl, node2vec-dsl,
-    /// metapath-dsl, ppr2-dsl.
+    /// metapath-unweighted, ppr2, ppr (the `#[walk]` library), and the hand-written references
+    /// deepwalk-ref, node2vec-ref, node2vec-ref-unweighted, metapath-ref, ppr2-ref.
     #[arg(long, default_value = "deepwalk,node2vec,node2vec-unweighted,metapath,metapath-unweighted,ppr2")]
     pub walks: String,
     /// Sampler policies, comma separated.
@@ -145,10 +145,12 @@ const WORKLOADS: &[Workload] = &[
     Workload { key: "metapath", walk: "metapath", unweighted: false },
     Workload { key: "metapath-unweighted", walk: "metapath", unweighted: true },
     Workload { key: "ppr2", walk: "ppr2", unweighted: true },
-    Workload { key: "deepwalk-dsl", walk: "deepwalk-dsl", unweighted: false },
-    Workload { key: "node2vec-dsl", walk: "node2vec-dsl", unweighted: false },
-    Workload { key: "metapath-dsl", walk: "metapath-dsl", unweighted: false },
-    Workload { key: "ppr2-dsl", walk: "ppr2-dsl", unweighted: true },
+    Workload { key: "ppr", walk: "ppr", unweighted: false },
+    Workload { key: "deepwalk-ref", walk: "deepwalk-ref", unweighted: false },
+    Workload { key: "node2vec-ref", walk: "node2vec-ref", unweighted: false },
+    Workload { key: "node2vec-ref-unweighted", walk: "node2vec-ref", unweighted: true },
+    Workload { key: "metapath-ref", walk: "metapath-ref", unweighted: false },
+    Workload { key: "ppr2-ref", walk: "ppr2-ref", unweighted: true },
 ];
 
 fn list(s: &str) -> Vec<String> {
@@ -213,6 +215,12 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                 continue;
             }
             let walk = LibraryWalk::from_name(wl.walk, &[], &g, wl.unweighted)?;
+            // Compiled walks read whatever weights the graph has: run the unweighted cells
+            // on the graph without them (restored after the cell).
+            let saved = (wl.unweighted && walk.is_compiled()).then(|| g.weights().map(|w| w.to_vec())).flatten();
+            if saved.is_some() {
+                g.set_weights(None)?;
+            }
             let length = if wl.walk.starts_with("metapath") { walk.default_length() } else { a.length };
             let weights_col = if wl.unweighted { "-".to_string() } else { spec.clone() };
             // Profile the cost model once per cell and reuse it, so the rows of one cell agree.
@@ -240,6 +248,9 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                     }
                     rows.push((mode, width, rep, rate));
                 }
+            }
+            if let Some(w) = saved {
+                g.set_weights(Some(w))?;
             }
             for (mode, width, rep, rate) in rows {
                 let vs = ervs_rate.map_or("-".to_string(), |e| format!("{:.2}x", rate / e));

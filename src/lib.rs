@@ -29,8 +29,8 @@ pub mod library;
 pub use wayfarer_macros::walk;
 pub use wayfarer_runtime as runtime;
 pub use wayfarer_runtime::{
-    Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts, Step, Walk,
-    WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk, walks,
+    Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts, Step,
+    StepRng, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk, walks,
 };
 
 use std::path::Path;
@@ -40,7 +40,7 @@ use std::sync::atomic::AtomicU64;
 pub mod prelude {
     pub use crate::output::IdSpace;
     pub use crate::walks::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
-    pub use crate::{CostRatio, CsrGraph, NO_NODE, RunOutput, SamplerMode, Starts, Step, Walk, WalkExt, WalkRun, Walks, walk};
+    pub use crate::{CostRatio, CsrGraph, NO_NODE, RunOutput, SamplerMode, Starts, Step, StepRng, Walk, WalkExt, WalkRun, Walks, walk};
 }
 
 /// The embedded default graph's edge list (gzipped text: `source target label`).

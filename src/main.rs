@@ -126,8 +126,9 @@ struct ConvertArgs {
 
 #[derive(Args)]
 struct WalkArgs {
-    /// A built-in walk: deepwalk, node2vec, metapath, ppr2 (hand-written), or their
-    /// `#[walk]`-compiled versions deepwalk-dsl, node2vec-dsl, metapath-dsl, ppr2-dsl.
+    /// A built-in walk (`#[walk]` programs in walks/): deepwalk, node2vec, metapath, ppr2,
+    /// ppr, ppr-stop, temporal, anonymous; or a hand-written reference: deepwalk-ref,
+    /// node2vec-ref, metapath-ref, ppr2-ref.
     walk: String,
     /// The graph (.wfg, .mtx or edge list); omit for the embedded WordNet graph.
     #[arg(long)]
@@ -382,6 +383,8 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
     let params = parse_params(&a.params)?;
     let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
     let walk = LibraryWalk::from_name(&a.walk, &params, &g, a.unweighted)?;
+    // Anonymous walks hold first-visit indices, not node ids: never map them.
+    let ids = if matches!(walk, LibraryWalk::Anonymous(_)) { IdSpace::Internal } else { ids };
     if a.unweighted && walk.is_compiled() {
         g.set_weights(None)?;
     }
@@ -439,9 +442,11 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
 
 fn cmd_explain(walk: &str) -> Result<()> {
     let (source, path) = match wayfarer::library::dsl::source(walk) {
-        Some(src) => (src.to_string(), format!("walks/{walk}.rs")),
+        Some(src) => (src.to_string(), format!("walks/{}.rs", walk.replace('-', "_"))),
         None if walk.ends_with(".rs") => (std::fs::read_to_string(walk).with_context(|| walk.to_string())?, walk.to_string()),
-        None => bail!("`{walk}` is neither a library walk (deepwalk, node2vec, metapath, ppr2) nor a .rs file"),
+        None => bail!(
+            "`{walk}` is neither a library walk written in the DSL (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal) nor a .rs file"
+        ),
     };
     match wayfarer_compiler::compile_source(&source) {
         Ok((f, info)) => {

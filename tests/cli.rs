@@ -162,7 +162,9 @@ fn bad_input_is_a_clear_error() {
     std::fs::write(&bad, "0 1\n1 two\n").unwrap();
     fails(&["convert", bad.to_str().unwrap(), "-o", d.join("x.wfg").to_str().unwrap()], "bad.txt:2: column 2");
     fails(&["walk", "nosuchwalk"], "unknown walk `nosuchwalk`");
-    fails(&["walk", "ppr"], "comes with the #[walk] DSL");
+    fails(&["walk", "ppr", "-p", "alpha=1.5"], "not a probability");
+    fails(&["walk", "temporal"], "needs edge timestamps");
+    fails(&["walk", "metapath", "-p", "schema=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"], "takes 1 to 16");
     fails(&["walk", "node2vec", "-p", "c=1"], "parameter `c`");
     fails(&["walk", "node2vec", "-p", "a=-1"], "parameter `a`");
     fails(&["walk", "node2vec", "-p", "a"], "expected NAME=VALUE");
@@ -207,9 +209,17 @@ fn explain_shows_ir_and_analysis_and_points_at_errors() {
 
 #[test]
 fn compiled_library_walks_run_from_the_cli() {
-    let (_, err) = ok(&["walk", "node2vec-dsl", "--length", "5", "-p", "a=1", "-p", "b=2", "--quiet", "--cost-ratio", "2"]);
+    let (_, err) = ok(&["walk", "node2vec", "--length", "5", "-p", "a=1", "-p", "b=2", "--quiet", "--cost-ratio", "2"]);
     assert!(err.contains("node2vec: 116650 walkers"), "{err}");
-    let (_, err) = ok(&["walk", "metapath-dsl", "-p", "schema=1,3,1,3,1", "--quiet", "--cost-ratio", "2"]);
+    let (_, err) = ok(&["walk", "metapath", "-p", "schema=1,3", "--quiet", "--cost-ratio", "2"]);
     assert!(err.contains("metapath:") && err.contains("dead ends"), "{err}");
-    fails(&["walk", "metapath-dsl", "-p", "schema=1,3"], "exactly five labels");
+    let (_, err) = ok(&["walk", "ppr", "--length", "10", "-p", "alpha=0.5", "--quiet", "--cost-ratio", "2"]);
+    assert!(err.contains("ppr: 116650 walkers"), "{err}");
+    let (_, err) = ok(&["walk", "ppr-stop", "--length", "10", "--quiet", "--cost-ratio", "2"]);
+    assert!(err.contains("stopped") || err.contains("walkers"), "{err}");
+    // Anonymous walks are first-visit indices: every walk starts at 0.
+    let (out, _) = ok(&["walk", "anonymous", "--length", "4", "--quiet", "--cost-ratio", "2"]);
+    assert!(out.lines().filter(|l| !l.is_empty() && !l.starts_with("first")).all(|l| l.starts_with("0 ") || l == "0"), "{out}");
+    let (out, _) = ok(&["explain", "ppr"]);
+    assert!(out.contains("update (draws 1)") && out.contains("cur <-"), "{out}");
 }

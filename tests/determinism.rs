@@ -20,7 +20,7 @@ fn run_on(threads: usize, walk: &LibraryWalk, g: &wayfarer::CsrGraph, cfg: &Walk
 #[test]
 fn same_seed_same_walks_on_any_thread_count_and_interleave() {
     let g = graph();
-    for name in ["deepwalk", "node2vec", "metapath", "ppr2"] {
+    for name in ["deepwalk", "node2vec", "metapath", "ppr2", "ppr", "ppr-stop", "anonymous", "node2vec-ref", "metapath-ref"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
             let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 1 };

@@ -55,7 +55,7 @@ fn dsl_node2vec_is_exact() {
 
 #[test]
 fn dsl_metapath_is_exact() {
-    check(&Metapath { schema: [0, 1, 2, 0, 1] }, &Model::MetaPath { schema: vec![0, 1, 2, 0, 1], weighted: true });
+    check(&Metapath::new(&[0, 1, 2, 0, 1]).unwrap(), &Model::MetaPath { schema: vec![0, 1, 2, 0, 1], weighted: true });
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn compiled_squeeze_and_dead_end_tests_are_exact() {
     }
     assert!(enveloped > 0, "node2vec's has_edge branch should get a compiled squeeze");
     // MetaPath's estimate is an exact per-label sum, so dead ends are found in O(1).
-    let mp = Metapath { schema: [0, 1, 2, 0, 1] };
+    let mp = Metapath::new(&[0, 1, 2, 0, 1]).unwrap();
     let stats = wayfarer::NodeStats::compute(&g, mp.requirements(), true);
     let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
     for cur in 0..g.num_nodes() as u32 {
@@ -138,11 +138,17 @@ fn compiled_squeeze_and_dead_end_tests_are_exact() {
 }
 
 /// Weights from a node property of the candidate: not boundable yet, so the walk runs eRVS
-/// only (and says so), and is still exact.
-#[walk]
-fn scored(s: &Step, bias: f32) -> f32 {
-    s.node_prop("score", s.dst()) + bias * s.node_prop("score", s.cur())
+/// only (and says so: the macro warns, which `tests/ui/ervs_only_warning.rs` pins), and is
+/// still exact.
+#[allow(deprecated)]
+mod scored_walk {
+    use wayfarer::prelude::*;
+    #[walk]
+    pub fn scored(s: &Step, bias: f32) -> f32 {
+        s.node_prop("score", s.dst()) + bias * s.node_prop("score", s.cur())
+    }
 }
+use scored_walk::Scored;
 
 #[test]
 fn node_properties_are_read_and_unbounded_walks_fall_back_to_ervs() {

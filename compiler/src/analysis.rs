@@ -88,7 +88,7 @@ struct Path {
 }
 
 struct Analyzer<'a> {
-    f: &'a WeightFunction,
+    f: &'a Program,
     /// Bound the way back by the row max instead of searching for its edge.
     cheap_back: bool,
     edge_dep: Vec<bool>,
@@ -99,7 +99,7 @@ struct Analyzer<'a> {
 type Range = (Handle<Expr>, Handle<Expr>);
 
 /// Analyzes a weight function.
-pub fn analyze(f: &WeightFunction) -> WalkInfo {
+pub fn analyze(f: &Program) -> WalkInfo {
     let mut edge_dep = vec![false; f.exprs.len()];
     for (h, e) in f.exprs.iter() {
         // Operands precede their users, so one forward pass suffices.
@@ -182,7 +182,7 @@ pub fn analyze(f: &WeightFunction) -> WalkInfo {
         }
     }
     let scope_of = |d: &Derived, h: Handle<Expr>| {
-        if reachable(d, &[h]).iter().any(|x| matches!(d.exprs.get(*x), Expr::Step(_) | Expr::Node(_))) {
+        if reachable(d, &[h]).iter().any(|x| matches!(d.exprs.get(*x), Expr::Step(_) | Expr::Node(_) | Expr::State(_))) {
             Scope::PerStep
         } else {
             Scope::PerKernel
@@ -523,7 +523,7 @@ impl Analyzer<'_> {
             }
             Expr::ParamIndex { .. } => Err("an array indexed by a per-edge value cannot be bounded".into()),
             Expr::Unary { op: UnaryOp::Not, .. } => Err("a per-edge `bool` is used as a number".into()),
-            Expr::Literal(_) | Expr::Param(_) | Expr::Node(_) => unreachable!("not per-edge"),
+            Expr::Literal(_) | Expr::Param(_) | Expr::Node(_) | Expr::State(_) | Expr::Draw(_) => unreachable!("not per-edge"),
         }
     }
 

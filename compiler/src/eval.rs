@@ -78,8 +78,12 @@ pub struct Evaluator<'a> {
     pub state: State,
     /// The candidate edge (an index into the graph's edge arrays), for weight expressions.
     pub edge: Option<usize>,
-    /// The walk's node-property names ([`WeightFunction::props`]).
+    /// The walk's node-property names ([`Program::props`]).
     pub props: &'a [String],
+    /// The program state's fields ([`Program::state`] order; empty for the function form).
+    pub fields: &'a [Value],
+    /// The uniform draws of this call ([`Expr::Draw`]), for `init`, `update` and `stop`.
+    pub draws: &'a [f64],
 }
 
 fn zero_of(t: Scalar) -> Value {
@@ -168,6 +172,8 @@ impl Evaluator<'_> {
                     _ => zero_of(ty),
                 }
             }
+            Expr::State(i) => self.fields.get(i).copied().unwrap_or(zero_of(ty)),
+            Expr::Draw(k) => Value::F64(self.draws.get(k as usize).copied().unwrap_or(0.5)),
             Expr::Step(f) => {
                 let s = self.state;
                 let e = self.edge.unwrap_or(0);

@@ -20,19 +20,11 @@ const ALLOWED: &str = "the walk language has `let`, `if`/`else`, `match` on inte
 arithmetic and comparisons on f32/f64/i32/u32/bool, `as` casts, min/max/abs/exp/ln/sqrt/powf, the step's accessors, \
 `has_edge`, `degree` and `node_prop`";
 
-/// Lowers a `#[walk] fn name(s: &Step, params...) -> f32 { ... }` to a [`WeightFunction`].
-pub fn lower_weight_fn(item: &syn::ItemFn) -> Result<WeightFunction, Diagnostics> {
-    let mut l = Lowerer {
-        props: Vec::new(),
-        leaves: Default::default(),
-        exprs: Arena::default(),
-        types: Vec::new(),
-        params: Vec::new(),
-        step: String::new(),
-        diags: Vec::new(),
-    };
+/// Lowers a `#[walk] fn name(s: &Step, params...) -> f32 { ... }` to a [`Program`].
+pub fn lower_weight_fn(item: &syn::ItemFn) -> Result<Program, Diagnostics> {
+    let mut l = Lowerer::new(Mode::Weight, false);
     l.signature(&item.sig);
-    let result = l.body(&item.block);
+    let result = l.body(&item.block).map(|v| v[0]);
     if let Ok(r) = result
         && l.diags.is_empty()
         && l.types[r.index()] != Scalar::F32
@@ -44,8 +36,14 @@ pub fn lower_weight_fn(item: &syn::ItemFn) -> Result<WeightFunction, Diagnostics
         );
     }
     match result {
-        Ok(result) if l.diags.is_empty() => Ok(WeightFunction {
+        Ok(result) if l.diags.is_empty() => Ok(Program {
             name: item.sig.ident.to_string(),
+            type_name: crate::rust_backend::struct_name(&item.sig.ident.to_string()),
+            form: Form::Function,
+            state: Vec::new(),
+            init: None,
+            update: None,
+            stop: None,
             params: l.params,
             exprs: l.exprs,
             types: l.types,
@@ -62,23 +60,394 @@ pub fn lower_weight_fn(item: &syn::ItemFn) -> Result<WeightFunction, Diagnostics
     }
 }
 
-/// Parses Rust source text holding one `#[walk]` function and lowers it.
-pub fn lower_source(source: &str) -> Result<WeightFunction, Diagnostics> {
+/// Parses Rust source text holding one `#[walk]` item (a function or an `impl`) and lowers it.
+pub fn lower_source(source: &str) -> Result<Program, Diagnostics> {
     let file = syn::parse_file(source).map_err(|e| Diagnostics(vec![Diagnostic::error(e.span(), e.to_string())]))?;
-    let mut fns = file.items.iter().filter_map(|i| match i {
-        syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "walk")) => Some(f),
+    let walk_attr = |attrs: &[syn::Attribute]| attrs.iter().find(|a| a.path().segments.last().is_some_and(|s| s.ident == "walk")).cloned();
+    let mut walks = file.items.iter().filter_map(|i| match i {
+        syn::Item::Fn(f) => walk_attr(&f.attrs).map(|a| (i, a)),
+        syn::Item::Impl(m) => walk_attr(&m.attrs).map(|a| (i, a)),
         _ => None,
     });
-    match (fns.next(), fns.next()) {
-        (Some(f), None) => lower_weight_fn(f),
-        (None, _) => Err(Diagnostics(vec![Diagnostic::error(Span::call_site(), "no `#[walk]` function in this file")])),
-        (Some(_), Some(second)) => {
-            Err(Diagnostics(vec![Diagnostic::error(second.sig.ident.span(), "a file holds one `#[walk]` function; this is a second one")]))
+    match (walks.next(), walks.next()) {
+        (Some((syn::Item::Fn(f), _)), None) => lower_weight_fn(f),
+        (Some((syn::Item::Impl(m), attr)), None) => {
+            let tokens = match &attr.meta {
+                syn::Meta::List(l) => l.tokens.clone(),
+                _ => proc_macro2::TokenStream::new(),
+            };
+            lower_walk_impl(tokens, m)
         }
+        (None, _) => Err(Diagnostics(vec![Diagnostic::error(Span::call_site(), "no `#[walk]` function or impl in this file")])),
+        (Some(_), Some((second, _))) => {
+            Err(Diagnostics(vec![Diagnostic::error(second.span(), "a file holds one `#[walk]` item; this is a second one")]))
+        }
+        (Some(_), None) => unreachable!("only functions and impls are collected"),
+    }
+}
+
+/// One `name: Type` of the attribute's `params(...)` or `state(...)`.
+struct Decl {
+    name: syn::Ident,
+    ty: syn::Type,
+}
+
+impl syn::parse::Parse for Decl {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let name = input.parse()?;
+        input.parse::<syn::Token![:]>()?;
+        Ok(Decl { name, ty: input.parse()? })
+    }
+}
+
+/// `params(...)` or `state(...)` in `#[walk(...)]`.
+struct Section {
+    kind: syn::Ident,
+    decls: syn::punctuated::Punctuated<Decl, syn::Token![,]>,
+}
+
+impl syn::parse::Parse for Section {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let kind = input.parse()?;
+        let content;
+        syn::parenthesized!(content in input);
+        Ok(Section { kind, decls: content.parse_terminated(Decl::parse, syn::Token![,])? })
+    }
+}
+
+/// `PprRestart` -> `ppr_restart`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Lowers the impl form: `#[walk(params(..), state(..))] impl Name { fn get_weight .. }`,
+/// with optional `init`, `update` and `stop`. `attr` is the attribute's argument tokens.
+pub fn lower_walk_impl(attr: proc_macro2::TokenStream, item: &syn::ItemImpl) -> Result<Program, Diagnostics> {
+    let mut diags = Vec::new();
+    let err = |diags: &mut Vec<Diagnostic>, span: Span, msg: &str, help: &str| diags.push(Diagnostic::error(span, msg).help(help));
+    let type_name = match &*item.self_ty {
+        syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => p.path.get_ident().unwrap().to_string(),
+        other => {
+            err(
+                &mut diags,
+                other.span(),
+                "a walk's `impl` is for a plain type name",
+                "write `impl MyWalk { ... }`; #[walk] generates the struct",
+            );
+            "Walk".to_string()
+        }
+    };
+    if let Some((_, t, _)) = &item.trait_ {
+        err(
+            &mut diags,
+            t.span(),
+            "#[walk] goes on an inherent `impl`, not a trait impl",
+            "write `impl MyWalk { ... }`; #[walk] implements `Walk` itself",
+        );
+    }
+    if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
+        err(&mut diags, item.generics.span(), "a walk cannot be generic", "give hyperparameters concrete types in `params(...)`");
+    }
+    if let Some(u) = &item.unsafety {
+        diags.push(Diagnostic::error(u.span(), "a walk cannot be `unsafe`"));
+    }
+    let mut base = Lowerer::new(Mode::Weight, true);
+    // The attribute: `params(name: T, ..)` and `state(name: T, ..)`, each at most once.
+    let parser = syn::punctuated::Punctuated::<Section, syn::Token![,]>::parse_terminated;
+    match syn::parse::Parser::parse2(parser, attr) {
+        Ok(sections) => {
+            let mut seen: Vec<String> = Vec::new();
+            for sec in sections {
+                let kind = sec.kind.to_string();
+                if seen.contains(&kind) {
+                    base.err(sec.kind.span(), format!("`{kind}(...)` is given twice"));
+                    continue;
+                }
+                seen.push(kind.clone());
+                for d in sec.decls {
+                    let name = d.name.to_string();
+                    let taken = base.params.iter().any(|p| p.name == name) || base.state.iter().any(|f| f.name == name);
+                    if taken {
+                        base.err(d.name.span(), format!("`{name}` is declared twice"));
+                        continue;
+                    }
+                    match kind.as_str() {
+                        "params" => {
+                            if let Some(ty) = base.param_type(&d.ty) {
+                                base.params.push(Param { name, ty });
+                            }
+                        }
+                        "state" => match scalar_of(&d.ty) {
+                            Some(ty) => base.state.push(StateField { name, ty }),
+                            None => base.err_help(d.ty.span(), "state fields are scalars", "use f32, f64, i32, u32 or bool"),
+                        },
+                        _ => {}
+                    }
+                }
+                if kind != "params" && kind != "state" {
+                    base.err_help(
+                        sec.kind.span(),
+                        format!("unknown `#[walk]` argument `{kind}`"),
+                        "the arguments are `params(name: Type, ..)` and `state(name: Type, ..)`",
+                    );
+                }
+            }
+        }
+        Err(e) => base.err_help(e.span(), e.to_string(), "write `#[walk(params(a: f32), state(last: f64))]`"),
+    }
+    diags.append(&mut base.diags);
+
+    let mut weight = None;
+    let mut routines: [Option<Routine>; 3] = [None, None, None];
+    let mut props = Vec::new();
+    let mut seen_fns: Vec<String> = Vec::new();
+    let mut result = None;
+    for it in &item.items {
+        let syn::ImplItem::Fn(m) = it else {
+            diags.push(
+                Diagnostic::error(it.span(), "a walk's `impl` holds only its functions")
+                    .help("get_weight, and optionally init, update and stop"),
+            );
+            continue;
+        };
+        let fname = m.sig.ident.to_string();
+        let mode = match fname.as_str() {
+            "get_weight" => Mode::Weight,
+            "init" => Mode::Init,
+            "update" => Mode::Update,
+            "stop" => Mode::Stop,
+            _ => {
+                diags.push(
+                    Diagnostic::error(m.sig.ident.span(), format!("unknown walk function `{fname}`"))
+                        .help("a walk's `impl` has get_weight, and optionally init, update and stop"),
+                );
+                continue;
+            }
+        };
+        if seen_fns.contains(&fname) {
+            continue; // rustc reports the duplicate definition itself
+        }
+        seen_fns.push(fname);
+        let mut l = Lowerer::new(mode, true);
+        l.state = base.state.clone();
+        l.params = base.params.clone();
+        l.props = std::mem::take(&mut props);
+        l.method_signature(&m.sig, &type_name);
+        let env = l.seed_env();
+        let outs = l.body_in(&m.block, env);
+        props = std::mem::take(&mut l.props);
+        match (mode, outs) {
+            (Mode::Weight, Ok(v)) => {
+                if l.diags.is_empty() && l.ty(v[0]) != Scalar::F32 {
+                    let t = l.ty(v[0]).name();
+                    l.diags.push(
+                        Diagnostic::error(l.exprs.span(v[0]), format!("the weight must be an `f32`, found `{t}`"))
+                            .help("convert it with `as f32`"),
+                    );
+                }
+                result = Some(v[0]);
+            }
+            (Mode::Stop, Ok(v)) => {
+                if l.diags.is_empty() && l.ty(v[0]) != Scalar::Bool {
+                    let t = l.ty(v[0]).name();
+                    l.diags.push(Diagnostic::error(l.exprs.span(v[0]), format!("`stop` decides with a `bool`, found `{t}`")));
+                }
+                routines[2] = Some(l.routine(v));
+            }
+            (Mode::Init | Mode::Update, Ok(v)) => {
+                let slot = if mode == Mode::Init { 0 } else { 1 };
+                routines[slot] = Some(l.routine(v));
+            }
+            (_, Err(())) => {
+                if l.diags.is_empty() {
+                    l.diags.push(Diagnostic::error(m.sig.ident.span(), format!("`{}` could not be compiled", mode.name())));
+                }
+            }
+        }
+        diags.append(&mut l.diags);
+        if mode == Mode::Weight {
+            weight = Some(l);
+        }
+    }
+    let Some(w) = weight else {
+        diags.push(
+            Diagnostic::error(item.self_ty.span(), "this walk has no `get_weight`")
+                .help("add `fn get_weight(&self, s: &Step) -> f32 { ... }`"),
+        );
+        return Err(Diagnostics(diags));
+    };
+    match result {
+        Some(result) if diags.is_empty() => {
+            let [init, update, stop] = routines;
+            Ok(Program {
+                name: snake_case(&type_name),
+                type_name,
+                form: Form::Impl,
+                state: base.state,
+                init,
+                update,
+                stop,
+                params: base.params,
+                exprs: w.exprs,
+                types: w.types,
+                result,
+                props,
+                span: item.span(),
+            })
+        }
+        _ => Err(Diagnostics(diags)),
+    }
+}
+
+impl Lowerer {
+    /// Checks an impl-form method's signature and records its argument names.
+    fn method_signature(&mut self, sig: &syn::Signature, type_name: &str) {
+        if let Some(c) = &sig.constness {
+            self.err(c.span(), "a walk function cannot be `const`");
+        }
+        if let Some(a) = &sig.asyncness {
+            self.err(a.span(), "a walk function cannot be `async`");
+        }
+        if let Some(u) = &sig.unsafety {
+            self.err(u.span(), "a walk function cannot be `unsafe`");
+        }
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            self.err(sig.generics.span(), "a walk function cannot be generic");
+        }
+        let fname = self.mode.name();
+        let state_ty = format!("{type_name}State");
+        let mut inputs = sig.inputs.iter();
+        match inputs.next() {
+            Some(syn::FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
+            Some(syn::FnArg::Receiver(r)) => {
+                self.err_help(r.span(), "walk functions take `&self`", "hyperparameters are read-only; write `&self`")
+            }
+            Some(other) => self.err_help(other.span(), format!("`{fname}` takes `&self` first"), format!("write `fn {fname}(&self, ...)`")),
+            None => self.err_help(
+                sig.paren_token.span.join(),
+                format!("`{fname}` takes `&self` first"),
+                format!("write `fn {fname}(&self, ...)`"),
+            ),
+        }
+        for arg in inputs {
+            let syn::FnArg::Typed(pt) = arg else { continue };
+            let name = match &*pt.pat {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => pi.ident.to_string(),
+                other => {
+                    self.err(other.span(), "name each argument with a plain identifier");
+                    continue;
+                }
+            };
+            let last = match &*pt.ty {
+                syn::Type::Reference(r) => match &*r.elem {
+                    syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let mutable = matches!(&*pt.ty, syn::Type::Reference(r) if r.mutability.is_some());
+            let slot = match last.as_deref() {
+                Some("Step") => &mut self.step,
+                Some("StepRng") if self.mode == Mode::Weight => {
+                    // Remember the name so its uses are not reported a second time.
+                    self.rng_arg = name;
+                    self.err_help(
+                        type_span(&pt.ty),
+                        "`get_weight` cannot draw random numbers",
+                        "a weight must be a function of the walker and the edge; draw in `update` or `stop`",
+                    );
+                    continue;
+                }
+                Some("StepRng") => &mut self.rng_arg,
+                Some(t) if t == state_ty => {
+                    if mutable && !self.mode.effects() {
+                        self.err_help(type_span(&pt.ty), format!("`{fname}` cannot change the state"), format!("take it as `&{state_ty}`"));
+                    }
+                    &mut self.state_arg
+                }
+                _ => {
+                    self.err_help(
+                        type_span(&pt.ty),
+                        format!("unexpected argument type for `{fname}`"),
+                        format!("the arguments after `&self` are `s: &Step`, `st: &{state_ty}` (`&mut` in init and update) and `rng: &mut StepRng`"),
+                    );
+                    continue;
+                }
+            };
+            if !slot.is_empty() {
+                self.err(pt.span(), "this argument is given twice");
+                continue;
+            }
+            *slot = name;
+        }
+        let want = self.result_type();
+        match (&sig.output, want) {
+            (syn::ReturnType::Default, None) => {}
+            (syn::ReturnType::Type(_, t), Some(w)) if scalar_of(t) == Some(w) => {}
+            (syn::ReturnType::Type(_, t), None) => self.err_help(t.span(), format!("`{fname}` returns nothing"), "remove the return type"),
+            (out, Some(w)) => self.err_help(
+                match out {
+                    syn::ReturnType::Type(_, t) => t.span(),
+                    syn::ReturnType::Default => sig.ident.span(),
+                },
+                format!("`{fname}` returns `{}`", w.name()),
+                format!("write `-> {}`", w.name()),
+            ),
+        }
+    }
+
+    /// The bindings a method starts with: state fields (zero in `init`, read-only outside
+    /// `init` and `update`) and, in `update`, the walker's next position.
+    fn seed_env(&mut self) -> Env {
+        let mut env = Env::default();
+        let span = Span::call_site();
+        for i in 0..self.state.len() {
+            let f = self.state[i].clone();
+            let v = if self.mode == Mode::Init {
+                let lit = if f.ty.is_float() {
+                    Literal::Float(0.0, f.ty)
+                } else if f.ty == Scalar::Bool {
+                    Literal::Bool(false)
+                } else {
+                    Literal::Int(0, f.ty)
+                };
+                self.push(Expr::Literal(lit), f.ty, span)
+            } else {
+                self.push(Expr::State(i), f.ty, span)
+            };
+            if let Ok(v) = v {
+                env.0.push(Binding { name: format!("{STATE}{}", f.name), value: v, mutable: self.mode.effects() });
+            }
+        }
+        if self.mode == Mode::Update {
+            for (name, f) in [(NEW_CUR, StepField::Cur), (NEW_PREV, StepField::Prev)] {
+                if let Ok(v) = self.push(Expr::Step(f), Scalar::U32, span) {
+                    env.0.push(Binding { name: name.into(), value: v, mutable: true });
+                }
+            }
+        }
+        env
     }
 }
 
 type Lowered = Result<Handle<Expr>, ()>;
+
+/// Binding-name prefix of state fields (a `.` keeps them apart from user locals).
+const STATE: &str = "state.";
+/// Bindings of the walker's position after `update` (changed by `restart()` / `teleport(v)`).
+const NEW_CUR: &str = "walker.cur";
+const NEW_PREV: &str = "walker.prev";
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Leaf {
@@ -95,9 +464,23 @@ struct Binding {
 
 /// Local bindings of one control-flow path, innermost last.
 #[derive(Clone, Default)]
-struct Env(Vec<Binding>);
+///
+/// The counter numbers the random draws along the path: the `k`-th `uniform()` a path
+/// executes is draw `k`, as in sequential Rust. Paths that split at a statement-level `if`
+/// continue to the end of the function separately, so each gets its own copy of the count
+/// ([`Env::fork`]); inside a value expression the branches share it, so a draw after the
+/// expression never reuses a number taken inside it.
+struct Env(Vec<Binding>, std::rc::Rc<std::cell::Cell<u32>>);
 
 impl Env {
+    /// A separate path: the same bindings and its own draw counter.
+    fn fork(&self) -> Env {
+        Env(self.0.clone(), std::rc::Rc::new(std::cell::Cell::new(self.1.get())))
+    }
+    /// A branch of `value_block` (shared counter) or a separate statement-level path.
+    fn branch(&self, value_block: bool) -> Env {
+        if value_block { self.clone() } else { self.fork() }
+    }
     fn find(&self, name: &str) -> Option<usize> {
         self.0.iter().rposition(|b| b.name == name)
     }
@@ -113,7 +496,47 @@ enum Work<'a> {
     Exit(usize),
 }
 
+/// Which function of a walk is being lowered.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Weight,
+    Init,
+    Update,
+    Stop,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Weight => "get_weight",
+            Mode::Init => "init",
+            Mode::Update => "update",
+            Mode::Stop => "stop",
+        }
+    }
+    /// Whether the function changes the walker (its results are the state, not a value).
+    fn effects(self) -> bool {
+        matches!(self, Mode::Init | Mode::Update)
+    }
+}
+
+/// The results of one control-flow path: the value (`get_weight`, `stop`, value blocks) or
+/// the state and walker position at its end (`init`, `update`).
+type Outs = Result<Vec<Handle<Expr>>, ()>;
+
 struct Lowerer {
+    mode: Mode,
+    /// The impl form: hyperparameters are `self.x`, and there may be state.
+    impl_form: bool,
+    state: Vec<StateField>,
+    /// The name of the state argument (`st` in `st: &PprState`), if any.
+    state_arg: String,
+    /// The name of the random-stream argument, if any.
+    rng_arg: String,
+    draws: u32,
+    /// Bindings below this depth belong outside the value block being lowered: assigning
+    /// them there would be lost, so it is an error.
+    value_floor: usize,
     props: Vec<String>,
     /// Leaves (step accessors, scalar parameters) are shared: one node each.
     leaves: std::collections::HashMap<Leaf, Handle<Expr>>,
@@ -179,6 +602,29 @@ fn expr_kind(e: &syn::Expr) -> &'static str {
 }
 
 impl Lowerer {
+    fn new(mode: Mode, impl_form: bool) -> Self {
+        Lowerer {
+            mode,
+            impl_form,
+            state: Vec::new(),
+            state_arg: String::new(),
+            rng_arg: String::new(),
+            draws: 0,
+            value_floor: 0,
+            props: Vec::new(),
+            leaves: Default::default(),
+            exprs: Arena::default(),
+            types: Vec::new(),
+            params: Vec::new(),
+            step: String::new(),
+            diags: Vec::new(),
+        }
+    }
+
+    fn routine(&mut self, outputs: Vec<Handle<Expr>>) -> Routine {
+        Routine { outputs, draws: self.draws, exprs: std::mem::take(&mut self.exprs), types: std::mem::take(&mut self.types) }
+    }
+
     fn err(&mut self, span: Span, msg: impl Into<String>) {
         self.diags.push(Diagnostic::error(span, msg));
     }
@@ -270,36 +716,7 @@ impl Lowerer {
                     continue;
                 }
             };
-            let ty = match &*pt.ty {
-                syn::Type::Array(a) => {
-                    let n = match &a.len {
-                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<usize>().ok(),
-                        _ => None,
-                    };
-                    match (scalar_of(&a.elem), n) {
-                        (Some(s), Some(n)) if (1..=4096).contains(&n) => ParamType::Array(s, n),
-                        (None, _) => {
-                            self.err(a.elem.span(), "array hyperparameters hold f32, f64, i32, u32 or bool");
-                            continue;
-                        }
-                        _ => {
-                            self.err(a.len.span(), "an array hyperparameter needs a literal length from 1 to 4096");
-                            continue;
-                        }
-                    }
-                }
-                t => match scalar_of(t) {
-                    Some(s) => ParamType::Scalar(s),
-                    None => {
-                        self.err_help(
-                            t.span(),
-                            "unsupported hyperparameter type",
-                            "use f32, f64, i32, u32, bool or a fixed-size array [T; N]",
-                        );
-                        continue;
-                    }
-                },
-            };
+            let Some(ty) = self.param_type(&pt.ty) else { continue };
             if name == self.step || self.params.iter().any(|p| p.name == name) {
                 self.err(pt.pat.span(), format!("`{name}` is declared twice"));
                 continue;
@@ -315,15 +732,70 @@ impl Lowerer {
         }
     }
 
-    fn body(&mut self, block: &syn::Block) -> Lowered {
+    /// The type of a hyperparameter, or an error at it.
+    fn param_type(&mut self, ty: &syn::Type) -> Option<ParamType> {
+        match ty {
+            syn::Type::Array(a) => {
+                let n = match &a.len {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<usize>().ok(),
+                    _ => None,
+                };
+                match (scalar_of(&a.elem), n) {
+                    (Some(s), Some(n)) if (1..=4096).contains(&n) => Some(ParamType::Array(s, n)),
+                    (None, _) => {
+                        self.err(a.elem.span(), "array hyperparameters hold f32, f64, i32, u32 or bool");
+                        None
+                    }
+                    _ => {
+                        self.err(a.len.span(), "an array hyperparameter needs a literal length from 1 to 4096");
+                        None
+                    }
+                }
+            }
+            t => match scalar_of(t) {
+                Some(s) => Some(ParamType::Scalar(s)),
+                None => {
+                    self.err_help(t.span(), "unsupported hyperparameter type", "use f32, f64, i32, u32, bool or a fixed-size array [T; N]");
+                    None
+                }
+            },
+        }
+    }
+
+    fn body(&mut self, block: &syn::Block) -> Outs {
+        self.body_in(block, Env::default())
+    }
+
+    fn body_in(&mut self, block: &syn::Block, env: Env) -> Outs {
         let work: Vec<Work> = block.stmts.iter().map(Work::Stmt).collect();
         let end = block.brace_token.span.close();
-        self.seq(&work, Env::default(), end, false, Some(Scalar::F32))
+        let hint = self.result_type();
+        self.seq(&work, env, end, false, hint)
+    }
+
+    /// The type of the function's value, if it has one.
+    fn result_type(&self) -> Option<Scalar> {
+        match self.mode {
+            Mode::Weight => Some(Scalar::F32),
+            Mode::Stop => Some(Scalar::Bool),
+            Mode::Init | Mode::Update => None,
+        }
+    }
+
+    /// The results of an `init` / `update` path: the state fields, then (update) cur and prev.
+    fn effects(&self, env: &Env) -> Vec<Handle<Expr>> {
+        let mut out: Vec<Handle<Expr>> =
+            self.state.iter().map(|f| env.0[env.find(&format!("{STATE}{}", f.name)).expect("seeded")].value).collect();
+        if self.mode == Mode::Update {
+            out.push(env.0[env.find(NEW_CUR).expect("seeded")].value);
+            out.push(env.0[env.find(NEW_PREV).expect("seeded")].value);
+        }
+        out
     }
 
     /// Lowers a sequence of statements to the value it produces. `value_block`: inside a
     /// value-position block, where `return` is not allowed.
-    fn seq(&mut self, work: &[Work], mut env: Env, end: Span, value_block: bool, hint: Option<Scalar>) -> Lowered {
+    fn seq(&mut self, work: &[Work], mut env: Env, end: Span, value_block: bool, hint: Option<Scalar>) -> Outs {
         let mut i = 0;
         while i < work.len() {
             let rest = &work[i + 1..];
@@ -354,7 +826,12 @@ impl Lowerer {
             }
             i += 1;
         }
-        self.err_help(end, "the weight is missing here", "end the function with an `f32` expression, or `return` one");
+        match self.mode {
+            _ if value_block => self.err_help(end, "this block has no value", "end it with an expression"),
+            Mode::Init | Mode::Update => return Ok(self.effects(&env)),
+            Mode::Weight => self.err_help(end, "the weight is missing here", "end the function with an `f32` expression, or `return` one"),
+            Mode::Stop => self.err_help(end, "the decision is missing here", "end `stop` with a `bool` expression, or `return` one"),
+        }
         Err(())
     }
 
@@ -369,7 +846,7 @@ impl Lowerer {
         end: Span,
         value_block: bool,
         hint: Option<Scalar>,
-    ) -> Option<Lowered> {
+    ) -> Option<Outs> {
         let only_exits = rest.iter().all(|w| matches!(w, Work::Exit(_)));
         match e {
             syn::Expr::Return(r) => {
@@ -381,9 +858,18 @@ impl Lowerer {
                     );
                     return Some(Err(()));
                 }
-                Some(match &r.expr {
-                    Some(v) => self.expr(v, env, Some(Scalar::F32)),
-                    None => {
+                Some(match (&r.expr, self.mode.effects()) {
+                    (None, true) => Ok(self.effects(env)),
+                    (Some(v), true) => {
+                        self.err_help(v.span(), format!("`{}` returns nothing", self.mode.name()), "write `return;`");
+                        Err(())
+                    }
+                    (Some(v), false) => self.expr(v, env, self.result_type()).map(|v| vec![v]),
+                    (None, false) if self.mode == Mode::Stop => {
+                        self.err(r.span(), "`return` needs the decision, e.g. `return false;`");
+                        Err(())
+                    }
+                    (None, false) => {
                         self.err(r.span(), "`return` needs the weight, e.g. `return 0.0;`");
                         Err(())
                     }
@@ -407,16 +893,23 @@ impl Lowerer {
                     None => {}
                 }
                 other.extend(rest.iter().map(clone_work));
-                let t = self.seq(&then, env.clone(), end, value_block, hint);
-                let f = self.seq(&other, env.clone(), end, value_block, hint);
+                let t = self.seq(&then, env.branch(value_block), end, value_block, hint);
+                let f = self.seq(&other, env.branch(value_block), end, value_block, hint);
                 let (Ok(cond), Ok(t), Ok(f)) = (cond, t, f) else { return Some(Err(())) };
-                Some(self.select(cond, t, f, x.span()))
+                let mut out = Vec::with_capacity(t.len());
+                for (a, b) in t.into_iter().zip(f) {
+                    match self.select(cond, a, b, x.span()) {
+                        Ok(v) => out.push(v),
+                        Err(()) => return Some(Err(())),
+                    }
+                }
+                Some(Ok(out))
             }
             syn::Expr::Block(b) if b.label.is_none() => {
                 let mut w: Vec<Work> = b.block.stmts.iter().map(Work::Stmt).collect();
                 w.push(Work::Exit(env.0.len()));
                 w.extend(rest.iter().map(clone_work));
-                Some(self.seq(&w, env.clone(), end, value_block, hint))
+                Some(self.seq(&w, env.branch(value_block), end, value_block, hint))
             }
             syn::Expr::ForLoop(f) => {
                 let (var, range) = match (&*f.pat, &*f.expr) {
@@ -456,7 +949,7 @@ impl Lowerer {
                     w.push(Work::Exit(env.0.len()));
                 }
                 w.extend(rest.iter().map(clone_work));
-                Some(self.seq(&w, env.clone(), end, value_block, hint))
+                Some(self.seq(&w, env.branch(value_block), end, value_block, hint))
             }
             syn::Expr::Assign(a) => {
                 self.assign(&a.left, None, &a.right, env, a.span());
@@ -466,8 +959,20 @@ impl Lowerer {
                 self.assign(&b.left, compound(&b.op), &b.right, env, b.span());
                 None
             }
+            syn::Expr::MethodCall(m) if self.is_move(m) => {
+                self.move_walker(m, env);
+                None
+            }
+            _ if tail && self.mode.effects() && !value_block => {
+                self.err_help(
+                    e.span(),
+                    format!("`{}` returns nothing, but this is a value", self.mode.name()),
+                    "assign it to a state field, or end it with `;` if it is not needed",
+                );
+                None
+            }
             _ if tail => {
-                let v = self.expr(e, env, hint);
+                let v = self.expr(e, env, hint).map(|v| vec![v]);
                 if !only_exits {
                     self.err_help(e.span(), "this value ends the walk, but statements follow it", "end it with `;` or move it last");
                 }
@@ -477,7 +982,7 @@ impl Lowerer {
                 self.err_help(
                     e.span(),
                     "this statement has no effect",
-                    "a walk's statements are `let`, assignments to `let mut` locals, `if`, `for` and `return`",
+                    "a walk's statements are `let`, assignments to `let mut` locals and state fields, `if`, `for` and `return`",
                 );
                 None
             }
@@ -540,12 +1045,24 @@ impl Lowerer {
     }
 
     fn assign(&mut self, left: &syn::Expr, op: Option<BinaryOp>, right: &syn::Expr, env: &mut Env, span: Span) {
+        if let syn::Expr::Field(fe) = left {
+            let Some(key) = self.state_key(fe) else { return };
+            if !self.mode.effects() {
+                self.err_help(
+                    left.span(),
+                    format!("`{}` cannot change the walker's state", self.mode.name()),
+                    "state changes belong in `update` (or `init`)",
+                );
+                return;
+            }
+            return self.assign_binding(&key, left, op, right, env, span);
+        }
         let syn::Expr::Path(p) = left else {
-            self.err(left.span(), "only `let mut` locals can be assigned");
+            self.err(left.span(), "only `let mut` locals and state fields can be assigned");
             return;
         };
         let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
-            self.err(left.span(), "only `let mut` locals can be assigned");
+            self.err(left.span(), "only `let mut` locals and state fields can be assigned");
             return;
         };
         let Some(idx) = env.find(&name) else {
@@ -562,6 +1079,21 @@ impl Lowerer {
         };
         if !env.0[idx].mutable {
             self.err_help(left.span(), format!("cannot assign twice to immutable local `{name}`"), format!("declare it `let mut {name}`"));
+            return;
+        }
+        self.assign_binding(&name, left, op, right, env, span)
+    }
+
+    /// Assigns binding `key` (a `let mut` local or a state field).
+    fn assign_binding(&mut self, key: &str, left: &syn::Expr, op: Option<BinaryOp>, right: &syn::Expr, env: &mut Env, span: Span) {
+        let idx = env.find(key).expect("the caller checked");
+        let name = key.strip_prefix(STATE).unwrap_or(key);
+        if idx < self.value_floor {
+            self.err_help(
+                left.span(),
+                format!("`{name}` cannot be assigned inside a value expression"),
+                "the assignment would be lost; use an `if` statement instead of an `if` value",
+            );
             return;
         }
         let old = env.0[idx].value;
@@ -747,6 +1279,7 @@ impl Lowerer {
                 self.binary_typed(op, l?, r?, span)
             }
             syn::Expr::MethodCall(m) => self.method(m, env, hint),
+            syn::Expr::Field(fe) => self.field(fe, env),
             syn::Expr::Cast(c) => {
                 let to = match scalar_of(&c.ty) {
                     Some(Scalar::Bool) => {
@@ -768,11 +1301,15 @@ impl Lowerer {
                 self.push(Expr::Cast { expr: v, to }, to, span)
             }
             syn::Expr::Index(ix) => {
-                let syn::Expr::Path(p) = &*ix.expr else {
-                    self.err(ix.expr.span(), "only array hyperparameters can be indexed");
-                    return Err(());
+                let name = match &*ix.expr {
+                    syn::Expr::Path(p) if !self.impl_form => p.path.get_ident().map(|i| i.to_string()).unwrap_or_default(),
+                    syn::Expr::Field(fe) if self.impl_form && is_self(&fe.base) => member_name(&fe.member),
+                    _ => {
+                        let how = if self.impl_form { "`self.name[i]`" } else { "`name[i]`" };
+                        self.err_help(ix.expr.span(), "only array hyperparameters can be indexed", format!("write {how}"));
+                        return Err(());
+                    }
                 };
-                let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
                 let Some((param, ParamType::Array(elem, _))) =
                     self.params.iter().enumerate().find(|(_, q)| q.name == name).map(|(i, q)| (i, q.ty))
                 else {
@@ -830,7 +1367,10 @@ impl Lowerer {
 
     fn value_block(&mut self, stmts: &[syn::Stmt], end: Span, env: &Env, hint: Option<Scalar>) -> Lowered {
         let work: Vec<Work> = stmts.iter().map(Work::Stmt).collect();
-        self.seq(&work, env.clone(), end, true, hint)
+        let floor = std::mem::replace(&mut self.value_floor, env.0.len());
+        let v = self.seq(&work, env.clone(), end, true, hint).map(|v| v[0]);
+        self.value_floor = floor;
+        v
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch, env: &Env, hint: Option<Scalar>) -> Lowered {
@@ -925,13 +1465,49 @@ impl Lowerer {
 
     fn path(&mut self, p: &syn::ExprPath, env: &Env) -> Lowered {
         let span = p.span();
+        if p.qself.is_none() && p.path.segments.len() == 2 {
+            let (ty, c) = (p.path.segments[0].ident.to_string(), p.path.segments[1].ident.to_string());
+            let lit = match (ty.as_str(), c.as_str()) {
+                ("f32", "INFINITY") => Some(Literal::Float(f64::INFINITY, Scalar::F32)),
+                ("f32", "NEG_INFINITY") => Some(Literal::Float(f64::NEG_INFINITY, Scalar::F32)),
+                ("f32", "MAX") => Some(Literal::Float(f32::MAX as f64, Scalar::F32)),
+                ("f32", "MIN") => Some(Literal::Float(f32::MIN as f64, Scalar::F32)),
+                ("f64", "INFINITY") => Some(Literal::Float(f64::INFINITY, Scalar::F64)),
+                ("f64", "NEG_INFINITY") => Some(Literal::Float(f64::NEG_INFINITY, Scalar::F64)),
+                ("f64", "MAX") => Some(Literal::Float(f64::MAX, Scalar::F64)),
+                ("f64", "MIN") => Some(Literal::Float(f64::MIN, Scalar::F64)),
+                ("u32", "MAX") => Some(Literal::Int(u32::MAX as i64, Scalar::U32)),
+                ("i32", "MAX") => Some(Literal::Int(i32::MAX as i64, Scalar::I32)),
+                ("i32", "MIN") => Some(Literal::Int(i32::MIN as i64, Scalar::I32)),
+                _ => None,
+            };
+            if let Some(l) = lit {
+                let t = match l {
+                    Literal::Float(_, t) | Literal::Int(_, t) => t,
+                    Literal::Bool(_) => Scalar::Bool,
+                };
+                return self.push(Expr::Literal(l), t, span);
+            }
+        }
         let Some(ident) = p.path.get_ident() else {
-            self.err_help(span, "paths are not part of the walk language", "refer to locals, hyperparameters or `NO_NODE`");
+            self.err_help(
+                span,
+                "paths are not part of the walk language",
+                "refer to locals, hyperparameters, `NO_NODE`, or constants such as `f64::INFINITY`, `f32::MAX`, `u32::MAX`",
+            );
             return Err(());
         };
         let name = ident.to_string();
         if let Some(i) = env.find(&name) {
             return Ok(env.0[i].value);
+        }
+        if name == "self" {
+            self.err_help(span, "`self` is not a value", "read a hyperparameter with `self.name`");
+            return Err(());
+        }
+        if self.impl_form && self.params.iter().any(|q| q.name == name) {
+            self.err_help(span, format!("cannot find `{name}` in this walk"), format!("hyperparameters are fields: write `self.{name}`"));
+            return Err(());
         }
         if let Some((i, q)) = self.params.iter().enumerate().find(|(_, q)| q.name == name) {
             return match q.ty {
@@ -964,6 +1540,23 @@ impl Lowerer {
             self.err(m.method.span(), "generic method calls are not part of the walk language");
             return Err(());
         }
+        if !self.rng_arg.is_empty() && matches!(&*m.receiver, syn::Expr::Path(p) if p.path.is_ident(&self.rng_arg)) {
+            if self.mode == Mode::Weight {
+                return Err(()); // the signature's error covers it
+            }
+            if name != "uniform" || !m.args.is_empty() {
+                self.err_help(
+                    m.method.span(),
+                    format!("`{}` has no method `{name}` in the walk language", self.rng_arg),
+                    format!("draw a uniform f64 in (0, 1) with `{}.uniform()`", self.rng_arg),
+                );
+                return Err(());
+            }
+            let k = env.1.get();
+            env.1.set(k + 1);
+            self.draws = self.draws.max(k + 1);
+            return self.push_new(Expr::Draw(k), Scalar::F64, span);
+        }
         let on_step = matches!(&*m.receiver, syn::Expr::Path(p) if p.path.is_ident(&self.step));
         if on_step {
             if let Some(f) = StepField::ALL.iter().copied().find(|f| f.signature().0 == name) {
@@ -971,7 +1564,19 @@ impl Lowerer {
                     self.err(m.args.span(), format!("`{}.{name}()` takes no arguments", self.step));
                     return Err(());
                 }
+                if self.mode == Mode::Init && f.is_per_edge() {
+                    self.err_help(
+                        m.method.span(),
+                        format!("`init` runs before the first move: there is no edge for `{name}()`"),
+                        "read edges in `get_weight`, or the edge just taken in `update`",
+                    );
+                    return Err(());
+                }
                 return self.push(Expr::Step(f), f.signature().1, span);
+            }
+            if name == "restart" || name == "teleport" {
+                self.err_help(m.method.span(), format!("`{name}` moves the walker and has no value"), "call it as a statement in `update`");
+                return Err(());
             }
             if name == "node_prop" {
                 return self.node_prop(m, env);
@@ -1068,6 +1673,135 @@ impl Lowerer {
         self.push(Expr::Call { func: Builtin::NodeProp(i as u16), args: vec![node] }, Scalar::F32, span)
     }
 
+    /// `state.field` as the key of its binding; reports an error and returns `None` otherwise.
+    fn state_key(&mut self, fe: &syn::ExprField) -> Option<String> {
+        let member = member_name(&fe.member);
+        if is_self(&fe.base) {
+            self.err_help(
+                fe.span(),
+                format!("cannot assign to hyperparameter `self.{member}`"),
+                "hyperparameters are read-only; copy into a `let mut` local",
+            );
+            return None;
+        }
+        let on_state = !self.state_arg.is_empty() && matches!(&*fe.base, syn::Expr::Path(p) if p.path.is_ident(&self.state_arg));
+        if !on_state {
+            self.err_help(
+                fe.span(),
+                "only state fields can be assigned this way",
+                "state fields are `st.name`, with `st` the state argument",
+            );
+            return None;
+        }
+        if !self.state.iter().any(|f| f.name == member) {
+            self.err_help(fe.member.span(), format!("the state has no field `{member}`"), self.state_help());
+            return None;
+        }
+        Some(format!("{STATE}{member}"))
+    }
+
+    fn state_help(&self) -> String {
+        if self.state.is_empty() {
+            "declare state fields in the attribute: `#[walk(state(name: f64))]`".into()
+        } else {
+            let names: Vec<String> = self.state.iter().map(|f| format!("`{}: {}`", f.name, f.ty.name())).collect();
+            format!("the state fields are {}", names.join(", "))
+        }
+    }
+
+    /// `self.param` or `state.field` as a value.
+    fn field(&mut self, fe: &syn::ExprField, env: &Env) -> Lowered {
+        let span = fe.span();
+        let member = member_name(&fe.member);
+        if is_self(&fe.base) {
+            let found = self.params.iter().enumerate().find(|(_, q)| q.name == member).map(|(i, q)| (i, q.ty));
+            return match found {
+                Some((i, ParamType::Scalar(t))) => self.push(Expr::Param(i), t, span),
+                Some((_, ParamType::Array(..))) => {
+                    self.err_help(span, format!("`self.{member}` is an array"), format!("index it: `self.{member}[i]`"));
+                    Err(())
+                }
+                None => {
+                    let help = if self.params.is_empty() {
+                        "declare hyperparameters in the attribute: `#[walk(params(alpha: f32))]`".to_string()
+                    } else {
+                        let names: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+                        format!("the hyperparameters are {}", names.join(", "))
+                    };
+                    self.err_help(fe.member.span(), format!("no hyperparameter `{member}`"), help);
+                    Err(())
+                }
+            };
+        }
+        let on_state = !self.state_arg.is_empty() && matches!(&*fe.base, syn::Expr::Path(p) if p.path.is_ident(&self.state_arg));
+        if on_state {
+            return match env.find(&format!("{STATE}{member}")) {
+                Some(i) => Ok(env.0[i].value),
+                None => {
+                    let help = self.state_help();
+                    self.err_help(fe.member.span(), format!("the state has no field `{member}`"), help);
+                    Err(())
+                }
+            };
+        }
+        self.err_help(
+            span,
+            "field access is not part of the walk language here",
+            "fields are hyperparameters (`self.name`, impl form) and state fields (`st.name`)",
+        );
+        Err(())
+    }
+
+    /// Whether a statement is `s.restart()` or `s.teleport(v)`.
+    fn is_move(&self, m: &syn::ExprMethodCall) -> bool {
+        matches!(&*m.receiver, syn::Expr::Path(p) if p.path.is_ident(&self.step)) && (m.method == "restart" || m.method == "teleport")
+    }
+
+    /// `s.restart()` (back to the start node) or `s.teleport(v)`: the walker continues from
+    /// there, with no previous node.
+    fn move_walker(&mut self, m: &syn::ExprMethodCall, env: &mut Env) {
+        let name = m.method.to_string();
+        if self.mode != Mode::Update {
+            self.err_help(
+                m.method.span(),
+                format!("`{}` cannot move the walker", self.mode.name()),
+                "restarts and teleports belong in `update`",
+            );
+            return;
+        }
+        let target = if name == "restart" {
+            if !m.args.is_empty() {
+                self.err(m.args.span(), "`restart()` takes no arguments");
+                return;
+            }
+            self.push(Expr::Step(StepField::Start), Scalar::U32, m.span())
+        } else {
+            if m.args.len() != 1 {
+                self.err_help(m.method.span(), "`teleport` takes one node", "write `s.teleport(v)`");
+                return;
+            }
+            let v = self.expr(&m.args[0], env, Some(Scalar::U32));
+            if let Ok(v) = v
+                && self.ty(v) != Scalar::U32
+            {
+                let t = self.ty(v).name();
+                self.err(m.args[0].span(), format!("`teleport` takes a node id (`u32`), found `{t}`"));
+                return;
+            }
+            v
+        };
+        let Ok(target) = target else { return };
+        let Ok(none) = self.push(Expr::Literal(Literal::Int(u32::MAX as i64, Scalar::U32)), Scalar::U32, m.span()) else { return };
+        let i = env.find(NEW_CUR).expect("seeded in update");
+        if i < self.value_floor {
+            self.err_help(m.span(), "the walker cannot be moved inside a value expression", "use an `if` statement");
+            return;
+        }
+        env.0[i].value = target;
+        let j = env.find(NEW_PREV).expect("seeded in update");
+        env.0[j].value = none;
+    }
+
     fn builtin(&mut self, func: Builtin, args: Vec<Handle<Expr>>, span: Span) -> Lowered {
         let t = self.ty(args[0]);
         if let Some(&b) = args.get(1)
@@ -1091,6 +1825,27 @@ impl Lowerer {
             return Err(());
         }
         self.push(Expr::Call { func, args }, t, span)
+    }
+}
+
+/// The span of a type's name (`StepRng` in `&mut StepRng`): on stable Rust a span covers one
+/// token, and the name is the one to point at.
+fn type_span(t: &syn::Type) -> Span {
+    match t {
+        syn::Type::Reference(r) => type_span(&r.elem),
+        syn::Type::Path(p) => p.path.segments.last().map_or(p.span(), |s| s.ident.span()),
+        other => other.span(),
+    }
+}
+
+fn is_self(e: &syn::Expr) -> bool {
+    matches!(e, syn::Expr::Path(p) if p.path.is_ident("self"))
+}
+
+fn member_name(m: &syn::Member) -> String {
+    match m {
+        syn::Member::Named(i) => i.to_string(),
+        syn::Member::Unnamed(i) => i.index.to_string(),
     }
 }
 

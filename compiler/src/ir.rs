@@ -227,7 +227,7 @@ pub enum Builtin {
     /// `s.has_edge(u, v)`: whether the edge `u -> v` exists.
     HasEdge,
     /// `s.node_prop("name", v)`: node property number `i` of the walk's property table
-    /// ([`WeightFunction::props`]) at node `v` (0 if the graph lacks it).
+    /// ([`Program::props`]) at node `v` (0 if the graph lacks it).
     NodeProp(u16),
 }
 
@@ -372,13 +372,21 @@ pub enum Expr {
     /// A per-node quantity of the current node's row (bound and estimate expressions only;
     /// never in a weight function).
     Node(NodeQuery),
+    /// Field `i` of the walker's program state (the impl form), as it was when the function
+    /// started.
+    State(usize),
+    /// The `k`-th uniform draw in (0, 1) of this call's random stream, as f64 (`init`,
+    /// `update` and `stop` only). The `k`-th `uniform()` a path executes is draw `k`, as in
+    /// sequential Rust; every call takes [`Routine::draws`] numbers (the most any path uses)
+    /// from the stream, so the position of later draws never depends on the path.
+    Draw(u32),
 }
 
 impl Expr {
     /// The expression's operands (including a node query's label expression).
     pub fn operands(&self) -> Vec<Handle<Expr>> {
         match self {
-            Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) => Vec::new(),
+            Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) | Expr::State(_) | Expr::Draw(_) => Vec::new(),
             Expr::Node(NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l)) => vec![*l],
             Expr::Node(_) => Vec::new(),
             Expr::ParamIndex { index, .. } => vec![*index],
@@ -463,18 +471,67 @@ pub struct Param {
     pub ty: ParamType,
 }
 
-/// A compiled `get_weight`: hyperparameters and the weight as one expression DAG.
-#[derive(Debug)]
-pub struct WeightFunction {
-    /// The walk's name (the function's name).
+/// A field of the per-walker program state (the impl form's `state(...)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateField {
+    /// Its name.
     pub name: String,
+    /// Its type.
+    pub ty: Scalar,
+}
+
+/// Which form of `#[walk]` a program was written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `#[walk] fn name(s: &Step, params...) -> f32`: the function is `get_weight`.
+    Function,
+    /// `#[walk(params(..), state(..))] impl Name { fn get_weight .. fn init .. fn update ..
+    /// fn stop .. }`.
+    Impl,
+}
+
+/// One of `init`, `update`, `stop` (impl form): its own expression DAG and its results.
+///
+/// `init`'s outputs are the new state fields; `update`'s are the new state fields followed by
+/// the walker's new `cur` and `prev` (equal to the `Step` leaves when it does not move the
+/// walker); `stop`'s single output is the `bool` decision.
+#[derive(Debug)]
+pub struct Routine {
+    /// Its expressions; operands precede their users.
+    pub exprs: Arena<Expr>,
+    /// The type of every expression, by handle index.
+    pub types: Vec<Scalar>,
+    /// The results, in the order above.
+    pub outputs: Vec<Handle<Expr>>,
+    /// How many uniform numbers it draws per call (see [`Expr::Draw`]).
+    pub draws: u32,
+}
+
+/// A compiled walk: hyperparameters, the per-walker state, `get_weight` as one pure
+/// expression DAG, and the impl form's `init` / `update` / `stop` routines.
+#[derive(Debug)]
+pub struct Program {
+    /// The walk's name (the function's name, or the impl's type converted to snake case).
+    pub name: String,
+    /// The params struct's name (`Node2vec` for `fn node2vec`, the impl's type).
+    pub type_name: String,
+    /// The form it was written in.
+    pub form: Form,
+    /// Per-walker state fields (empty for the function form).
+    pub state: Vec<StateField>,
+    /// `init`, if the program has one.
+    pub init: Option<Routine>,
+    /// `update`, if the program has one.
+    pub update: Option<Routine>,
+    /// `stop`, if the program has one.
+    pub stop: Option<Routine>,
     /// Hyperparameters, in order.
     pub params: Vec<Param>,
     /// All expressions; operands precede their users.
     pub exprs: Arena<Expr>,
     /// The type of every expression, by handle index.
     pub types: Vec<Scalar>,
-    /// The weight.
+    /// The weight (`get_weight`'s result).
     pub result: Handle<Expr>,
     /// Names of the node properties the walk reads (indexed by [`Builtin::NodeProp`]).
     pub props: Vec<String>,
@@ -482,7 +539,7 @@ pub struct WeightFunction {
     pub span: Span,
 }
 
-impl WeightFunction {
+impl Program {
     /// The type of an expression.
     pub fn ty(&self, h: Handle<Expr>) -> Scalar {
         self.types[h.index()]

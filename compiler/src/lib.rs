@@ -5,9 +5,10 @@
 //! milestone proceeds — the analyses (bounds, sum estimates, per-node arrays) and the
 //! backends (native Rust through the macro, Cranelift, CUDA C, WGSL).
 //!
-//! Status: the front end, the IR and the bound analysis for the function form of `#[walk]`
-//! (`get_weight` with hyperparameters) exist and are tested; the macro, the `impl` form with
-//! per-walker state and the backends do not yet.
+//! Both forms of `#[walk]` lower to one [`Program`]: the function form (`get_weight` with
+//! hyperparameters as arguments) and the impl form (hyperparameters and per-walker state
+//! declared in the attribute, with `init`, `update` and `stop` beside `get_weight`). The
+//! native Rust backend is what the macro emits; other backends follow the same IR.
 //!
 //! ```
 //! let src = r#"
@@ -36,12 +37,12 @@ pub mod rust_backend;
 
 pub use analysis::{Scope, WalkInfo, analyze};
 pub use diag::{Diagnostic, Diagnostics};
-pub use front::{lower_source, lower_weight_fn};
-pub use ir::WeightFunction;
+pub use front::{lower_source, lower_walk_impl, lower_weight_fn};
+pub use ir::Program;
 
 /// Writes every stage of a compilation to `dir` (what `WAYFARER_DUMP=dir` does): the IR
 /// listing, the analysis report and the generated Rust.
-pub fn dump_stages(f: &WeightFunction, info: &WalkInfo, dir: &std::path::Path) -> std::io::Result<()> {
+pub fn dump_stages(f: &Program, info: &WalkInfo, dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join(format!("{}.ir.txt", f.name)), print::listing(f))?;
     std::fs::write(dir.join(format!("{}.analysis.txt", f.name)), print::analysis(f, info))?;
@@ -50,7 +51,7 @@ pub fn dump_stages(f: &WeightFunction, info: &WalkInfo, dir: &std::path::Path) -
 }
 
 /// Compiles source text to its IR and analysis, honouring `WAYFARER_DUMP`.
-pub fn compile_source(source: &str) -> Result<(WeightFunction, WalkInfo), Diagnostics> {
+pub fn compile_source(source: &str) -> Result<(Program, WalkInfo), Diagnostics> {
     let f = lower_source(source)?;
     let info = analyze(&f);
     if let Some(dir) = std::env::var_os("WAYFARER_DUMP") {

@@ -6,8 +6,8 @@ use wayfarer_compiler::{Scope, analyze, lower_source, print};
 fn run(src: &str) -> (String, String, wayfarer_compiler::WalkInfo, Vec<&'static str>) {
     let f = lower_source(src).unwrap_or_else(|e| panic!("{}", e.render(src, "t.rs")));
     let info = analyze(&f);
-    let b = info.bound.map(|b| print::formula_in(&info.derived.exprs, &f.params, b)).unwrap_or_default();
-    let s = print::formula_in(&info.derived.exprs, &f.params, info.sum_estimate);
+    let b = info.bound.map(|b| print::formula_in(&info.derived.exprs, &f.params, &f.state, b)).unwrap_or_default();
+    let s = print::formula_in(&info.derived.exprs, &f.params, &f.state, info.sum_estimate);
     let arrays = info.arrays.clone();
     (b, s, info, arrays)
 }

@@ -112,3 +112,99 @@ fn all_errors_are_reported_not_just_the_first() {
     let err = lower_source(src).unwrap_err();
     assert_eq!(err.0.len(), 3, "{}", err.render(src, "w.rs"));
 }
+
+/// Evaluates an impl-form routine's outputs in a walker state with given draws.
+fn run_routine(
+    f: &wayfarer_compiler::ir::Program,
+    r: &wayfarer_compiler::ir::Routine,
+    fields: &[wayfarer_compiler::eval::Value],
+    draws: &[f64],
+    params: &[wayfarer_compiler::eval::ParamValue],
+) -> Vec<wayfarer_compiler::eval::Value> {
+    use wayfarer_runtime::graph::{CsrGraph, CsrParts, Orientation};
+    let g = CsrGraph::from_parts(
+        CsrParts { offsets: vec![0, 1, 2, 2], targets: vec![1, 2], timestamps: Some(vec![5, 9]), ..Default::default() },
+        Orientation::Directed,
+    )
+    .unwrap();
+    let state = wayfarer_compiler::eval::State { cur: 1, prev: 0, start: 0, step: 1 };
+    let ev = wayfarer_compiler::eval::Evaluator { graph: &g, params, state, edge: Some(0), props: &f.props, fields, draws };
+    r.outputs.iter().map(|h| ev.eval(&r.exprs, &r.types, *h)).collect()
+}
+
+#[test]
+fn impl_form_lowers_state_draws_and_restarts() {
+    use wayfarer_compiler::eval::{ParamValue, Value};
+    let f = lower_source(include_str!("../../walks/ppr.rs")).unwrap();
+    assert_eq!(f.type_name, "Ppr");
+    assert_eq!(f.name, "ppr");
+    let update = f.update.as_ref().unwrap();
+    assert_eq!(update.draws, 1);
+    let alpha = [ParamValue::Scalar(Value::F32(0.25))];
+    // A draw below alpha restarts: cur = start, no previous node; above, the walker stays.
+    assert_eq!(run_routine(&f, update, &[], &[0.1], &alpha), vec![Value::U32(0), Value::U32(u32::MAX)]);
+    assert_eq!(run_routine(&f, update, &[], &[0.9], &alpha), vec![Value::U32(1), Value::U32(0)]);
+
+    let t = lower_source(include_str!("../../walks/temporal.rs")).unwrap();
+    let init = t.init.as_ref().unwrap();
+    assert_eq!(run_routine(&t, init, &[Value::F64(3.0)], &[], &[]), vec![Value::F64(f64::NEG_INFINITY)]);
+    // update records the taken edge's time (edge 0: t = 5).
+    let upd = t.update.as_ref().unwrap();
+    assert_eq!(run_routine(&t, upd, &[Value::F64(1.0)], &[], &[])[0], Value::F64(5.0));
+}
+
+#[test]
+fn impl_form_state_flows_through_branches_and_loops() {
+    use wayfarer_compiler::eval::Value;
+    let src = r#"
+        #[walk(state(a: u32, b: f64))]
+        impl Flow {
+            fn get_weight(&self, s: &Step) -> f32 { s.weight() }
+            fn update(&self, s: &mut Step, st: &mut FlowState, r: &mut StepRng) {
+                for i in 0..3 {
+                    if r.uniform() < 0.5 {
+                        st.a += 1;
+                    }
+                }
+                if st.a >= 2 {
+                    st.b = 1.5;
+                    return;
+                }
+                st.b = -1.0;
+            }
+        }
+    "#;
+    let f = lower_source(src).unwrap();
+    let u = f.update.as_ref().unwrap();
+    assert_eq!(u.draws, 3, "one draw per unrolled iteration");
+    let st = [Value::U32(0), Value::F64(0.0)];
+    let out = run_routine(&f, u, &st, &[0.1, 0.9, 0.2], &[]);
+    assert_eq!(&out[..2], &[Value::U32(2), Value::F64(1.5)]);
+    let out = run_routine(&f, u, &st, &[0.1, 0.9, 0.8], &[]);
+    assert_eq!(&out[..2], &[Value::U32(1), Value::F64(-1.0)]);
+}
+
+#[test]
+fn impl_form_diagnostics() {
+    let errs = |src: &str| lower_source(src).unwrap_err().0.into_iter().map(|d| d.message).collect::<Vec<_>>().join("\n");
+    let e = errs(
+        r#"#[walk(state(x: u32))]
+        impl W {
+            fn get_weight(&self, s: &Step) -> f32 { s.weight() }
+            fn update(&self, st: &mut WState) {
+                let y = if st.x > 0 { st.x = 0; 1 } else { 2 };
+            }
+        }"#,
+    );
+    assert!(e.contains("cannot be assigned inside a value expression"), "{e}");
+    let e = errs(
+        r#"#[walk]
+        impl W {
+            fn get_weight(&self, s: &Step) -> f32 { s.weight() }
+            fn stop(&self, s: &Step) -> f32 { 1.0 }
+            fn update(&self, s: &mut Step) -> bool { s.teleport(1.0) }
+        }"#,
+    );
+    assert!(e.contains("`stop` returns `bool`"), "{e}");
+    assert!(e.contains("`update` returns nothing"), "{e}");
+}

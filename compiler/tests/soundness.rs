@@ -92,10 +92,10 @@ proptest! {
             let f = lower_source(src).unwrap();
             let info = analyze(&f);
             let bound = info.bound.unwrap_or_else(|| panic!("no bound for {src}: {:?}", info.fallback));
-            let ev = Evaluator { graph: &g, params: &params, state, edge: None, props: &f.props };
+            let ev = Evaluator { graph: &g, params: &params, state, edge: None, props: &f.props, fields: &[], draws: &[] };
             let bv = ev.eval(&info.derived.exprs, &info.derived.types, bound).as_f64();
             for e in g.row(state.cur) {
-                let ew = Evaluator { graph: &g, params: &params, state, edge: Some(e), props: &f.props };
+                let ew = Evaluator { graph: &g, params: &params, state, edge: Some(e), props: &f.props, fields: &[], draws: &[] };
                 let w = ew.eval(&f.exprs, &f.types, f.result).as_f64();
                 if w.is_nan() || w < 0.0 {
                     continue; // a run-time error in the engine, not a sampling decision
@@ -173,9 +173,9 @@ proptest! {
         let n = g.num_nodes();
         let state = State { cur: cur.index(n) as u32, prev: prev.map_or(NO_NODE, |p| p.index(n) as u32), start: 0, step };
         let params = [ParamValue::Scalar(Value::F32(a)), ParamValue::Scalar(Value::F32(b))];
-        let bv = Evaluator { graph: &g, params: &params, state, edge: None, props: &f.props }.eval(&info.derived.exprs, &info.derived.types, bound).as_f64();
+        let bv = Evaluator { graph: &g, params: &params, state, edge: None, props: &f.props, fields: &[], draws: &[] }.eval(&info.derived.exprs, &info.derived.types, bound).as_f64();
         for e in g.row(state.cur) {
-            let w = Evaluator { graph: &g, params: &params, state, edge: Some(e), props: &f.props }.eval(&f.exprs, &f.types, f.result).as_f64();
+            let w = Evaluator { graph: &g, params: &params, state, edge: Some(e), props: &f.props, fields: &[], draws: &[] }.eval(&f.exprs, &f.types, f.result).as_f64();
             if w.is_nan() || w < 0.0 {
                 continue;
             }

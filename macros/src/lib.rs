@@ -3,8 +3,14 @@
 //! On a function `fn name(s: &Step, hyperparameters...) -> f32`, the macro keeps the function
 //! (it is ordinary Rust against `wayfarer::Step`, so it can be called and tested) and adds a
 //! params struct `Name { hyperparameters }` implementing `wayfarer::Walk` with native code
-//! for the weight, the bound `B` and the sum estimate `Ŝ` derived by the compiler. On errors it
-//! reports every one at its token and still emits the function, so the IDE keeps working.
+//! for the weight, the bound `B` and the sum estimate `Ŝ` derived by the compiler.
+//!
+//! On an `impl Name { fn get_weight .. fn init .. fn update .. fn stop .. }` with
+//! `#[walk(params(..), state(..))]`, it generates the params struct `Name`, the per-walker
+//! state struct `NameState`, and the `Walk` impl; the user's methods are kept as written.
+//!
+//! On errors it reports every one at its token and still emits the user's item, so the IDE
+//! keeps working.
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -13,36 +19,72 @@ use quote::quote;
 #[proc_macro_attribute]
 pub fn walk(attr: TokenStream, item: TokenStream) -> TokenStream {
     let original: proc_macro2::TokenStream = item.clone().into();
-    let f = match syn::parse::<syn::ItemFn>(item) {
-        Ok(f) => f,
-        Err(_) => {
+    let attr: proc_macro2::TokenStream = attr.into();
+    let parsed = match syn::parse::<syn::Item>(item) {
+        Ok(syn::Item::Fn(f)) => {
+            let mut errors = proc_macro2::TokenStream::new();
+            if !attr.is_empty() {
+                errors.extend(
+                    syn::Error::new_spanned(attr, "a `#[walk]` function takes no arguments: its hyperparameters are its arguments")
+                        .to_compile_error(),
+                );
+            }
+            let vis = f.vis.clone();
+            let docs: Vec<syn::Attribute> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
+            let at = f.sig.ident.span();
+            (wayfarer_compiler::lower_weight_fn(&f), quote!(#[allow(dead_code)] #f), errors, quote!(#vis), docs, at)
+        }
+        Ok(syn::Item::Impl(m)) => {
+            let docs: Vec<syn::Attribute> = m.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
+            let mut kept = m.clone();
+            kept.attrs.retain(|a| !a.path().is_ident("doc"));
+            let at = syn::spanned::Spanned::span(&m.self_ty);
+            (wayfarer_compiler::lower_walk_impl(attr, &m), quote!(#[allow(dead_code, clippy::all)] #kept), quote!(), quote!(pub), docs, at)
+        }
+        _ => {
             let e = syn::Error::new_spanned(
                 &original,
-                "#[walk] goes on a function `fn name(s: &Step, params...) -> f32` (the `impl` form with per-walker state is not supported yet)",
+                "#[walk] goes on a function `fn name(s: &Step, params...) -> f32` or on an `impl Name { fn get_weight .. }`",
             );
             let mut out = e.to_compile_error();
             out.extend(original);
             return out.into();
         }
     };
-    let mut errors = proc_macro2::TokenStream::new();
-    if !attr.is_empty() {
-        let attr: proc_macro2::TokenStream = attr.into();
-        errors.extend(syn::Error::new_spanned(attr, "#[walk] takes no arguments").to_compile_error());
-    }
-    let ir = match wayfarer_compiler::lower_weight_fn(&f) {
+    let (ir, user, mut errors, vis, docs, at) = parsed;
+    let ir = match ir {
         Ok(ir) => ir,
         Err(diags) => {
             errors.extend(diags.to_syn_error().to_compile_error());
-            return quote!(#errors #[allow(dead_code)] #f).into();
+            return quote!(#errors #user).into();
         }
     };
     let info = wayfarer_compiler::analyze(&ir);
     if let Some(dir) = std::env::var_os("WAYFARER_DUMP") {
         let _ = wayfarer_compiler::dump_stages(&ir, &info, std::path::Path::new(&dir));
     }
-    let vis = &f.vis;
-    let docs: Vec<syn::Attribute> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
-    let generated = wayfarer_compiler::rust_backend::emit(&ir, &info, &quote!(::wayfarer::runtime), &quote!(#vis), &docs);
-    quote!(#errors #[allow(dead_code)] #f #generated).into()
+    let generated = wayfarer_compiler::rust_backend::emit(&ir, &info, &quote!(::wayfarer::runtime), &vis, &docs);
+    let warning = match (&info.bound, &info.fallback) {
+        (None, Some(why)) => fallback_warning(&ir.name, why, at),
+        _ => quote!(),
+    };
+    quote!(#errors #user #generated #warning).into()
+}
+
+/// A compile-time warning at the walk's name. Stable Rust gives proc macros no warning API,
+/// so this uses a deprecated item: rustc reports its note where it is used.
+fn fallback_warning(name: &str, why: &str, at: proc_macro2::Span) -> proc_macro2::TokenStream {
+    let note = format!(
+        "walk `{name}` has no weight bound, so it runs with reservoir sampling (eRVS) only: {why}. \
+         `wayfarer explain` shows the analysis; bounding the weight enables the faster rejection sampler"
+    );
+    let marker = quote::format_ident!("WAYFARER_ERVS_ONLY", span = at);
+    quote::quote_spanned! {at=>
+        const _: () = {
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const #marker: () = ();
+            #marker
+        };
+    }
 }

@@ -202,6 +202,27 @@ pub struct Walks {
 }
 
 impl Walks {
+    /// The walks as anonymous walks: each node replaced by the index of its first visit in
+    /// its walk (`0 1 0 2` for `a b a c`), so walks with the same shape are equal whatever
+    /// the nodes' ids. Slots past a walk's end are unchanged.
+    pub fn to_anonymous(mut self) -> Walks {
+        let stride = self.stride;
+        self.nodes.par_chunks_mut(stride.max(1)).zip(self.lengths.par_iter()).for_each(|(row, &len)| {
+            let row = &mut row[..len as usize];
+            // Walks are short (stride slots): a linear scan of the distinct nodes beats hashing.
+            let mut seen: Vec<u32> = Vec::with_capacity(16);
+            for v in row.iter_mut() {
+                *v = match seen.iter().position(|&u| u == *v) {
+                    Some(i) => i as u32,
+                    None => {
+                        seen.push(*v);
+                        seen.len() as u32 - 1
+                    }
+                };
+            }
+        });
+        self
+    }
     /// Number of walks.
     pub fn len(&self) -> usize {
         self.lengths.len()

@@ -304,6 +304,16 @@ impl<'a> Step<'a> {
     pub fn node_prop(&self, name: &str, v: u32) -> f32 {
         self.ctx.graph.node_property(name).and_then(|p| p.get(v as usize).copied()).unwrap_or(0.0)
     }
+    /// Moves the walker back to its start node, with no previous node (in a walk's `update`:
+    /// a restart, as in personalized PageRank).
+    pub fn restart(&mut self) {
+        self.teleport(self.start);
+    }
+    /// Moves the walker to `v`, with no previous node (in a walk's `update`).
+    pub fn teleport(&mut self, v: u32) {
+        self.cur = v;
+        self.prev = NO_NODE;
+    }
     /// The out-degree of `v` (0 if `v` is not a node).
     pub fn degree(&self, v: u32) -> u32 {
         if (v as usize) < self.ctx.graph.num_nodes() { self.ctx.graph.degree(v).min(u32::MAX as u64) as u32 } else { 0 }
