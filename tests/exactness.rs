@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use wayfarer::library::dsl;
 use wayfarer::walks::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
 use wayfarer::{Bound, BoundScope, CostRatio, Ctx, SamplerMode, Starts, Walk, WalkConfig, Walker};
 
@@ -24,11 +25,23 @@ fn starts() -> Starts {
     Starts::Nodes(v)
 }
 
-fn check<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weighted_variants: &[bool], length: u32) {
+/// Where a walk comes from: the library's `#[walk]` programs read the weights of the graph
+/// they run on (so their unweighted variant runs on the graph without weights); the
+/// hand-written references take a [`Weighting`].
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    Compiled,
+    Reference,
+}
+
+fn check<W: Walk>(source: Source, make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weighted_variants: &[bool], length: u32) {
     for shape in SHAPES {
         let edges = shaped_edges(shape);
-        let g = build(&edges);
+        let weighted_graph = build(&edges);
+        let mut unweighted_graph = build(&edges);
+        unweighted_graph.set_weights(None).unwrap();
         for &weighted in weighted_variants {
+            let g = if source == Source::Compiled && !weighted { &unweighted_graph } else { &weighted_graph };
             let walk = make(if weighted { Weighting::Weighted } else { Weighting::Unweighted });
             let m = model(weighted);
             for (k, mode) in MODES.into_iter().enumerate() {
@@ -39,7 +52,7 @@ fn check<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, 
                     cost_ratio: CostRatio::Fixed(1.0),
                     interleave: 1 + 7 * (k % 2),
                 };
-                let (walks, report) = wayfarer::engine::run(&walk, &g, &starts(), &cfg, None).unwrap();
+                let (walks, report) = wayfarer::engine::run(&walk, g, &starts(), &cfg, None).unwrap();
                 let what = format!("{} {shape:?} weighted={weighted} {mode}", walk.name());
                 let t = tally(&walks, length);
                 let (tested, biggest, dead_ends) = check_tally(&t, &m, &edges, &what);
@@ -58,34 +71,70 @@ fn check<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, 
     }
 }
 
+// The library walks (walks/*.rs, compiled by #[walk]).
+
 #[test]
 fn deepwalk_is_exact() {
-    check(|w| DeepWalk { weighting: w }, |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
+    check(Source::Compiled, |_| dsl::Deepwalk, |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
 }
 
 #[test]
 fn node2vec_is_exact() {
-    check(|w| Node2vec::new(2.0, 0.5, w).unwrap(), |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted }, &[true, false], 3);
+    let n2v = |a, b| move |_| dsl::Node2vec { a, b };
+    check(Source::Compiled, n2v(2.0, 0.5), |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted }, &[true, false], 3);
     // A return-heavy setting exercises the bound's `u == prev` branch.
-    check(|w| Node2vec::new(0.25, 4.0, w).unwrap(), |weighted| Model::Node2vec { a: 0.25, b: 4.0, weighted }, &[true], 3);
+    check(Source::Compiled, n2v(0.25, 4.0), |weighted| Model::Node2vec { a: 0.25, b: 4.0, weighted }, &[true], 3);
 }
 
 #[test]
 fn metapath_is_exact() {
     for schema in [vec![0, 1, 2], vec![2, 1, 0], vec![1]] {
-        check(
-            |w| MetaPath::new(schema.clone(), w).unwrap(),
-            |weighted| Model::MetaPath { schema: schema.clone(), weighted },
-            &[true, false],
-            3,
-        );
+        let m = dsl::Metapath::new(&schema).unwrap();
+        check(Source::Compiled, |_| m.clone(), |weighted| Model::MetaPath { schema: schema.clone(), weighted }, &[true, false], 3);
     }
 }
 
 #[test]
 fn ppr2_is_exact() {
-    check(|w| Ppr2::new(0.2, w).unwrap(), |weighted| Model::Ppr2 { gamma: 0.2, weighted }, &[true, false], 3);
-    check(|w| Ppr2::new(0.9, w).unwrap(), |weighted| Model::Ppr2 { gamma: 0.9, weighted }, &[false], 3);
+    // The DSL's second-order PageRank is the unweighted one (it reads degrees, not weights).
+    for gamma in [0.2, 0.9] {
+        check(Source::Compiled, |_| dsl::Ppr2 { gamma }, |weighted| Model::Ppr2 { gamma, weighted }, &[false], 3);
+    }
+}
+
+// The hand-written references (`*-ref`), held to the same standard.
+
+#[test]
+fn reference_deepwalk_is_exact() {
+    check(Source::Reference, |w| DeepWalk { weighting: w }, |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
+}
+
+#[test]
+fn reference_node2vec_is_exact() {
+    check(
+        Source::Reference,
+        |w| Node2vec::new(2.0, 0.5, w).unwrap(),
+        |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted },
+        &[true, false],
+        3,
+    );
+}
+
+#[test]
+fn reference_metapath_is_exact() {
+    let schema = vec![0, 1, 2];
+    check(
+        Source::Reference,
+        |w| MetaPath::new(schema.clone(), w).unwrap(),
+        |weighted| Model::MetaPath { schema: schema.clone(), weighted },
+        &[true],
+        3,
+    );
+}
+
+#[test]
+fn reference_ppr2_is_exact() {
+    check(Source::Reference, |w| Ppr2::new(0.2, w).unwrap(), |weighted| Model::Ppr2 { gamma: 0.2, weighted }, &[true, false], 3);
 }
 
 /// A user-defined walk whose bound is 100x too loose: eRJS mostly runs out of trials and
