@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+pub mod cuda_backend;
 pub mod diag;
 pub mod eval;
 pub mod front;
@@ -47,7 +48,8 @@ pub fn dump_stages(f: &Program, info: &WalkInfo, dir: &std::path::Path) -> std::
     std::fs::write(dir.join(format!("{}.ir.txt", f.name)), print::listing(f))?;
     std::fs::write(dir.join(format!("{}.analysis.txt", f.name)), print::analysis(f, info))?;
     let rust = rust_backend::emit(f, info, &quote::quote!(::wayfarer::runtime), &quote::quote!(pub), &[]);
-    std::fs::write(dir.join(format!("{}.generated.rs", f.name)), rust.to_string())
+    std::fs::write(dir.join(format!("{}.generated.rs", f.name)), rust.to_string())?;
+    std::fs::write(dir.join(format!("{}.device.cu", f.name)), cuda_backend::emit_device_functions(f, info))
 }
 
 /// Compiles source text to its IR and analysis, honouring `WAYFARER_DUMP`.

@@ -1,5 +1,5 @@
-//! Golden files: the IR listing and the analysis report of every library walk (`walks/*.rs`)
-//! are pinned in `compiler/tests/golden/`. After an intended change, regenerate them with
+//! Golden files: the IR listing, the analysis report and the generated CUDA device functions
+//! of every library walk (`walks/*.rs`) are pinned in `compiler/tests/golden/`. After an intended change, regenerate them with
 //! `WAYFARER_BLESS=1 cargo test -p wayfarer-compiler --test golden` and review the diff.
 
 use std::path::Path;
@@ -16,9 +16,11 @@ fn library_walks_match_their_golden_files() {
         let src = std::fs::read_to_string(&path).unwrap();
         let f = wayfarer_compiler::lower_source(&src).unwrap_or_else(|e| panic!("{}", e.render(&src, &path.display().to_string())));
         let info = wayfarer_compiler::analyze(&f);
-        for (ext, text) in
-            [("ir.txt", wayfarer_compiler::print::listing(&f)), ("analysis.txt", wayfarer_compiler::print::analysis(&f, &info))]
-        {
+        for (ext, text) in [
+            ("ir.txt", wayfarer_compiler::print::listing(&f)),
+            ("analysis.txt", wayfarer_compiler::print::analysis(&f, &info)),
+            ("cu", wayfarer_compiler::cuda_backend::emit_device_functions(&f, &info)),
+        ] {
             let golden = root.join("tests/golden").join(format!("{}.{ext}", f.name));
             if bless {
                 std::fs::write(&golden, &text).unwrap();

@@ -230,4 +230,13 @@ mod tests {
             }
         }
     }
+
+    /// The first words of one stream, pinned: `kernels/tests/rng_check.cu` checks the CUDA
+    /// prelude's `wf_rng` against the same numbers on the GPU.
+    #[test]
+    fn step_stream_is_pinned_for_the_gpu_check() {
+        let mut r = StepRng::new(7, 3, 1, Purpose::Sample);
+        let words: Vec<u32> = (0..8).map(|_| r.next_u32()).collect();
+        assert_eq!(words, [0xfa43867a, 0x30bcecab, 0x40122b19, 0x96bc54d0, 0x42e11c14, 0xf0b5d328, 0xc2d65c52, 0x4cdfb60d]);
+    }
 }

@@ -1,0 +1,266 @@
+//! The CUDA backend: CUDA C device functions generated from the IR, spliced after the
+//! prelude (`kernels/prelude.cuh`) and before the kernel templates.
+//!
+//! What is emitted, for a walk `w`:
+//! - `WfParams` (the hyperparameters), `WfState` (the impl form's state) and `WfWalker`;
+//! - `wf_weight(g, p, w, e)`, `wf_bound(g, p, w)` and `wf_estimate(g, p, w)`, with
+//!   `WF_HAS_BOUND`, `WF_POSSIBLE_ZERO`, `WF_SUM_EXACT` and `WF_STATIC_WEIGHT` as macros;
+//! - `wf_init`, `wf_update` and `wf_stop`, which draw from the same Philox streams as the CPU.
+//!
+//! Expressions are trees (selects become `?:`, so an untaken `has_edge` is never evaluated)
+//! with the IR's semantics through the prelude's helpers: wrapping integers, division by zero
+//! giving 0, saturating float-to-int casts, graph queries on non-nodes giving false / 0.
+
+use crate::analysis::{Scope, WalkInfo};
+use crate::ir::*;
+use std::fmt::Write as _;
+
+/// The prelude every generated file starts with.
+pub const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
+
+fn c_type(s: Scalar) -> &'static str {
+    match s {
+        Scalar::F32 => "float",
+        Scalar::F64 => "double",
+        Scalar::I32 => "i32",
+        Scalar::U32 => "u32",
+        Scalar::Bool => "bool",
+    }
+}
+
+fn float_lit(v: f64, t: Scalar) -> String {
+    if t == Scalar::F64 {
+        if v.is_infinite() {
+            return if v > 0.0 {
+                "__longlong_as_double(0x7ff0000000000000ll)".into()
+            } else {
+                "__longlong_as_double(0xfff0000000000000ll)".into()
+            };
+        }
+        // `{:?}` is the shortest text that reads back to the same double.
+        let s = format!("{v:?}");
+        return if s.contains(['.', 'e', 'E']) { s } else { format!("{s}.0") };
+    }
+    let f = v as f32;
+    if f.is_infinite() {
+        return if f > 0.0 { "__int_as_float(0x7f800000)".into() } else { "__int_as_float(0xff800000)".into() };
+    }
+    let s = format!("{f:?}");
+    let s = if s.contains(['.', 'e', 'E']) { s } else { format!("{s}.0") };
+    format!("{s}f")
+}
+
+struct Cuda<'a> {
+    exprs: &'a Arena<Expr>,
+    types: &'a [Scalar],
+    f: &'a Program,
+}
+
+impl Cuda<'_> {
+    fn e(&self, h: Handle<Expr>) -> String {
+        let ty = self.types[h.index()];
+        let ty_of = |x: Handle<Expr>| self.types[x.index()];
+        match self.exprs.get(h) {
+            Expr::Literal(Literal::Float(v, t)) => float_lit(*v, *t),
+            Expr::Literal(Literal::Int(v, Scalar::U32)) => format!("{}u", *v as u32),
+            Expr::Literal(Literal::Int(v, _)) => {
+                let v = *v as i32;
+                if v == i32::MIN { "((i32)0x80000000u)".into() } else { format!("({v})") }
+            }
+            Expr::Literal(Literal::Bool(b)) => b.to_string(),
+            Expr::Param(i) => format!("p.{}", self.f.params[*i].name),
+            Expr::ParamIndex { param, index } => {
+                format!("wf_at(p.{}, (u32)({}))", self.f.params[*param].name, self.e(*index))
+            }
+            Expr::Step(f) => match f {
+                StepField::Cur => "w.b.cur".into(),
+                StepField::Prev => "w.b.prev".into(),
+                StepField::Start => "w.b.start".into(),
+                StepField::Step => "w.b.step".into(),
+                StepField::Dst => "g.targets[e]".into(),
+                StepField::Weight => "wf_h(g, e)".into(),
+                StepField::Label => "wf_label(g, e)".into(),
+                StepField::Edge => "((u32)e)".into(),
+                StepField::Time => "wf_time(g, e)".into(),
+            },
+            Expr::State(i) => format!("w.s.{}", self.f.state[*i].name),
+            Expr::Draw(k) => format!("d[{k}]"),
+            Expr::Unary { op: UnaryOp::Not, arg } => format!("(!{})", self.e(*arg)),
+            Expr::Unary { op: UnaryOp::Neg, arg } => {
+                let a = self.e(*arg);
+                if ty.is_float() { format!("(-{a})") } else { format!("wf_ineg({a})") }
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.e(*lhs), self.e(*rhs));
+                let t = ty_of(*lhs);
+                let helper = |name: &str| format!("{name}({a}, {b})");
+                match (op, t) {
+                    (BinaryOp::Add, Scalar::I32) => helper("wf_iadd"),
+                    (BinaryOp::Sub, Scalar::I32) => helper("wf_isub"),
+                    (BinaryOp::Mul, Scalar::I32) => helper("wf_imul"),
+                    (BinaryOp::Div, Scalar::I32) => helper("wf_idiv"),
+                    (BinaryOp::Rem, Scalar::I32) => helper("wf_irem"),
+                    (BinaryOp::Div, Scalar::U32) => helper("wf_udiv"),
+                    (BinaryOp::Rem, Scalar::U32) => helper("wf_urem"),
+                    (BinaryOp::Rem, Scalar::F32) => helper("fmodf"),
+                    (BinaryOp::Rem, Scalar::F64) => helper("fmod"),
+                    _ => format!("({a} {} {b})", op.symbol()),
+                }
+            }
+            Expr::Select { cond, then, other } => format!("({} ? {} : {})", self.e(*cond), self.e(*then), self.e(*other)),
+            Expr::Cast { expr, to } => {
+                let x = self.e(*expr);
+                let from = ty_of(*expr);
+                match (from.is_float(), to) {
+                    (true, Scalar::U32) => format!("wf_f2u((double)({x}))"),
+                    (true, Scalar::I32) => format!("wf_f2i((double)({x}))"),
+                    _ => format!("(({})({x}))", c_type(*to)),
+                }
+            }
+            Expr::Call { func, args } => {
+                let a: Vec<String> = args.iter().map(|x| self.e(*x)).collect();
+                let t = ty_of(args[0]);
+                let f64 = t == Scalar::F64;
+                match func {
+                    Builtin::Min | Builtin::Max => {
+                        let name = match (func, t) {
+                            (Builtin::Min, Scalar::F32) => "wf_minf",
+                            (Builtin::Max, Scalar::F32) => "wf_maxf",
+                            (Builtin::Min, Scalar::F64) => "wf_mind",
+                            (Builtin::Max, Scalar::F64) => "wf_maxd",
+                            (Builtin::Min, Scalar::I32) => "wf_imin",
+                            (Builtin::Max, Scalar::I32) => "wf_imax",
+                            (Builtin::Min, _) => "wf_umin",
+                            _ => "wf_umax",
+                        };
+                        format!("{name}({}, {})", a[0], a[1])
+                    }
+                    Builtin::Abs if t == Scalar::I32 => format!("wf_iabs({})", a[0]),
+                    Builtin::Abs => format!("{}({})", if f64 { "fabs" } else { "fabsf" }, a[0]),
+                    Builtin::Exp => format!("{}({})", if f64 { "exp" } else { "expf" }, a[0]),
+                    Builtin::Ln => format!("{}({})", if f64 { "log" } else { "logf" }, a[0]),
+                    Builtin::Sqrt => format!("{}({})", if f64 { "sqrt" } else { "sqrtf" }, a[0]),
+                    Builtin::Powf => format!("{}({}, {})", if f64 { "pow" } else { "powf" }, a[0], a[1]),
+                    Builtin::Degree => format!("wf_degree(g, {})", a[0]),
+                    Builtin::HasEdge => format!("wf_has_edge(g, {}, {})", a[0], a[1]),
+                    Builtin::NodeProp(i) => format!("wf_prop(g, {i}u, {})", a[0]),
+                }
+            }
+            Expr::Node(q) => match q {
+                NodeQuery::WeightMax => "g.weight_max[w.b.cur]".into(),
+                NodeQuery::WeightMin => "g.weight_min[w.b.cur]".into(),
+                NodeQuery::WeightSum => "g.weight_sum[w.b.cur]".into(),
+                NodeQuery::Degree => "wf_degree(g, w.b.cur)".into(),
+                NodeQuery::BackWeight => "wf_back_weight(g, w.b.cur, w.b.prev, 0)".into(),
+                NodeQuery::BackCount => "wf_back_count(g, w.b.cur, w.b.prev)".into(),
+                NodeQuery::LabelMax(l) => format!("wf_label_max(g, w.b.cur, {})", self.e(*l)),
+                NodeQuery::LabelSum(l) => format!("wf_label_sum(g, w.b.cur, {})", self.e(*l)),
+                NodeQuery::LabelCount(l) => format!("wf_label_count(g, w.b.cur, {})", self.e(*l)),
+                NodeQuery::NeighborDegreeMax => "g.nbr_degree_max[w.b.cur]".into(),
+                NodeQuery::NeighborDegreeMin => "g.nbr_degree_min[w.b.cur]".into(),
+            },
+        }
+    }
+}
+
+/// The generated part of a walk's CUDA source: types, flags and device functions (no
+/// prelude, no kernels). Deterministic, so golden files can pin it.
+pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "// Generated by wayfarer from walk `{}`. Do not edit: regenerate with `wayfarer emit`.\n", f.name);
+    // Parameters, state, walker.
+    out.push_str("struct WfParams {\n");
+    for p in &f.params {
+        match p.ty {
+            ParamType::Scalar(s) => {
+                let _ = writeln!(out, "    {} {};", c_type(s), p.name);
+            }
+            ParamType::Array(s, n) => {
+                let _ = writeln!(out, "    {} {}[{n}];", c_type(s), p.name);
+            }
+        }
+    }
+    if f.params.is_empty() {
+        out.push_str("    u32 wf_unused;\n");
+    }
+    out.push_str("};\n\nstruct WfState {\n");
+    for s in &f.state {
+        let _ = writeln!(out, "    {} {};", c_type(s.ty), s.name);
+    }
+    if f.state.is_empty() {
+        out.push_str("    u32 wf_unused;\n");
+    }
+    out.push_str("};\n\nstruct WfWalker {\n    WfWalkerBase b;\n    WfState s;\n};\n\n");
+    let _ = writeln!(out, "#define WF_HAS_BOUND {}", info.bound.is_some() as u8);
+    let _ = writeln!(out, "#define WF_BOUND_PER_KERNEL {}", (info.bound.is_some() && info.bound_scope == Scope::PerKernel) as u8);
+    let _ = writeln!(out, "#define WF_POSSIBLE_ZERO {}", info.possible_zero as u8);
+    let _ = writeln!(out, "#define WF_SUM_EXACT {}", info.sum_exact as u8);
+    let reads_walker = crate::print::live(f).into_iter().any(|h| match f.exprs.get(h) {
+        Expr::Step(s) => !s.is_per_edge(),
+        Expr::State(_) => true,
+        _ => false,
+    });
+    let _ = writeln!(out, "#define WF_STATIC_WEIGHT {}", (!reads_walker) as u8);
+    let _ = writeln!(out, "#define WF_NUM_PROPS {}u\n", f.props.len());
+
+    let w = Cuda { exprs: &f.exprs, types: &f.types, f };
+    let _ = writeln!(
+        out,
+        "__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {{\n    return {};\n}}\n",
+        w.e(f.result)
+    );
+    let d = Cuda { exprs: &info.derived.exprs, types: &info.derived.types, f };
+    let bound = info.bound.map_or("__int_as_float(0x7f800000)".to_string(), |b| d.e(b));
+    let _ = writeln!(
+        out,
+        "// B: every weight of this step is at most this (infinite: no bound, eRVS only).\n__device__ __forceinline__ float wf_bound(const WfGraph& g, const WfParams& p, const WfWalker& w) {{\n    (void)g; (void)p; (void)w;\n    return {bound};\n}}\n"
+    );
+    let _ = writeln!(
+        out,
+        "// S: an estimate of the sum of this step's weights (cost model only).\n__device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p, const WfWalker& w) {{\n    (void)g; (void)p; (void)w;\n    return {};\n}}\n",
+        d.e(info.sum_estimate)
+    );
+    for (name, r) in [("init", &f.init), ("update", &f.update), ("stop", &f.stop)] {
+        let sig = match name {
+            "stop" => "__device__ __forceinline__ bool wf_stop(const WfGraph& g, const WfParams& p, const WfWalker& w, WfRng& rng)",
+            "init" => "__device__ __forceinline__ void wf_init(const WfGraph& g, const WfParams& p, WfWalker& w, WfRng& rng)",
+            _ => "__device__ __forceinline__ void wf_update(const WfGraph& g, const WfParams& p, WfWalker& w, WfRng& rng)",
+        };
+        let _ = writeln!(out, "{sig} {{\n    (void)g; (void)p; (void)rng;");
+        let Some(r) = r else {
+            out.push_str(if name == "stop" { "    (void)w;\n    return false;\n}\n\n" } else { "    (void)w;\n}\n\n" });
+            continue;
+        };
+        let c = Cuda { exprs: &r.exprs, types: &r.types, f };
+        let edge = if name == "init" { "0ull" } else { "w.b.last_edge" };
+        let _ = writeln!(out, "    const u64 e = {edge}; (void)e;");
+        if r.draws > 0 {
+            let _ = writeln!(out, "    double d[{}];\n    for (int i = 0; i < {}; ++i) d[i] = wf_uniform(rng);", r.draws, r.draws);
+        }
+        if name == "stop" {
+            let _ = writeln!(out, "    return {};\n}}\n", c.e(r.outputs[0]));
+            continue;
+        }
+        // Compute every result from the old values, then assign.
+        let mut assigns = String::new();
+        for (i, (s, h)) in f.state.iter().zip(&r.outputs).enumerate() {
+            if matches!(r.exprs.get(*h), Expr::State(j) if *j == i) {
+                continue;
+            }
+            let _ = writeln!(out, "    const {} o{i} = {};", c_type(s.ty), c.e(*h));
+            let _ = writeln!(assigns, "    w.s.{} = o{i};", s.name);
+        }
+        if name == "update" {
+            let k = f.state.len();
+            for (h, field, leaf) in [(r.outputs[k], "cur", StepField::Cur), (r.outputs[k + 1], "prev", StepField::Prev)] {
+                if matches!(r.exprs.get(h), Expr::Step(x) if *x == leaf) {
+                    continue;
+                }
+                let _ = writeln!(out, "    const u32 o_{field} = {};", c.e(h));
+                let _ = writeln!(assigns, "    w.b.{field} = o_{field};");
+            }
+        }
+        let _ = writeln!(out, "{assigns}}}\n");
+    }
+    out
+}

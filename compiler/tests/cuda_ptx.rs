@@ -1,0 +1,58 @@
+//! The CUDA backend's output compiles: every library walk's generated device functions, with
+//! the prelude and a kernel that calls each of them, go through NVRTC to PTX for sm_90.
+//!
+//! No GPU is needed, only libnvrtc (CI installs the pinned `nvidia-cuda-nvrtc==13.0.88` wheel
+//! and points `LD_LIBRARY_PATH` at it). Without the library the test says so and passes,
+//! unless `WAYFARER_REQUIRE_NVRTC=1` (set by CI), where a missing library is a failure.
+
+use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
+use std::path::Path;
+
+/// Calls every generated function, so NVRTC compiles all of them.
+const CHECK_KERNEL: &str = r#"
+extern "C" __global__ void wf_check(WfGraph g, const WfParams* p, WfWalker* ws, float* out, u64 seed) {
+    WfWalker w = ws[threadIdx.x];
+    WfRng rng = wf_rng(seed, threadIdx.x, 0u, WF_INIT);
+    wf_init(g, *p, w, rng);
+    out[3 * threadIdx.x] = wf_weight(g, *p, w, g.offsets[w.b.cur]);
+    out[3 * threadIdx.x + 1] = wf_bound(g, *p, w) + wf_estimate(g, *p, w);
+    wf_update(g, *p, w, rng);
+    out[3 * threadIdx.x + 2] = wf_stop(g, *p, w, rng) ? 1.0f : 0.0f;
+    ws[threadIdx.x] = w;
+}
+"#;
+
+#[test]
+fn every_library_walk_compiles_to_ptx_for_sm_90() {
+    // SAFETY: only checks whether the shared library can be loaded.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        assert!(std::env::var_os("WAYFARER_REQUIRE_NVRTC").is_none(), "WAYFARER_REQUIRE_NVRTC is set but libnvrtc cannot be loaded");
+        eprintln!("skipping: libnvrtc is not available (see scripts/test.sh for the pinned wheel)");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut walks: Vec<_> = std::fs::read_dir(root.join("../walks")).unwrap().map(|e| e.unwrap().path()).collect();
+    walks.sort();
+    for path in walks {
+        let src = std::fs::read_to_string(&path).unwrap();
+        let f = wayfarer_compiler::lower_source(&src).unwrap();
+        let info = wayfarer_compiler::analyze(&f);
+        let cu = format!(
+            "{}\n{}\n{CHECK_KERNEL}",
+            wayfarer_compiler::cuda_backend::PRELUDE,
+            wayfarer_compiler::cuda_backend::emit_device_functions(&f, &info)
+        );
+        let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+        match compile_ptx_with_opts(&cu, opts) {
+            Ok(ptx) => {
+                let text = ptx.to_src();
+                assert!(text.contains(".target sm_90") && text.contains("wf_check"), "{}: unexpected PTX", f.name);
+            }
+            Err(e) => {
+                let dump = std::env::temp_dir().join(format!("wayfarer-{}.cu", f.name));
+                std::fs::write(&dump, &cu).unwrap();
+                panic!("{}: NVRTC failed on {} (options -arch=sm_90 -std=c++17 --fmad=false):\n{e:?}", f.name, dump.display());
+            }
+        }
+    }
+}

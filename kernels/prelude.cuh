@@ -1,0 +1,193 @@
+// wayfarer CUDA prelude: the runtime's semantics in CUDA C, shared by every generated kernel.
+// Self-contained (no headers), so NVRTC compiles it without the CUDA include tree.
+//
+// Semantics mirror the CPU backend exactly (runtime/src/rng.rs, walk.rs, compiler IR docs):
+// - Philox4x32-10 streams keyed (seed, query, step, purpose): the same numbers as StepRng.
+// - Integer arithmetic wraps; integer division or remainder by 0 gives 0.
+// - Float -> int casts saturate and map NaN to 0 (Rust `as`).
+// - Graph queries on non-nodes (e.g. NO_NODE) give false / 0.
+
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define WF_NO_NODE 0xFFFFFFFFu
+#define WF_INIT_STEP 0xFFFFFFFFu
+
+enum WfPurpose { WF_SAMPLE = 0, WF_UPDATE = 1, WF_INIT = 2, WF_GENERATE = 3, WF_PROFILE = 4 };
+
+// ---- Philox4x32-10 -------------------------------------------------------------------------
+
+struct WfU32x4 { u32 x, y, z, w; };
+
+__device__ __forceinline__ WfU32x4 wf_philox(WfU32x4 c, u32 k0, u32 k1) {
+    #pragma unroll
+    for (int r = 0; r < 10; ++r) {
+        if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+        u32 hi0 = __umulhi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
+        u32 hi1 = __umulhi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
+        WfU32x4 n = { hi1 ^ c.y ^ k0, lo1, hi0 ^ c.w ^ k1, lo0 };
+        c = n;
+    }
+    return c;
+}
+
+// The stream for (seed, query, step, purpose), drawn in order like the CPU's StepRng.
+struct WfRng {
+    u32 k0, k1;
+    WfU32x4 ctr;
+    WfU32x4 buf;
+    int used;
+};
+
+__device__ __forceinline__ WfRng wf_rng(u64 seed, u64 query, u32 step, u32 purpose) {
+    WfRng r;
+    r.k0 = (u32)seed; r.k1 = (u32)(seed >> 32);
+    r.ctr.x = 0; r.ctr.y = step; r.ctr.z = (u32)query;
+    r.ctr.w = ((u32)(query >> 32) & 0x00FFFFFFu) | (purpose << 24);
+    r.used = 4;
+    return r;
+}
+
+__device__ __forceinline__ u32 wf_next_u32(WfRng& r) {
+    if (r.used == 4) { r.buf = wf_philox(r.ctr, r.k0, r.k1); r.ctr.x += 1; r.used = 0; }
+    u32 v = r.used == 0 ? r.buf.x : r.used == 1 ? r.buf.y : r.used == 2 ? r.buf.z : r.buf.w;
+    r.used += 1;
+    return v;
+}
+
+// Uniform in (0, 1): (x + 0.5) / 2^32, never 0 or 1.
+__device__ __forceinline__ double wf_uniform(WfRng& r) {
+    return ((double)wf_next_u32(r) + 0.5) * (1.0 / 4294967296.0);
+}
+
+// ---- Rust semantics for scalar operations ----------------------------------------------------
+
+__device__ __forceinline__ i32 wf_iadd(i32 a, i32 b) { return (i32)((u32)a + (u32)b); }
+__device__ __forceinline__ i32 wf_isub(i32 a, i32 b) { return (i32)((u32)a - (u32)b); }
+__device__ __forceinline__ i32 wf_imul(i32 a, i32 b) { return (i32)((u32)a * (u32)b); }
+__device__ __forceinline__ i32 wf_ineg(i32 a) { return (i32)(0u - (u32)a); }
+__device__ __forceinline__ i32 wf_iabs(i32 a) { return a < 0 ? wf_ineg(a) : a; }
+__device__ __forceinline__ i32 wf_idiv(i32 a, i32 b) {
+    if (b == 0) return 0;
+    if (b == -1) return wf_ineg(a);  // i32::MIN / -1 wraps
+    return a / b;
+}
+__device__ __forceinline__ i32 wf_irem(i32 a, i32 b) { return (b == 0 || b == -1) ? 0 : a % b; }
+__device__ __forceinline__ u32 wf_udiv(u32 a, u32 b) { return b == 0 ? 0u : a / b; }
+__device__ __forceinline__ u32 wf_urem(u32 a, u32 b) { return b == 0 ? 0u : a % b; }
+
+__device__ __forceinline__ u32 wf_f2u(double x) {
+    if (!(x > 0.0)) return 0u;              // negatives and NaN
+    if (x >= 4294967295.0) return 0xFFFFFFFFu;
+    return (u32)x;
+}
+__device__ __forceinline__ i32 wf_f2i(double x) {
+    if (x != x) return 0;
+    if (x <= -2147483648.0) return (i32)0x80000000u;
+    if (x >= 2147483647.0) return 2147483647;
+    return (i32)x;
+}
+
+// Rust's f32::min / max: the non-NaN operand if one is NaN (as fminf / fmaxf).
+__device__ __forceinline__ float wf_minf(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ float wf_maxf(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double wf_mind(double a, double b) { return fmin(a, b); }
+__device__ __forceinline__ double wf_maxd(double a, double b) { return fmax(a, b); }
+__device__ __forceinline__ i32 wf_imin(i32 a, i32 b) { return a < b ? a : b; }
+__device__ __forceinline__ i32 wf_imax(i32 a, i32 b) { return a > b ? a : b; }
+__device__ __forceinline__ u32 wf_umin(u32 a, u32 b) { return a < b ? a : b; }
+__device__ __forceinline__ u32 wf_umax(u32 a, u32 b) { return a > b ? a : b; }
+
+// An array hyperparameter at `i`, or 0 out of range (Rust's `get(i).unwrap_or(0)`).
+template <typename T, unsigned N>
+__device__ __forceinline__ T wf_at(const T (&a)[N], u32 i) { return i < N ? a[i] : (T)0; }
+
+// ---- The graph and the per-node arrays -------------------------------------------------------
+
+struct WfGraph {
+    u32 num_nodes;
+    const u64* offsets;       // num_nodes + 1
+    const u32* targets;
+    const float* weights;     // null: every weight is 1
+    const u32* labels;        // null: every label is 0
+    const i64* timestamps;    // null: every time is 0
+    // Per-node aggregates (null when the walk does not need them).
+    const float* weight_max;
+    const float* weight_min;
+    const float* weight_sum;
+    u32 label_k;
+    const float* label_max;
+    const float* label_sum;
+    const u32* label_count;
+    const u32* nbr_degree_max;
+    const u32* nbr_degree_min;
+    const float* const* node_props;  // one array per property the walk names
+};
+
+struct WfWalkerBase {
+    u32 start, cur, prev, step;
+    u64 last_edge;
+};
+
+__device__ __forceinline__ u32 wf_degree(const WfGraph& g, u32 v) {
+    if (v >= g.num_nodes) return 0u;
+    u64 d = g.offsets[v + 1] - g.offsets[v];
+    return d > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)d;
+}
+
+// First index of `v` in `u`'s sorted row, or ~0ull.
+__device__ __forceinline__ u64 wf_find_edge(const WfGraph& g, u32 u, u32 v) {
+    if (u >= g.num_nodes || v >= g.num_nodes) return ~0ull;
+    u64 lo = g.offsets[u], hi = g.offsets[u + 1];
+    while (lo < hi) {
+        u64 mid = lo + ((hi - lo) >> 1);
+        if (g.targets[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return (lo < g.offsets[u + 1] && g.targets[lo] == v) ? lo : ~0ull;
+}
+
+__device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
+    return wf_find_edge(g, u, v) != ~0ull;
+}
+
+__device__ __forceinline__ float wf_h(const WfGraph& g, u64 e) { return g.weights ? g.weights[e] : 1.0f; }
+__device__ __forceinline__ u32 wf_label(const WfGraph& g, u64 e) { return g.labels ? g.labels[e] : 0u; }
+__device__ __forceinline__ double wf_time(const WfGraph& g, u64 e) { return g.timestamps ? (double)g.timestamps[e] : 0.0; }
+__device__ __forceinline__ float wf_prop(const WfGraph& g, u32 p, u32 v) {
+    return (v < g.num_nodes && g.node_props && g.node_props[p]) ? g.node_props[p][v] : 0.0f;
+}
+
+// Largest weight among the edges cur -> prev and their count (Ctx::back_edges).
+__device__ __forceinline__ float wf_back_weight(const WfGraph& g, u32 cur, u32 prev, u32* count) {
+    float w = 0.0f; u32 n = 0;
+    u64 e = wf_find_edge(g, cur, prev);
+    if (e != ~0ull) {
+        u64 end = g.offsets[cur + 1];
+        for (; e < end && g.targets[e] == prev; ++e) { w = fmaxf(w, wf_h(g, e)); ++n; }
+    }
+    if (count) *count = n;
+    return w;
+}
+
+__device__ __forceinline__ u32 wf_back_count(const WfGraph& g, u32 cur, u32 prev) {
+    u32 n = 0;
+    wf_back_weight(g, cur, prev, &n);
+    return n;
+}
+
+// (max, sum, count) of cur's edges labelled `label` (Ctx::label_query): whole-row values
+// without per-label arrays.
+__device__ __forceinline__ float wf_label_max(const WfGraph& g, u32 cur, u32 l) {
+    if (g.label_k == 0) return g.weight_max[cur];
+    return l < g.label_k ? g.label_max[(u64)cur * g.label_k + l] : 0.0f;
+}
+__device__ __forceinline__ float wf_label_sum(const WfGraph& g, u32 cur, u32 l) {
+    if (g.label_k == 0) return g.weight_sum[cur];
+    return l < g.label_k ? g.label_sum[(u64)cur * g.label_k + l] : 0.0f;
+}
+__device__ __forceinline__ u32 wf_label_count(const WfGraph& g, u32 cur, u32 l) {
+    if (g.label_k == 0) return wf_degree(g, cur);
+    return l < g.label_k ? g.label_count[(u64)cur * g.label_k + l] : 0u;
+}
