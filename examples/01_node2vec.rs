@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             g
         }
     };
-    let run = Node2vec::new(2.0, 0.5, Weighting::for_graph(&g, false))? // a = p (return), b = q (in-out)
+    let run = Node2vec { a: 2.0, b: 0.5 } // a = p (return), b = q (in-out); reads the graph's weights
         .on(&g)
         .length(80)
         .seed(7)

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call (the device tool runs it on the H200):
 #   scripts/gpu-check.sh            # from the repository root; logs go to $OUT (or ./gpu-out)
-# What it checks today (the CUDA backend is being built; see the README's feature matrix):
+# The GPU machine may have no Rust toolchain: then run scripts/gpu-build.sh here first and
+# carry .devbin/ (the CLI and the GPU test binary); with cargo, this builds them itself.
+# What it checks:
 #   1. the device and toolchain;
 #   2. the CUDA prelude's Philox streams against the CPU's pinned numbers (rng_check);
-#   3. compute-sanitizer memcheck on that run;
+#   3. compute-sanitizer memcheck on that run and on a small walk;
 #   4. every library walk's generated device code (compiler/tests/golden/*.cu) built by nvcc
-#      for sm_90 with the prelude and a kernel that calls each function.
+#      for sm_90 with the prelude and a kernel that calls each function;
+#   5. the GPU test suite (tests/gpu.rs: exactness of every GPU sampler, CPU = GPU walks);
+#   6. the benchmark (BENCH=0 skips it).
 # It prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +60,36 @@ for f in compiler/tests/golden/*.cu; do
     if run nvcc -O3 -arch=sm_90 --fmad=false -Xptxas -v -c -o "$BUILD/$name.o" "$BUILD/$name.cu"; then ok=$((ok + 1)); fi
 done
 row "library walks' device code, nvcc sm_90" "$([ $ok = $total ] && echo ok || echo FAIL)" "$ok/$total built"
+
+# NVRTC for the walk kernels: the toolkit's, or the pip wheel's.
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)/nvidia/cu13/lib; do
+    if ls "$d"/libnvrtc.so.13* >/dev/null 2>&1; then export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; break; fi
+done
+if [ ! -x .devbin/gpu-tests ] && command -v cargo >/dev/null; then scripts/gpu-build.sh >>"$LOG" 2>&1; fi
+export WAYFARER_CACHE_DIR="$BUILD/cache" WAYFARER_REQUIRE_GPU=1
+
+echo "== GPU tests" | tee -a "$LOG"
+if [ -x .devbin/gpu-tests ]; then
+    if run .devbin/gpu-tests --test-threads 1; then
+        row "GPU tests (exactness, CPU = GPU, batches)" ok "$(grep -o '[0-9]* passed' "$LOG" | tail -1)"
+    else
+        row "GPU tests (exactness, CPU = GPU, batches)" FAIL "see $LOG"
+    fi
+    echo "== memcheck on a walk" | tee -a "$LOG"
+    run .devbin/wayfarer gen rmat --scale 10 --edge-factor 8 --seed 1 --weights pareto:1 --labels 5 -o "$BUILD/small.wfg"
+    if command -v compute-sanitizer >/dev/null && run compute-sanitizer --tool memcheck --error-exitcode 9 .devbin/wayfarer walk node2vec --graph "$BUILD/small.wfg" --backend cuda --length 5 -q -o "$BUILD/small.npy"; then
+        row "compute-sanitizer memcheck (node2vec walk)" ok "0 errors"
+    else
+        row "compute-sanitizer memcheck (node2vec walk)" FAIL "see $LOG"
+    fi
+else
+    row "GPU tests" FAIL "no .devbin/gpu-tests: run scripts/gpu-build.sh where cargo is"
+fi
+
+if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
+    echo "== benchmark" | tee -a "$LOG"
+    if run scripts/gpu-bench.sh "$OUT/gpu-bench.md"; then row "benchmark" ok "$OUT/gpu-bench.md"; else row "benchmark" FAIL "see $LOG"; fi
+fi
 
 echo
 echo "GPU: $GPU"

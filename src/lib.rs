@@ -1,14 +1,14 @@
 //! # wayfarer
 //!
-//! Exact graph random walks on every CPU core — and, as the project grows, walks written as
-//! Rust (`#[walk]`) compiled for CPUs and GPUs. This crate is the facade: it re-exports the
+//! Exact graph random walks on every CPU core, written as Rust (`#[walk]`) and compiled by
+//! wayfarer's own compiler (GPU backends are being added). This crate is the facade: it re-exports the
 //! runtime, adds the builder API and the embedded default graph, and hosts the `wayfarer` CLI.
 //!
 //! ```
 //! use wayfarer::prelude::*;
 //!
 //! let g = wayfarer::default_graph().unwrap();       // WordNet 3.0, shipped in the crate
-//! let run = Node2vec::new(2.0, 0.5, Weighting::Unweighted).unwrap()
+//! let run = Node2vec { a: 2.0, b: 0.5 }                // walks/node2vec.rs, compiled by #[walk]
 //!     .on(&g)
 //!     .length(20)
 //!     .seed(7)
@@ -24,14 +24,23 @@
 extern crate self as wayfarer;
 
 pub mod bench;
+pub mod gpu;
 pub mod library;
 
 pub use wayfarer_macros::walk;
 pub use wayfarer_runtime as runtime;
 pub use wayfarer_runtime::{
     Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts, Step,
-    StepRng, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk, walks,
+    StepRng, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk,
 };
+
+/// The walk library: every walk written in the `#[walk]` DSL (`walks/*.rs`), compiled into
+/// this crate. `wayfarer explain <name>` shows what the compiler derived for each.
+pub use library::dsl as walks;
+
+/// The hand-written reference walks the compiled library is tested against (the CLI's
+/// `*-ref` walks).
+pub use wayfarer_runtime::walks as reference;
 
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -39,7 +48,7 @@ use std::sync::atomic::AtomicU64;
 /// Everything a typical program needs.
 pub mod prelude {
     pub use crate::output::IdSpace;
-    pub use crate::walks::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
+    pub use crate::walks::{Deepwalk, Metapath, Node2vec, Ppr, Ppr2, PprStop, Temporal};
     pub use crate::{CostRatio, CsrGraph, NO_NODE, RunOutput, SamplerMode, Starts, Step, StepRng, Walk, WalkExt, WalkRun, Walks, walk};
 }
 

@@ -1,9 +1,10 @@
 //! The built-in walks by name, with their hyperparameters parsed from `name=value` pairs —
 //! what the CLI's `wayfarer walk <name> -p a=2` and the benchmark drivers use.
 
-use crate::walks::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
+use crate::reference::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
 use crate::{CsrGraph, RunReport, Starts, WalkConfig, WalkError, Walks, engine};
 use std::sync::atomic::AtomicU64;
+use wayfarer_compiler::eval::{ParamValue, Value};
 
 /// A built-in walk with its parameters.
 #[derive(Clone, Debug)]
@@ -158,6 +159,31 @@ impl LibraryWalk {
         }
         walk.check(graph)?;
         Ok(walk)
+    }
+
+    /// The walk's `#[walk]` source and its parameter values, for the backends that compile the
+    /// IR themselves (CUDA). `None` for the hand-written references, which run on the CPU only.
+    pub fn program(&self) -> Option<(&'static str, Vec<ParamValue>)> {
+        let f = |x: f32| ParamValue::Scalar(Value::F32(x));
+        let (name, params) = match self {
+            LibraryWalk::DeepWalk(_) | LibraryWalk::Anonymous(_) => ("deepwalk", vec![]),
+            LibraryWalk::Node2vec(w) => ("node2vec", vec![f(w.a), f(w.b)]),
+            LibraryWalk::MetaPath(w) => (
+                "metapath",
+                vec![ParamValue::Array(w.schema.iter().map(|&l| Value::U32(l)).collect()), ParamValue::Scalar(Value::U32(w.len))],
+            ),
+            LibraryWalk::Ppr2(w) => ("ppr2", vec![f(w.gamma)]),
+            LibraryWalk::Ppr(w) => ("ppr", vec![f(w.alpha)]),
+            LibraryWalk::PprStop(w) => ("ppr-stop", vec![f(w.alpha)]),
+            LibraryWalk::Temporal(_) => ("temporal", vec![]),
+            _ => return None,
+        };
+        Some((dsl::source(name).expect("every library walk has a source"), params))
+    }
+
+    /// Whether the output holds first-visit indices instead of node ids.
+    pub fn is_anonymous(&self) -> bool {
+        matches!(self, LibraryWalk::Anonymous(_))
     }
 
     /// Checks that the graph has what the walk reads (labels, timestamps).

@@ -169,7 +169,7 @@ struct WalkArgs {
     /// the others (1 = one walker at a time; the walks are the same either way).
     #[arg(long, default_value_t = 8)]
     interleave: usize,
-    /// CPU backend (the only one so far): cpu or auto.
+    /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda.
     #[arg(long, default_value = "auto")]
     backend: String,
     /// No progress bar.
@@ -366,11 +366,7 @@ fn read_starts(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
 }
 
 fn cmd_walk(a: WalkArgs) -> Result<()> {
-    match a.backend.as_str() {
-        "auto" | "cpu" => {}
-        "cuda" | "wgpu" => bail!("--backend {}: not available in this build yet; this version runs walks on the CPU only", a.backend),
-        b => bail!("unknown --backend `{b}`: use auto or cpu"),
-    }
+    let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
     let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
     let ids = match a.ids.as_str() {
         "original" => IdSpace::Original,
@@ -418,7 +414,42 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         Starts::Nodes(v) => v.len() as u64,
         Starts::EveryNode { per_node } => g.num_nodes() as u64 * *per_node as u64,
     };
-    let (walks, report) = with_progress(total, a.quiet, |c| walk.run(&g, &starts, &cfg, Some(c)))?;
+    // The hand-written references run on the CPU only; `auto` picks the CPU for them.
+    let backend = if walk.program().is_none() && backend == wayfarer::gpu::Backend::Auto { wayfarer::gpu::Backend::Cpu } else { backend };
+    let (device, why_not) = wayfarer::gpu::device_for(backend)?;
+    if let (Some(why), false) = (&why_not, a.quiet) {
+        eprintln!("backend auto: running on the CPU ({why})");
+    }
+    let (walks, report, backend_name) = match &device {
+        Some(dev) => {
+            if backend == wayfarer::gpu::Backend::Auto && !a.quiet {
+                eprintln!("backend auto: running on the GPU ({}, {})", dev.name, dev.arch);
+            }
+            let cost = match cfg.cost_ratio {
+                CostRatio::Fixed(r) => Some(wayfarer::engine::CostModel::uniform(r, 0.0)),
+                CostRatio::Model(m) => Some(m),
+                _ => None,
+            };
+            let (walks, mut report, rep) =
+                wayfarer::gpu::run_library_walk(dev, &walk, &g, &starts, cfg.length, cfg.seed, cfg.sampler, cost, !a.quiet)?;
+            if cost.is_some() {
+                report.cost_ratio_source = "fixed";
+            }
+            let name = format!(
+                "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, {} batch{})",
+                dev.name,
+                rep.kernel_seconds * 1e3,
+                rep.total_seconds,
+                rep.batches,
+                if rep.batches == 1 { "" } else { "es" }
+            );
+            (walks, report, name)
+        }
+        None => {
+            let (walks, report) = with_progress(total, a.quiet, |c| walk.run(&g, &starts, &cfg, Some(c)))?;
+            (walks, report, "cpu".to_string())
+        }
+    };
     match &a.output {
         Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
         None => {
@@ -436,12 +467,12 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
             print!("{}", String::from_utf8_lossy(&out));
         }
     }
-    eprintln!("{}", report.summary("cpu"));
+    eprintln!("{}", report.summary(&backend_name));
     Ok(())
 }
 
 fn cmd_explain(walk: &str) -> Result<()> {
-    let (source, path) = match wayfarer::library::dsl::source(walk) {
+    let (source, path) = match wayfarer::walks::source(walk) {
         Some(src) => (src.to_string(), format!("walks/{}.rs", walk.replace('-', "_"))),
         None if walk.ends_with(".rs") => (std::fs::read_to_string(walk).with_context(|| walk.to_string())?, walk.to_string()),
         None => bail!(

@@ -9,7 +9,7 @@ use wayfarer::prelude::*;
 use wayfarer::{Bound, WalkConfig};
 
 // The library's compiled walks (walks/*.rs, expanded by #[walk] inside wayfarer).
-use wayfarer::library::dsl::{Deepwalk, Metapath, Node2vec};
+use wayfarer::walks::{Deepwalk, Metapath, Node2vec};
 
 #[walk]
 fn second_order_pr(s: &Step, gamma: f32) -> f32 {
@@ -87,12 +87,12 @@ fn the_function_itself_is_plain_rust_and_the_bound_is_compiled() {
     let e = g.row(0).start;
     // Called directly, the user's function and the compiled weight agree.
     let walk = Node2vec { a: 2.0, b: 0.5 };
-    assert_eq!(wayfarer::library::dsl::node2vec::node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), walk.weight(&ctx, &w, e));
+    assert_eq!(wayfarer::walks::node2vec::node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), walk.weight(&ctx, &w, e));
     w.prev = 1;
     w.step = 1;
     for e in g.row(0) {
         let wt = walk.weight(&ctx, &w, e);
-        assert_eq!(wayfarer::library::dsl::node2vec::node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), wt);
+        assert_eq!(wayfarer::walks::node2vec::node2vec(&Step::new(ctx, &w, e), 2.0, 0.5), wt);
         match walk.bound(&ctx, &w) {
             Bound::Max(b) => assert!(b >= wt),
             Bound::Unknown => panic!("node2vec must be bounded"),

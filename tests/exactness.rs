@@ -7,8 +7,8 @@
 mod common;
 
 use common::*;
-use wayfarer::library::dsl;
-use wayfarer::walks::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
+use wayfarer::reference::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
+use wayfarer::walks as dsl;
 use wayfarer::{Bound, BoundScope, CostRatio, Ctx, SamplerMode, Starts, Walk, WalkConfig, Walker};
 
 const MODES: [SamplerMode; 5] =

@@ -9,8 +9,8 @@ use common::*;
 use std::collections::HashMap;
 use wayfarer::graph::{CsrGraph, CsrParts, Orientation};
 use wayfarer::library::LibraryWalk;
-use wayfarer::library::dsl::{Ppr, PprStop, Temporal};
 use wayfarer::prelude::*;
+use wayfarer::walks::{Ppr, PprStop, Temporal};
 use wayfarer::{WalkConfig, Walks};
 
 const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];

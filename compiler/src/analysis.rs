@@ -22,6 +22,7 @@
 
 use crate::ir::*;
 use std::collections::HashMap;
+pub use wayfarer_runtime::Requirements;
 
 /// When a derived expression must be recomputed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -613,5 +614,26 @@ impl Analyzer<'_> {
             let share = self.f32(0.5f64.powi(p.unknown as i32));
             self.mul(total, share)
         }
+    }
+}
+
+/// The per-node arrays the runtime must precompute for `B` and `Ŝ` (what every backend
+/// uploads or computes before the walk).
+pub fn requirements(info: &WalkInfo) -> Requirements {
+    let roots: Vec<Handle<Expr>> = info.bound.into_iter().chain([info.sum_estimate]).collect();
+    let queries: Vec<NodeQuery> = reachable(&info.derived, &roots)
+        .into_iter()
+        .filter_map(|h| match info.derived.exprs.get(h) {
+            Expr::Node(q) => Some(*q),
+            _ => None,
+        })
+        .collect();
+    let label_stats = queries.iter().any(|q| matches!(q, NodeQuery::LabelMax(_) | NodeQuery::LabelSum(_) | NodeQuery::LabelCount(_)));
+    Requirements {
+        // Label queries fall back to whole-row aggregates when there are too many labels.
+        weight_stats: label_stats
+            || queries.iter().any(|q| matches!(q, NodeQuery::WeightMax | NodeQuery::WeightMin | NodeQuery::WeightSum)),
+        label_stats,
+        neighbor_degree: queries.iter().any(|q| matches!(q, NodeQuery::NeighborDegreeMax | NodeQuery::NeighborDegreeMin)),
     }
 }

@@ -151,7 +151,8 @@ pub enum Starts {
 }
 
 impl Starts {
-    fn count(&self, n: usize) -> u64 {
+    /// The number of walkers on a graph of `n` nodes.
+    pub fn count(&self, n: usize) -> u64 {
         match self {
             Starts::EveryNode { per_node } => n as u64 * *per_node as u64,
             Starts::Nodes(v) => v.len() as u64,
@@ -329,13 +330,13 @@ impl RunReport {
     /// The one-line summary printed after a run.
     pub fn summary(&self, backend: &str) -> String {
         format!(
-            "{}: {} walkers, {} steps in {:.3} s ({:.2} M steps/s), backend {backend} ({} threads), sampler {} [{}], R = {:.3}, F = {:.1}, R(short rows) = {:.3} ({}), dead ends {}",
+            "{}: {} walkers, {} steps in {:.3} s ({:.2} M steps/s), backend {backend}{}, sampler {} [{}], R = {:.3}, F = {:.1}, R(short rows) = {:.3} ({}), dead ends {}",
             self.walk,
             self.walkers,
             self.steps,
             self.walk_seconds,
             self.steps_per_second() / 1e6,
-            self.threads,
+            if self.threads > 0 { format!(" ({} threads)", self.threads) } else { String::new() },
             self.sampler,
             self.stats.mix(),
             self.cost.ratio,

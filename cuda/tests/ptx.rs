@@ -1,5 +1,6 @@
-//! The CUDA backend's output compiles: every library walk's generated device functions, with
-//! the prelude and a kernel that calls each of them, go through NVRTC to PTX for sm_90.
+//! The CUDA backend's output compiles: every library walk's complete kernel source (prelude,
+//! generated device functions, the walk kernel template) and its device functions alone with
+//! a kernel that calls each of them go through NVRTC to PTX for sm_90.
 //!
 //! No GPU is needed, only libnvrtc (CI installs the pinned `nvidia-cuda-nvrtc==13.0.88` wheel
 //! and points `LD_LIBRARY_PATH` at it). Without the library the test says so and passes,
@@ -37,21 +38,24 @@ fn every_library_walk_compiles_to_ptx_for_sm_90() {
         let src = std::fs::read_to_string(&path).unwrap();
         let f = wayfarer_compiler::lower_source(&src).unwrap();
         let info = wayfarer_compiler::analyze(&f);
-        let cu = format!(
+        let check = format!(
             "{}\n{}\n{CHECK_KERNEL}",
             wayfarer_compiler::cuda_backend::PRELUDE,
             wayfarer_compiler::cuda_backend::emit_device_functions(&f, &info)
         );
-        let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-        match compile_ptx_with_opts(&cu, opts) {
-            Ok(ptx) => {
-                let text = ptx.to_src();
-                assert!(text.contains(".target sm_90") && text.contains("wf_check"), "{}: unexpected PTX", f.name);
-            }
-            Err(e) => {
-                let dump = std::env::temp_dir().join(format!("wayfarer-{}.cu", f.name));
-                std::fs::write(&dump, &cu).unwrap();
-                panic!("{}: NVRTC failed on {} (options -arch=sm_90 -std=c++17 --fmad=false):\n{e:?}", f.name, dump.display());
+        for (cu, entry) in [(check, "wf_check"), (wayfarer_cuda::walk_source(&f, &info), "wf_walk")] {
+            let opts =
+                CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+            match compile_ptx_with_opts(&cu, opts) {
+                Ok(ptx) => {
+                    let text = ptx.to_src();
+                    assert!(text.contains(".target sm_90") && text.contains(entry), "{}: unexpected PTX", f.name);
+                }
+                Err(e) => {
+                    let dump = std::env::temp_dir().join(format!("wayfarer-{}-{entry}.cu", f.name));
+                    std::fs::write(&dump, &cu).unwrap();
+                    panic!("{}: NVRTC failed on {} (options -arch=sm_90 -std=c++17 --fmad=false):\n{e:?}", f.name, dump.display());
+                }
             }
         }
     }

@@ -1,0 +1,130 @@
+//! # wayfarer-cuda
+//!
+//! The CUDA backend: a walk's IR is lowered to CUDA C by `wayfarer_compiler::cuda_backend`,
+//! spliced between the prelude and the kernel template (`kernels/`), compiled by NVRTC for
+//! the device's own architecture (PTX cached on disk), and run through cudarc on a persistent
+//! grid. Nothing CUDA is needed to build: the driver and NVRTC are loaded at run time, and
+//! their absence is a [`CudaError::Unavailable`], never a panic.
+
+#![warn(missing_docs)]
+
+mod layout;
+mod run;
+
+pub use run::{CompiledWalk, GpuReport, GpuRun, run};
+
+use cudarc::driver::{CudaContext, CudaStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What can go wrong on the CUDA backend.
+#[derive(Debug, thiserror::Error)]
+pub enum CudaError {
+    /// No usable GPU or CUDA library.
+    #[error("the CUDA backend is unavailable: {0}")]
+    Unavailable(String),
+    /// NVRTC rejected the generated source.
+    #[error("NVRTC failed to compile the generated CUDA source {source_path} (options: {options}):\n{log}")]
+    Compile {
+        /// Where the generated source was written.
+        source_path: PathBuf,
+        /// The NVRTC options.
+        options: String,
+        /// NVRTC's log.
+        log: String,
+    },
+    /// The device ran out of memory.
+    #[error("out of GPU memory: {0}")]
+    OutOfMemory(String),
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error: {0}")]
+    Driver(String),
+    /// The walk broke its contract on the GPU (a bad weight, an exceeded bound).
+    #[error(transparent)]
+    Walk(#[from] wayfarer_runtime::WalkError),
+}
+
+impl From<cudarc::driver::DriverError> for CudaError {
+    fn from(e: cudarc::driver::DriverError) -> Self {
+        let text = format!("{e:?}");
+        if text.contains("OUT_OF_MEMORY") { CudaError::OutOfMemory(text) } else { CudaError::Driver(text) }
+    }
+}
+
+/// One GPU, ready to run walks.
+pub struct CudaDevice {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    /// The device's name (e.g. "NVIDIA H200").
+    pub name: String,
+    /// Its architecture for NVRTC (e.g. "sm_90").
+    pub arch: String,
+    /// Total device memory in bytes.
+    pub memory: usize,
+    /// The driver's CUDA version (e.g. 13000).
+    pub driver_version: i32,
+}
+
+impl CudaDevice {
+    /// Whether the CUDA driver and NVRTC libraries can be loaded (cheap; never panics).
+    pub fn libraries_present() -> bool {
+        // SAFETY: these only try to load the shared libraries and report whether they could.
+        unsafe { cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present() }
+    }
+
+    /// Opens GPU `ordinal`. Without a driver, NVRTC or a device this is
+    /// [`CudaError::Unavailable`] (cudarc would panic if called without the libraries).
+    pub fn open(ordinal: usize) -> Result<Self, CudaError> {
+        // SAFETY: see `libraries_present`.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(CudaError::Unavailable("the CUDA driver library (libcuda.so) cannot be loaded: no NVIDIA driver here".into()));
+        }
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(CudaError::Unavailable(
+                "NVRTC (libnvrtc.so.13) cannot be loaded: install the CUDA toolkit or `pip install nvidia-cuda-nvrtc==13.0.88` and add its nvidia/cu13/lib to LD_LIBRARY_PATH".into(),
+            ));
+        }
+        let count = CudaContext::device_count().map_err(|e| CudaError::Unavailable(format!("{e:?}")))?;
+        if count <= 0 || ordinal >= count as usize {
+            return Err(CudaError::Unavailable(format!("GPU {ordinal} requested, {count} present")));
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        let stream = ctx.default_stream();
+        let name = ctx.name()?;
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let major = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let memory = ctx.total_mem()?;
+        let mut driver_version = 0;
+        // SAFETY: writes one int.
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) };
+        Ok(CudaDevice { ctx, stream, name, arch: format!("sm_{major}{minor}"), memory, driver_version })
+    }
+}
+
+/// FNV-1a, 64 bits: the PTX cache key (not a security boundary, only a file name).
+pub(crate) fn fnv64(parts: &[&[u8]]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for p in parts {
+        for &b in *p {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The kernel template (after the prelude and the generated functions).
+pub const WALK_KERNEL: &str = include_str!("../../kernels/walk.cu");
+
+/// The complete CUDA source of a walk: prelude, generated device functions, kernel.
+pub fn walk_source(program: &wayfarer_compiler::ir::Program, info: &wayfarer_compiler::WalkInfo) -> String {
+    format!(
+        "{}\n{}\n{}",
+        wayfarer_compiler::cuda_backend::PRELUDE,
+        wayfarer_compiler::cuda_backend::emit_device_functions(program, info),
+        WALK_KERNEL
+    )
+}

@@ -1,0 +1,320 @@
+//! Compiling a walk for the GPU and running it.
+
+use crate::layout::{self, CStruct};
+use crate::{CudaDevice, CudaError, fnv64, walk_source};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+use std::path::PathBuf;
+use std::time::Instant;
+use wayfarer_compiler::WalkInfo;
+use wayfarer_compiler::eval::ParamValue;
+use wayfarer_compiler::ir::Program;
+use wayfarer_runtime::engine::{CostModel, SHORT_ROW, SamplerStats};
+use wayfarer_runtime::{CsrGraph, NodeStats, Requirements, SamplerMode, Starts, WalkError, Walks};
+
+/// A walk compiled for one device.
+pub struct CompiledWalk {
+    function: CudaFunction,
+    requirements: Requirements,
+    props: Vec<String>,
+    name: String,
+    /// The generated source, as written for inspection.
+    pub source_path: PathBuf,
+    /// Seconds NVRTC took (0 when the PTX came from the cache).
+    pub compile_seconds: f64,
+    /// Whether the PTX came from the on-disk cache.
+    pub cached: bool,
+}
+
+fn cache_dir() -> PathBuf {
+    wayfarer_runtime::engine::cost_cache_path()
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("ptx")
+}
+
+impl CudaDevice {
+    /// Compiles `program` for this device: NVRTC for its architecture, cached on disk by the
+    /// source, the options and the driver version.
+    pub fn compile(&self, program: &Program, info: &WalkInfo) -> Result<CompiledWalk, CudaError> {
+        let source = walk_source(program, info);
+        let options = vec!["-std=c++17".to_string(), "--fmad=false".to_string()];
+        let arch: &'static str = Box::leak(self.arch.clone().into_boxed_str());
+        let key = fnv64(&[source.as_bytes(), options.join(" ").as_bytes(), arch.as_bytes(), &self.driver_version.to_le_bytes()]);
+        let dir = cache_dir();
+        let _ = std::fs::create_dir_all(&dir);
+        let source_path = dir.join(format!("{}-{key:016x}.cu", program.name));
+        let ptx_path = dir.join(format!("{}-{key:016x}.ptx", program.name));
+        let _ = std::fs::write(&source_path, &source);
+        let started = Instant::now();
+        let (ptx, cached) = match std::fs::read_to_string(&ptx_path) {
+            Ok(text) if text.contains(".entry wf_walk") => (Ptx::from_src(text), true),
+            _ => {
+                let opts = CompileOptions { arch: Some(arch), options: options.clone(), ..Default::default() };
+                match cudarc::nvrtc::compile_ptx_with_opts(&source, opts) {
+                    Ok(ptx) => {
+                        let _ = std::fs::write(&ptx_path, ptx.to_src());
+                        (ptx, false)
+                    }
+                    Err(e) => {
+                        let log = match &e {
+                            cudarc::nvrtc::CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+                            other => format!("{other:?}"),
+                        };
+                        return Err(CudaError::Compile { source_path, options: format!("-arch={arch} {}", options.join(" ")), log });
+                    }
+                }
+            }
+        };
+        let compile_seconds = if cached { 0.0 } else { started.elapsed().as_secs_f64() };
+        let module = self.ctx.load_module(ptx)?;
+        let function = module.load_function("wf_walk")?;
+        Ok(CompiledWalk {
+            function,
+            requirements: wayfarer_compiler::analysis::requirements(info),
+            props: program.props.clone(),
+            name: program.name.clone(),
+            source_path,
+            compile_seconds,
+            cached,
+        })
+    }
+}
+
+/// How to run a walk on the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuRun<'a> {
+    /// Steps per walk.
+    pub length: u32,
+    /// The seed.
+    pub seed: u64,
+    /// Sampler policy: adaptive, eRJS (eRVS only as the trial-cap fallback) or eRVS.
+    pub sampler: SamplerMode,
+    /// The cost model of the adaptive rule.
+    pub cost: CostModel,
+    /// Where walkers start.
+    pub starts: &'a Starts,
+    /// Device memory the run may use (`None`: 80% of what is free).
+    pub memory_budget: Option<usize>,
+    /// Print the memory estimate before launching.
+    pub verbose: bool,
+}
+
+/// What a GPU run did.
+#[derive(Clone, Debug, Default)]
+pub struct GpuReport {
+    /// Walkers run.
+    pub walkers: u64,
+    /// Moves made.
+    pub steps: u64,
+    /// Seconds in the walk kernels (launch to completion, all batches).
+    pub kernel_seconds: f64,
+    /// Seconds from the start of the upload to the walks on the host.
+    pub total_seconds: f64,
+    /// Seconds computing the per-node arrays (on the host).
+    pub precompute_seconds: f64,
+    /// Batches the queries were split into to fit device memory.
+    pub batches: usize,
+    /// Device bytes the run was estimated to need.
+    pub estimated_bytes: usize,
+    /// Sampler counters.
+    pub stats: SamplerStats,
+}
+
+struct Uploads {
+    slices_u64: Vec<CudaSlice<u64>>,
+    slices_u32: Vec<CudaSlice<u32>>,
+    slices_f32: Vec<CudaSlice<f32>>,
+    slices_i64: Vec<CudaSlice<i64>>,
+}
+
+/// Runs `walk` with parameter `values` on `graph`.
+pub fn run(
+    dev: &CudaDevice,
+    walk: &CompiledWalk,
+    graph: &CsrGraph,
+    values: &[ParamValue],
+    program: &Program,
+    cfg: &GpuRun,
+) -> Result<(Walks, GpuReport), CudaError> {
+    let started = Instant::now();
+    let mut report = GpuReport::default();
+    let n = graph.num_nodes();
+    if n == 0 {
+        return Err(WalkError::Config("the graph has no nodes".into()).into());
+    }
+    if graph.num_edges() > u32::MAX as u64 && graph.offsets().windows(2).any(|w| w[1] - w[0] > u32::MAX as u64) {
+        return Err(WalkError::Config("a row with 2^32 or more edges is not supported on the GPU yet".into()).into());
+    }
+    for p in &walk.props {
+        if graph.node_property(p).is_none() {
+            return Err(WalkError::MissingGraphData { walk: walk.name.clone(), what: format!("node property `{p}`") }.into());
+        }
+    }
+    let t = Instant::now();
+    let stats = NodeStats::compute(graph, walk.requirements, graph.weights().is_some());
+    report.precompute_seconds = t.elapsed().as_secs_f64();
+
+    // Memory: the graph and its arrays, then as many queries per batch as fit.
+    let total = cfg.starts.count(n);
+    let stride = cfg.length as u64 + 1;
+    let graph_bytes = graph.offsets().len() * 8
+        + graph.num_edges() as usize * 4
+        + graph.weights().map_or(0, |w| w.len() * 4)
+        + graph.labels().map_or(0, |l| l.len() * 4)
+        + graph.timestamps().map_or(0, |t| t.len() * 8)
+        + (stats.weight_max.len() + stats.weight_min.len() + stats.weight_sum.len() + stats.label_max.len() + stats.label_sum.len()) * 4
+        + (stats.label_count.len() + stats.neighbor_degree_max.len() + stats.neighbor_degree_min.len()) * 4
+        + walk.props.len() * n * 4;
+    let per_query = (stride as usize) * 4 + 4 + if matches!(cfg.starts, Starts::Nodes(_)) { 4 } else { 0 };
+    let (free, _) = dev.ctx.mem_get_info()?;
+    let budget = cfg.memory_budget.unwrap_or(free / 10 * 8);
+    if graph_bytes + per_query > budget {
+        return Err(CudaError::OutOfMemory(format!(
+            "the graph needs {:.2} GiB on the device and {:.2} GiB may be used ({:.2} GiB free); graphs larger than device memory are not supported yet",
+            graph_bytes as f64 / (1u64 << 30) as f64,
+            budget as f64 / (1u64 << 30) as f64,
+            free as f64 / (1u64 << 30) as f64
+        )));
+    }
+    let batch = (((budget - graph_bytes) / per_query) as u64).clamp(1, total.max(1));
+    report.batches = total.div_ceil(batch) as usize;
+    report.estimated_bytes = graph_bytes + batch as usize * per_query;
+    if cfg.verbose {
+        eprintln!(
+            "gpu memory estimate: graph and per-node arrays {:.1} MiB + walks {:.1} MiB per batch ({} batch{} of up to {batch} walks) = {:.1} MiB of {:.1} MiB free on {}",
+            graph_bytes as f64 / 1048576.0,
+            (batch as usize * per_query) as f64 / 1048576.0,
+            report.batches,
+            if report.batches == 1 { "" } else { "es" },
+            report.estimated_bytes as f64 / 1048576.0,
+            free as f64 / 1048576.0,
+            dev.name
+        );
+    }
+
+    let s = &dev.stream;
+    let mut up = Uploads { slices_u64: Vec::new(), slices_u32: Vec::new(), slices_f32: Vec::new(), slices_i64: Vec::new() };
+    macro_rules! upload {
+        ($vec:ident, $data:expr) => {{
+            let d: &[_] = $data;
+            if d.is_empty() {
+                0u64
+            } else {
+                let slice = s.clone_htod(d)?;
+                let ptr = slice.device_ptr(s).0;
+                up.$vec.push(slice);
+                ptr
+            }
+        }};
+    }
+    let offsets = upload!(slices_u64, graph.offsets());
+    let targets = upload!(slices_u32, graph.targets());
+    let weights = graph.weights().map_or(Ok(0), |w| -> Result<u64, CudaError> { Ok(upload!(slices_f32, w)) })?;
+    let labels = graph.labels().map_or(Ok(0), |l| -> Result<u64, CudaError> { Ok(upload!(slices_u32, l)) })?;
+    let times = graph.timestamps().map_or(Ok(0), |t| -> Result<u64, CudaError> { Ok(upload!(slices_i64, t)) })?;
+    let weight_max = upload!(slices_f32, &stats.weight_max);
+    let weight_min = upload!(slices_f32, &stats.weight_min);
+    let weight_sum = upload!(slices_f32, &stats.weight_sum);
+    let label_max = upload!(slices_f32, &stats.label_max);
+    let label_sum = upload!(slices_f32, &stats.label_sum);
+    let label_count = upload!(slices_u32, &stats.label_count);
+    let nbr_max = upload!(slices_u32, &stats.neighbor_degree_max);
+    let nbr_min = upload!(slices_u32, &stats.neighbor_degree_min);
+    let mut prop_ptrs = Vec::new();
+    for p in &walk.props {
+        let data = graph.node_property(p).expect("checked above");
+        prop_ptrs.push(upload!(slices_f32, data));
+    }
+    let props = upload!(slices_u64, &prop_ptrs);
+
+    let mut g = CStruct::default();
+    g.u32(n as u32).u64(offsets).u64(targets).u64(weights).u64(labels).u64(times);
+    g.u64(weight_max).u64(weight_min).u64(weight_sum).u32(stats.label_k).u64(label_max).u64(label_sum).u64(label_count);
+    g.u64(nbr_max).u64(nbr_min).u64(props);
+    let graph_dev = s.clone_htod(&g.finish())?;
+    let params_dev = s.clone_htod(&layout::params(program, values))?;
+
+    let mode = match cfg.sampler {
+        SamplerMode::Adaptive => 0u32,
+        SamplerMode::Rejection => 1,
+        SamplerMode::Reservoir => 2,
+        other => return Err(WalkError::Config(format!("sampler {other} is a CPU reference; the GPU runs adaptive, erjs or ervs")).into()),
+    };
+    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    let launch = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+
+    let mut walks = Walks {
+        stride: stride as usize,
+        nodes: Vec::with_capacity((total * stride) as usize),
+        lengths: Vec::with_capacity(total as usize),
+    };
+    let mut kernel_stats = [0u64; 7];
+    let mut first = 0u64;
+    while first < total {
+        let count = batch.min(total - first);
+        let out = s.alloc_zeros::<u32>((count * stride) as usize)?;
+        let lens = s.alloc_zeros::<u32>(count as usize)?;
+        let counter = s.alloc_zeros::<u64>(1)?;
+        let stats_dev = s.alloc_zeros::<u64>(7)?;
+        let error = s.alloc_zeros::<u64>(5)?;
+        let starts_dev = match cfg.starts {
+            Starts::Nodes(v) => Some(s.clone_htod(&v[first as usize..(first + count) as usize])?),
+            Starts::EveryNode { .. } => None,
+        };
+        let ptr = |x: &CudaSlice<_>| x.device_ptr(s).0;
+        let mut args = CStruct::default();
+        args.u64(first).u64(count).u64(cfg.seed).u32(cfg.length).u32(mode);
+        args.f64(cfg.cost.ratio).f64(cfg.cost.fixed).f64(cfg.cost.ratio_short);
+        args.u32(SHORT_ROW as u32).u32(starts_dev.is_none() as u32);
+        args.u64(starts_dev.as_ref().map_or(0, |x| x.device_ptr(s).0));
+        args.u64(ptr(&out)).u64(ptr(&lens)).u64(counter.device_ptr(s).0).u64(stats_dev.device_ptr(s).0).u64(error.device_ptr(s).0);
+        let args_dev = s.clone_htod(&args.finish())?;
+        let t = Instant::now();
+        let mut b = s.launch_builder(&walk.function);
+        b.arg(&graph_dev).arg(&params_dev).arg(&args_dev);
+        // SAFETY: the argument images follow the kernel's structs (layout.rs), every pointer in
+        // them is a live allocation of the right length, and the kernel bounds every index.
+        unsafe { b.launch(launch) }?;
+        s.synchronize()?;
+        report.kernel_seconds += t.elapsed().as_secs_f64();
+        let err = s.clone_dtoh(&error)?;
+        if err[0] != 0 {
+            return Err(device_error(graph, &walk.name, &err).into());
+        }
+        let st = s.clone_dtoh(&stats_dev)?;
+        for (k, v) in st.iter().enumerate() {
+            kernel_stats[k] += v;
+        }
+        walks.nodes.extend(s.clone_dtoh(&out)?);
+        walks.lengths.extend(s.clone_dtoh(&lens)?);
+        first += count;
+    }
+    drop(up);
+    report.walkers = total;
+    report.steps = kernel_stats[6];
+    report.stats = SamplerStats {
+        rejection_steps: kernel_stats[0],
+        reservoir_steps: kernel_stats[1] - kernel_stats[3].min(kernel_stats[1]),
+        rejection_trials: kernel_stats[2],
+        rejection_fallbacks: kernel_stats[3],
+        dead_ends: kernel_stats[4],
+        stopped: kernel_stats[5],
+        ..Default::default()
+    };
+    report.total_seconds = started.elapsed().as_secs_f64();
+    Ok((walks, report))
+}
+
+/// The walk error the kernel reported: `[code, query, step, edge, weight bits]`.
+fn device_error(graph: &CsrGraph, walk: &str, err: &[u64]) -> WalkError {
+    let e = err[3] as usize;
+    let src = graph.offsets().partition_point(|&o| o <= e as u64).saturating_sub(1) as u32;
+    let dst = graph.targets().get(e).copied().unwrap_or(u32::MAX);
+    let weight = f32::from_bits(err[4] as u32);
+    let step = err[2] as u32;
+    match err[0] {
+        2 => WalkError::BoundViolated { walk: walk.into(), weight, bound: f32::NAN, src, dst, step },
+        _ => WalkError::BadWeight { walk: walk.into(), weight, src, dst, step },
+    }
+}

@@ -1,0 +1,230 @@
+// wayfarer walk kernel: a persistent grid fed by a global query counter; each lane holds one
+// walker; the adaptive rule picks eRJS (the lane alone: uniform proposals, accept w/B) or eRVS
+// (the whole warp: ballot finds the lanes that chose it, the warp serves each in turn with
+// exponential keys over the row, coalesced, and a warp argmin) at every step.
+//
+// Spliced after prelude.cuh and the generated device functions (WfParams, WfWalker,
+// wf_weight, wf_bound, wf_estimate, wf_init, wf_update, wf_stop, WF_* flags).
+//
+// Same streams as the CPU: (seed, query, step, purpose). eRJS steps consume the Sample stream
+// exactly as the CPU engine does (Lemire proposals, f64 levels, the same trial cap); eRVS uses
+// one counter-based uniform per edge (counter block 2^31 + i/4 of the Sample stream), which
+// the warp computes in parallel, so eRVS steps are exact but not the CPU's choices.
+
+struct WfRunArgs {
+    u64 first_query;      // global index of this batch's first query
+    u64 num_queries;      // queries in this batch
+    u64 seed;
+    u32 length;
+    u32 mode;             // 0 adaptive, 1 eRJS only (eRVS as the trial-cap fallback), 2 eRVS only
+    double ratio, fixed, ratio_short;
+    u32 short_row;
+    u32 per_node_starts;  // 1: start = q mod n; 0: starts[q]
+    const u32* starts;
+    u32* out;             // num_queries x (length + 1), NO_NODE padded
+    u32* lens;            // nodes per walk
+    u64* counter;         // next batch-relative query
+    u64* stats;           // WF_STAT_*
+    u64* error;           // [code, query, step, edge, weight bits]
+};
+
+enum { WF_STAT_ERJS = 0, WF_STAT_ERVS, WF_STAT_TRIALS, WF_STAT_FALLBACKS, WF_STAT_DEAD_ENDS, WF_STAT_STOPPED, WF_STAT_STEPS, WF_NUM_STATS };
+enum { WF_ERR_NONE = 0, WF_ERR_BAD_WEIGHT = 1, WF_ERR_BOUND = 2 };
+
+#define WF_FULL 0xFFFFFFFFu
+
+__device__ __forceinline__ void wf_report(const WfRunArgs& a, u64 code, u64 q, u32 step, u64 e, float w) {
+    if (atomicCAS((unsigned long long*)a.error, 0ull, (unsigned long long)code) == 0ull) {
+        a.error[1] = q; a.error[2] = step; a.error[3] = e; a.error[4] = (u64)__float_as_uint(w);
+    }
+}
+
+// Lemire's unbiased bounded draw, 32-bit path (rows up to 2^32 - 1 edges), as StepRng::below.
+__device__ __forceinline__ u32 wf_below(WfRng& r, u32 n) {
+    u64 m = (u64)wf_next_u32(r) * (u64)n;
+    if ((u32)m < n) {
+        u32 threshold = (0u - n) % n;
+        while ((u32)m < threshold) m = (u64)wf_next_u32(r) * (u64)n;
+    }
+    return (u32)(m >> 32);
+}
+
+__device__ __forceinline__ bool wf_prefers_reservoir(const WfRunArgs& a, u32 d, float bound, float estimate) {
+    double r = d <= a.short_row ? a.ratio_short : a.ratio;
+    return r * (double)d * (double)bound > (double)estimate * ((double)d + a.fixed);
+}
+
+__device__ __forceinline__ u32 wf_trial_cap(const WfRunArgs& a, u32 d) {
+    double r = d <= a.short_row ? a.ratio_short : a.ratio;
+    double c = 2.0 * ((double)d + a.fixed) / fmax(r, 1e-3);
+    return (u32)fmin(fmax(c, 32.0), 1e9);
+}
+
+// The uniform of edge i for the warp's eRVS: counter block 2^31 + i/4 of the Sample stream.
+__device__ __forceinline__ double wf_edge_uniform(u64 seed, u64 query, u32 step, u64 i) {
+    WfU32x4 c = { 0x80000000u | (u32)(i >> 2), step, (u32)query, ((u32)(query >> 32) & 0x00FFFFFFu) | ((u32)WF_SAMPLE << 24) };
+    WfU32x4 r = wf_philox(c, (u32)seed, (u32)(seed >> 32));
+    u32 k = (u32)(i & 3);
+    u32 x = k == 0 ? r.x : k == 1 ? r.y : k == 2 ? r.z : r.w;
+    return ((double)x + 0.5) * (1.0 / 4294967296.0);
+}
+
+// Broadcasts any trivially copyable value from lane `src` to the warp, 32 bits at a time.
+template <typename T>
+__device__ __forceinline__ T wf_shfl(const T& v, int src) {
+    constexpr int N = (sizeof(T) + 3) / 4;
+    union U { T t; u32 w[N]; } in, out;
+    in.t = v;
+    #pragma unroll
+    for (int i = 0; i < N; ++i) out.w[i] = __shfl_sync(WF_FULL, in.w[i], src);
+    return out.t;
+}
+
+extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, const WfParams* pp, const WfRunArgs* ap) {
+    const WfGraph g = *gp;
+    const WfParams& p = *pp;
+    const WfRunArgs a = *ap;
+    const int lane = threadIdx.x & 31;
+    const u64 stride = (u64)a.length + 1;
+
+    bool active = false, exhausted = false;
+    u64 q = 0;          // batch-relative query
+    u32 len = 0;
+    WfWalker w;
+    u64 stats[WF_NUM_STATS];
+    for (int i = 0; i < WF_NUM_STATS; ++i) stats[i] = 0;
+
+    while (true) {
+        // Refill: idle lanes take the next queries.
+        if (!active && !exhausted) {
+            q = atomicAdd((unsigned long long*)a.counter, 1ull);
+            exhausted = q >= a.num_queries;
+            if (!exhausted) {
+                u64 gq = a.first_query + q;
+                u32 start = a.per_node_starts ? (u32)(gq % (u64)g.num_nodes) : a.starts[q];
+                w.b.start = start; w.b.cur = start; w.b.prev = WF_NO_NODE; w.b.step = 0; w.b.last_edge = ~0ull;
+                memset(&w.s, 0, sizeof(w.s));
+                WfRng ir = wf_rng(a.seed, gq, WF_INIT_STEP, WF_INIT);
+                wf_init(g, p, w, ir);
+                a.out[q * stride] = start;
+                len = 1;
+                active = a.length > 0;
+                if (!active) a.lens[q] = 1;
+            }
+        }
+        if (!__any_sync(WF_FULL, active)) {
+            // Lanes that found no query stay idle; once all have, the warp is done.
+            if (__all_sync(WF_FULL, exhausted)) break;
+            continue;
+        }
+
+        // Choose this lane's sampler and run eRJS.
+        const u64 gq = a.first_query + q;
+        u64 base = 0;
+        u32 d = 0;
+        int picked = -1;        // index in the row, or -1
+        bool need_ervs = false, dead = false;
+        if (active) {
+            base = g.offsets[w.b.cur];
+            d = (u32)(g.offsets[w.b.cur + 1] - base);
+            if (d == 0) {
+                dead = true;
+            } else if (a.mode == 2) {
+                need_ervs = true;
+            } else {
+                WfRng rng = wf_rng(a.seed, gq, w.b.step, WF_SAMPLE);
+                bool use_erjs = false;
+                float bound = 0.0f;
+                if (WF_POSSIBLE_ZERO && WF_SUM_EXACT && wf_estimate(g, p, w) <= 0.0f) {
+                    dead = true;
+                } else {
+                    bound = wf_bound(g, p, w);
+                    if (bound <= 0.0f) dead = true;
+                    else if (bound < __int_as_float(0x7f800000)) use_erjs = a.mode == 1 || !wf_prefers_reservoir(a, d, bound, wf_estimate(g, p, w));
+                }
+                if (!dead && use_erjs) {
+                    const u32 cap = wf_trial_cap(a, d);
+                    u32 t = 0;
+                    while (t < cap) {
+                        ++t;
+                        u32 i = wf_below(rng, d);
+                        double y = wf_uniform(rng) * (double)bound;
+                        float wi = wf_weight(g, p, w, base + i);
+                        if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, base + i, wi); dead = true; break; }
+                        if (wi > bound) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, base + i, wi); dead = true; break; }
+                        if (y < (double)wi) { picked = (int)i; break; }
+                    }
+                    stats[WF_STAT_TRIALS] += t;
+                    if (picked >= 0) stats[WF_STAT_ERJS] += 1;
+                    else if (!dead) { need_ervs = true; stats[WF_STAT_FALLBACKS] += 1; }
+                } else if (!dead) {
+                    need_ervs = true;
+                }
+            }
+        }
+
+        // eRVS: the warp serves each lane that needs it.
+        u32 pending = __ballot_sync(WF_FULL, need_ervs);
+        while (pending) {
+            const int src = __ffs(pending) - 1;
+            pending &= pending - 1;
+            const WfWalker sw = wf_shfl(w, src);
+            const u64 sbase = __shfl_sync(WF_FULL, base, src);
+            const u32 sd = __shfl_sync(WF_FULL, d, src);
+            const u64 sq = __shfl_sync(WF_FULL, gq, src);
+            double best = __longlong_as_double(0x7ff0000000000000ll);
+            u32 best_i = 0xFFFFFFFFu;
+            for (u32 i = lane; i < sd; i += 32) {
+                float wi = wf_weight(g, p, sw, sbase + i);
+                if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, sq, sw.b.step, sbase + i, wi); continue; }
+                if (wi > 0.0f) {
+                    double key = -log(wf_edge_uniform(a.seed, sq, sw.b.step, i)) / (double)wi;
+                    if (key < best) { best = key; best_i = i; }
+                }
+            }
+            // Warp argmin; ties go to the smaller index.
+            #pragma unroll
+            for (int off = 16; off > 0; off >>= 1) {
+                double ob = __shfl_xor_sync(WF_FULL, best, off);
+                u32 oi = __shfl_xor_sync(WF_FULL, best_i, off);
+                if (ob < best || (ob == best && oi < best_i)) { best = ob; best_i = oi; }
+            }
+            if (lane == src) {
+                if (best_i == 0xFFFFFFFFu) dead = true;
+                else { picked = (int)best_i; stats[WF_STAT_ERVS] += 1; }
+            }
+        }
+
+        // Move, update, record, stop.
+        if (active) {
+            if (picked >= 0) {
+                const u64 e = base + (u64)picked;
+                w.b.prev = w.b.cur;
+                w.b.cur = g.targets[e];
+                w.b.last_edge = e;
+                w.b.step += 1;
+                WfRng ur = wf_rng(a.seed, gq, w.b.step, WF_UPDATE);
+                wf_update(g, p, w, ur);
+                a.out[q * stride + len] = w.b.cur;
+                len += 1;
+                stats[WF_STAT_STEPS] += 1;
+                if (w.b.step >= a.length) {
+                    active = false;
+                } else if (wf_stop(g, p, w, ur)) {
+                    stats[WF_STAT_STOPPED] += 1;
+                    active = false;
+                }
+            } else {
+                stats[WF_STAT_DEAD_ENDS] += 1;
+                active = false;
+            }
+            if (!active) {
+                a.lens[q] = len;
+                for (u64 k = len; k < stride; ++k) a.out[q * stride + k] = WF_NO_NODE;
+            }
+        }
+    }
+    for (int i = 0; i < WF_NUM_STATS; ++i) {
+        if (stats[i]) atomicAdd((unsigned long long*)&a.stats[i], (unsigned long long)stats[i]);
+    }
+}

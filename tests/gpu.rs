@@ -1,0 +1,136 @@
+//! The CUDA backend on a real GPU: the library walks' next-step frequencies against the exact
+//! transition probabilities (the same model and chi-square test as `exactness.rs`) with every
+//! GPU sampler, and the same seed giving the CPU's walks where both use the same sampler.
+//!
+//! Without a GPU these tests say so and pass; `scripts/gpu-check.sh` sets
+//! `WAYFARER_REQUIRE_GPU=1`, where a missing GPU is a failure.
+
+mod common;
+
+use common::*;
+use wayfarer::gpu::{CudaDevice, run_library_walk};
+use wayfarer::library::LibraryWalk;
+use wayfarer::{CostRatio, SamplerMode, Starts, WalkConfig};
+
+fn device() -> Option<CudaDevice> {
+    match CudaDevice::open(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            assert!(std::env::var_os("WAYFARER_REQUIRE_GPU").is_none(), "WAYFARER_REQUIRE_GPU is set but: {e}");
+            eprintln!("skipping the GPU tests: {e}");
+            None
+        }
+    }
+}
+
+const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
+
+fn starts() -> Starts {
+    let mut v = vec![0u32; 60_000];
+    v.extend(std::iter::repeat_n(5u32, 60_000));
+    v.extend(std::iter::repeat_n(2u32, 15_000));
+    Starts::Nodes(v)
+}
+
+#[test]
+fn library_walks_are_exact_on_the_gpu() {
+    let Some(dev) = device() else { return };
+    let cases: Vec<(&str, Vec<(String, String)>, Model, bool)> = vec![
+        ("deepwalk", vec![], Model::DeepWalk { weighted: true }, true),
+        ("deepwalk", vec![], Model::DeepWalk { weighted: false }, false),
+        ("node2vec", vec![], Model::Node2vec { a: 2.0, b: 0.5, weighted: true }, true),
+        (
+            "node2vec",
+            vec![("a".into(), "0.25".into()), ("b".into(), "4".into())],
+            Model::Node2vec { a: 0.25, b: 4.0, weighted: true },
+            true,
+        ),
+        ("node2vec", vec![], Model::Node2vec { a: 2.0, b: 0.5, weighted: false }, false),
+        ("metapath", vec![("schema".into(), "0,1,2".into())], Model::MetaPath { schema: vec![0, 1, 2], weighted: true }, true),
+        ("ppr2", vec![], Model::Ppr2 { gamma: 0.2, weighted: false }, false),
+    ];
+    let mut checked = 0;
+    for shape in SHAPES {
+        let edges = shaped_edges(shape);
+        for (name, params, model, weighted) in &cases {
+            let mut g = build(&edges);
+            if !weighted {
+                g.set_weights(None).unwrap();
+            }
+            let walk = LibraryWalk::from_name(name, params, &g, false).unwrap();
+            for (k, mode) in MODES.into_iter().enumerate() {
+                let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &starts(), 3, 500 + k as u64, mode, None, false).unwrap();
+                let what = format!("gpu {name} {params:?} {shape:?} weighted={weighted} {mode}");
+                let t = tally(&walks, 3);
+                let (tested, _, dead) = check_tally(&t, model, &edges, &what);
+                assert!(tested + dead >= 3, "{what}: too few states checked");
+                if mode == SamplerMode::Rejection && !t.moves.is_empty() {
+                    assert!(rep.stats.rejection_steps > 0, "{what}: eRJS never ran");
+                }
+                if mode == SamplerMode::Reservoir && !t.moves.is_empty() {
+                    assert!(rep.stats.reservoir_steps > 0, "{what}: eRVS never ran");
+                }
+                checked += 1;
+            }
+        }
+    }
+    eprintln!("{checked} GPU cells matched the exact transition probabilities");
+}
+
+/// With eRJS the GPU draws the CPU's random numbers in the CPU's order and computes the same
+/// weights and bounds (no fused multiply-add), so the walks are identical, except after a step
+/// where eRJS ran out of trials: eRVS finishes it, and the GPU's warp-parallel eRVS draws other
+/// numbers (exactly, but differently). So at most one walk may differ per such step.
+#[test]
+fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
+    let Some(dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(12, 8, 3).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:2".parse().unwrap(), 4))).unwrap();
+    for name in ["node2vec", "ppr", "metapath", "deepwalk"] {
+        let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
+        let s = Starts::EveryNode { per_node: 2 };
+        let cfg = WalkConfig { length: 20, seed: 99, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+        let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
+        let (gpu, _, rep) = run_library_walk(&dev, &walk, &g, &s, 20, 99, SamplerMode::Rejection, None, false).unwrap();
+        // Walks can only part at a step where both gave up on eRJS (before it, their states and
+        // streams are equal), so each differing walk holds at least one fallback of each.
+        let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count() as u64;
+        assert!(
+            differ <= cpu_report.stats.rejection_fallbacks.min(rep.stats.rejection_fallbacks),
+            "{name}: {differ} of {} walks differ, with {} (CPU) and {} (GPU) eRVS fallbacks",
+            cpu.len(),
+            cpu_report.stats.rejection_fallbacks,
+            rep.stats.rejection_fallbacks
+        );
+        assert!(differ * 10 < cpu.len() as u64, "{name}: too few identical walks to mean anything");
+        eprintln!("{name}: {} walks, {differ} differ ({} fallbacks)", cpu.len(), cpu_report.stats.rejection_fallbacks);
+    }
+}
+
+#[test]
+fn walks_larger_than_the_memory_budget_come_in_batches() {
+    let Some(dev) = device() else { return };
+    let g = wayfarer::graph::generate::rmat(10, 8, 1).unwrap();
+    let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    let (program, info) = wayfarer_compiler::compile_source(walk.program().unwrap().0).unwrap();
+    let compiled = dev.compile(&program, &info).unwrap();
+    let s = Starts::EveryNode { per_node: 4 };
+    let run = |budget| {
+        let cfg = wayfarer_cuda::GpuRun {
+            length: 10,
+            seed: 5,
+            sampler: SamplerMode::Adaptive,
+            cost: wayfarer::gpu::GPU_COST_MODEL,
+            starts: &s,
+            memory_budget: budget,
+            verbose: false,
+        };
+        wayfarer_cuda::run(&dev, &compiled, &g, &[], &program, &cfg).unwrap()
+    };
+    let (whole, r1) = run(None);
+    let graph_bytes = r1.estimated_bytes - (g.num_nodes() * 4) * (11 * 4 + 4);
+    let (batched, r2) = run(Some(graph_bytes + 1000 * (11 * 4 + 4)));
+    assert_eq!(r1.batches, 1);
+    assert!(r2.batches > 1, "{} batches", r2.batches);
+    assert_eq!(whole, batched, "batching changed the walks");
+}
