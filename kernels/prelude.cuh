@@ -110,6 +110,7 @@ struct WfGraph {
     u32 num_nodes;
     const u64* offsets;       // num_nodes + 1
     const u32* targets;
+    const uint2* edges;       // (target, weight bits) per edge, one 8-byte load; null if unweighted
     const float* weights;     // null: every weight is 1
     const u32* labels;        // null: every label is 0
     const i64* timestamps;    // null: every time is 0
@@ -124,6 +125,11 @@ struct WfGraph {
     const u32* nbr_degree_max;
     const u32* nbr_degree_min;
     const float* const* node_props;  // one array per property the walk names
+    // Hub rows as bitmaps: has_edge(u, v) for a hub u is one bit test instead of a binary
+    // search of a long row (null: no hubs).
+    const u32* hub_slot;      // per node: its bitmap's index, or ~0u
+    const u32* hub_bits;      // hub_words 32-bit words per hub
+    u64 hub_words;
 };
 
 struct WfWalkerBase {
@@ -149,10 +155,18 @@ __device__ __forceinline__ u64 wf_find_edge(const WfGraph& g, u32 u, u32 v) {
 }
 
 __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
+    if (u >= g.num_nodes || v >= g.num_nodes) return false;
+    if (g.hub_slot) {
+        u32 slot = __ldg(&g.hub_slot[u]);
+        if (slot != 0xFFFFFFFFu) return (__ldg(&g.hub_bits[(u64)slot * g.hub_words + (v >> 5)]) >> (v & 31)) & 1u;
+    }
     return wf_find_edge(g, u, v) != ~0ull;
 }
 
-__device__ __forceinline__ float wf_h(const WfGraph& g, u64 e) { return g.weights ? g.weights[e] : 1.0f; }
+__device__ __forceinline__ float wf_h(const WfGraph& g, u64 e) {
+    return g.edges ? __uint_as_float(__ldg(&g.edges[e].y)) : g.weights ? g.weights[e] : 1.0f;
+}
+__device__ __forceinline__ u32 wf_dst(const WfGraph& g, u64 e) { return g.edges ? __ldg(&g.edges[e].x) : g.targets[e]; }
 __device__ __forceinline__ u32 wf_label(const WfGraph& g, u64 e) { return g.labels ? g.labels[e] : 0u; }
 __device__ __forceinline__ double wf_time(const WfGraph& g, u64 e) { return g.timestamps ? (double)g.timestamps[e] : 0.0; }
 __device__ __forceinline__ float wf_prop(const WfGraph& g, u32 p, u32 v) {

@@ -8,8 +8,9 @@
 //
 // Same streams as the CPU: (seed, query, step, purpose). eRJS steps consume the Sample stream
 // exactly as the CPU engine does (Lemire proposals, f64 levels, the same trial cap); eRVS uses
-// one counter-based uniform per edge (counter block 2^31 + i/4 of the Sample stream), which
-// the warp computes in parallel, so eRVS steps are exact but not the CPU's choices.
+// one counter-based uniform per edge (word i mod 4 of counter block 2^31 + i/4 of the Sample
+// stream), which the warp computes in parallel, so eRVS steps are exact but not the CPU's
+// choices.
 
 struct WfRunArgs {
     u64 first_query;      // global index of this batch's first query
@@ -58,15 +59,6 @@ __device__ __forceinline__ u32 wf_trial_cap(const WfRunArgs& a, u32 d) {
     double r = d <= a.short_row ? a.ratio_short : a.ratio;
     double c = 2.0 * ((double)d + a.fixed) / fmax(r, 1e-3);
     return (u32)fmin(fmax(c, 32.0), 1e9);
-}
-
-// The uniform of edge i for the warp's eRVS: counter block 2^31 + i/4 of the Sample stream.
-__device__ __forceinline__ double wf_edge_uniform(u64 seed, u64 query, u32 step, u64 i) {
-    WfU32x4 c = { 0x80000000u | (u32)(i >> 2), step, (u32)query, ((u32)(query >> 32) & 0x00FFFFFFu) | ((u32)WF_SAMPLE << 24) };
-    WfU32x4 r = wf_philox(c, (u32)seed, (u32)(seed >> 32));
-    u32 k = (u32)(i & 3);
-    u32 x = k == 0 ? r.x : k == 1 ? r.y : k == 2 ? r.z : r.w;
-    return ((double)x + 0.5) * (1.0 / 4294967296.0);
 }
 
 // Broadcasts any trivially copyable value from lane `src` to the warp, 32 bits at a time.
@@ -149,6 +141,14 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                         ++t;
                         u32 i = wf_below(rng, d);
                         double y = wf_uniform(rng) * (double)bound;
+                        if (WF_HAS_ENVELOPE) {
+                            // The squeeze decides most trials without the expensive part,
+                            // exactly as the CPU's rejection_decide.
+                            float lo, hi;
+                            wf_envelope(g, p, w, base + i, &lo, &hi);
+                            if (y < (double)lo && lo <= bound) { picked = (int)i; break; }
+                            if (y >= (double)hi) continue;
+                        }
                         float wi = wf_weight(g, p, w, base + i);
                         if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, base + i, wi); dead = true; break; }
                         if (wi > bound) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, base + i, wi); dead = true; break; }
@@ -174,12 +174,22 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             const u64 sq = __shfl_sync(WF_FULL, gq, src);
             double best = __longlong_as_double(0x7ff0000000000000ll);
             u32 best_i = 0xFFFFFFFFu;
-            for (u32 i = lane; i < sd; i += 32) {
-                float wi = wf_weight(g, p, sw, sbase + i);
-                if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, sq, sw.b.step, sbase + i, wi); continue; }
-                if (wi > 0.0f) {
-                    double key = -log(wf_edge_uniform(a.seed, sq, sw.b.step, i)) / (double)wi;
-                    if (key < best) { best = key; best_i = i; }
+            // Each lane takes four consecutive edges (one Philox block of uniforms) per round:
+            // the warp reads 128 consecutive edges, coalesced.
+            for (u32 i0 = 4 * lane; i0 < sd; i0 += 128) {
+                WfU32x4 c = { 0x80000000u | (i0 >> 2), sw.b.step, (u32)sq, ((u32)(sq >> 32) & 0x00FFFFFFu) | ((u32)WF_SAMPLE << 24) };
+                WfU32x4 r = wf_philox(c, (u32)a.seed, (u32)(a.seed >> 32));
+                const u32 words[4] = { r.x, r.y, r.z, r.w };
+                #pragma unroll
+                for (u32 k = 0; k < 4; ++k) {
+                    const u32 i = i0 + k;
+                    if (i >= sd) break;
+                    float wi = wf_weight(g, p, sw, sbase + i);
+                    if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, sq, sw.b.step, sbase + i, wi); continue; }
+                    if (wi > 0.0f) {
+                        double key = -log(((double)words[k] + 0.5) * (1.0 / 4294967296.0)) / (double)wi;
+                        if (key < best) { best = key; best_i = i; }
+                    }
                 }
             }
             // Warp argmin; ties go to the smaller index.
@@ -200,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             if (picked >= 0) {
                 const u64 e = base + (u64)picked;
                 w.b.prev = w.b.cur;
-                w.b.cur = g.targets[e];
+                w.b.cur = wf_dst(g, e);
                 w.b.last_edge = e;
                 w.b.step += 1;
                 WfRng ur = wf_rng(a.seed, gq, w.b.step, WF_UPDATE);

@@ -29,6 +29,21 @@ for weights in uniform pareto:1 pareto:2 pareto:4; do
         done
     done
 done
+# SWEEP=1: the adaptive rule under several cost ratios R (F = 64), to choose the GPU default.
+if [ "${SWEEP:-0}" = 1 ]; then
+    for weights in uniform pareto:1; do
+        "$BIN" gen rmat --scale "$SCALE" --edge-factor 16 --seed 1 --weights "$weights" --labels 5 -o "$TMP/g.wfg" >/dev/null 2>&1
+        for spec in "node2vec|80|" "metapath|5|" "ppr2|80|--unweighted"; do
+            IFS='|' read -r walk length extra <<<"$spec"
+            if [ -n "$extra" ] && [ "$weights" != uniform ]; then continue; fi
+            for r in 1 4 16 64 256; do
+                # shellcheck disable=SC2086
+                line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio "$r,64" --seed 1 -q -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
+                echo "$walk (R=$r)|$([ -n "$extra" ] && echo - || echo "$weights")|adaptive|$line" >>"$RAW"
+            done
+        done
+    done
+fi
 python3 - "$RAW" "$OUTMD" "$SCALE" <<'PY'
 import re, sys, subprocess
 raw, out, scale = sys.argv[1], sys.argv[2], sys.argv[3]

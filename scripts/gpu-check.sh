@@ -86,6 +86,30 @@ else
     row "GPU tests" FAIL "no .devbin/gpu-tests: run scripts/gpu-build.sh where cargo is"
 fi
 
+echo "== wayfarer emit" | tee -a "$LOG"
+if [ -x .devbin/wayfarer ]; then
+    E="$BUILD/emit"; mkdir -p "$E"
+    if run .devbin/wayfarer gen rmat --scale 16 --edge-factor 16 --seed 3 --weights uniform --labels 5 -o "$E/g.wfg" \
+        && run .devbin/wayfarer emit node2vec -o "$E/node2vec.cu" \
+        && run nvcc -O3 -arch=sm_90 -o "$E/node2vec" "$E/node2vec.cu" \
+        && run "$E/node2vec" "$E/g.wfg" "$E/standalone.npy" 20 11 \
+        && run .devbin/wayfarer walk node2vec --graph "$E/g.wfg" --backend cuda --length 20 --seed 11 --ids internal -q -o "$E/cli.npy" \
+        && run python3 -c "import numpy as np, sys; a = np.load('$E/standalone.npy'); b = np.load('$E/cli.npy'); print(a.shape, b.shape, a.dtype, b.dtype); sys.exit(0 if a.shape == b.shape and (a.astype('u8') == b.astype('u8')).all() else 1)"; then
+        row "wayfarer emit node2vec: nvcc build, run" ok "walks equal the CLI's (scale 16, length 20)"
+    else
+        row "wayfarer emit node2vec: nvcc build, run" FAIL "see $LOG"
+    fi
+fi
+
+echo "== walk kernel resources" | tee -a "$LOG"
+for f in "$BUILD"/cache/ptx/node2vec-*.cu; do
+    [ -e "$f" ] || continue
+    nvcc -arch=sm_90 -std=c++17 --fmad=false -Xptxas -v -cubin -o "$BUILD/k.cubin" "$f" 2>&1 | grep -E "wf_walk|registers|spill" | tee -a "$LOG" | tail -2
+    regs="$(nvcc -arch=sm_90 -std=c++17 --fmad=false -Xptxas -v -cubin -o "$BUILD/k.cubin" "$f" 2>&1 | grep -o 'Used [0-9]* registers' | tail -1)"
+    row "node2vec walk kernel (ptxas)" ok "$regs"
+    break
+done
+
 if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
     echo "== benchmark" | tee -a "$LOG"
     if run scripts/gpu-bench.sh "$OUT/gpu-bench.md"; then row "benchmark" ok "$OUT/gpu-bench.md"; else row "benchmark" FAIL "see $LOG"; fi

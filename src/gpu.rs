@@ -67,7 +67,8 @@ pub fn run_library_walk(
     // Like the CPU engine: the cost model only matters to the adaptive rule; the other policies
     // use R = 1, F = 0 (which sets eRJS's trial cap), so their walks can match the CPU's.
     let cost = if sampler == SamplerMode::Adaptive { cost.unwrap_or(GPU_COST_MODEL) } else { CostModel::uniform(1.0, 0.0) };
-    let cfg = wayfarer_cuda::GpuRun { length, seed, sampler, cost, starts, memory_budget: None, verbose };
+    let cfg =
+        wayfarer_cuda::GpuRun { length, seed, sampler, cost, starts, memory_budget: None, verbose, hub_budget: None, hub_min_degree: None };
     let (mut walks, rep) = wayfarer_cuda::run(dev, &compiled, graph, &values, &program, &cfg)?;
     if walk.is_anonymous() {
         walks = walks.to_anonymous();

@@ -35,8 +35,24 @@ enum Cmd {
     Walk(WalkArgs),
     /// Show a walk's IR, its bound analysis (B, Ŝ, arrays, fallbacks) as the compiler sees it.
     Explain {
-        /// A library walk (deepwalk, node2vec, metapath, ppr2) or a `.rs` file with one `#[walk]` function.
+        /// A library walk (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal) or a `.rs`
+        /// file with one `#[walk]` item.
         walk: String,
+    },
+    /// Write a walk as one standalone CUDA file with a `main` (loads a .wfg, runs the walk,
+    /// writes .npy) that `nvcc -arch=sm_90 walk.cu` builds on its own.
+    Emit {
+        /// A library walk or a `.rs` file with one `#[walk]` item.
+        walk: String,
+        /// Where to write the `.cu` file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Walk parameter `name=value` (repeatable), fixed in the emitted file.
+        #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The adaptive rule's `R,F` (default: the GPU default).
+        #[arg(long, value_name = "R[,F]")]
+        cost_ratio: Option<String>,
     },
     /// Run the CPU benchmark (see bench/README.md).
     Bench(wayfarer::bench::BenchArgs),
@@ -471,6 +487,112 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
     Ok(())
 }
 
+fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>) -> Result<()> {
+    use wayfarer_compiler::eval::{ParamValue, Value};
+    use wayfarer_compiler::ir::{ParamType, Scalar};
+    let params = parse_params(raw_params)?;
+    let (source, path, values) = match wayfarer::walks::source(walk) {
+        Some(_) => {
+            // Library walks validate and default their parameters as `wayfarer walk` does; an
+            // empty graph that carries every edge attribute stands in for the real one.
+            let parts = wayfarer::graph::CsrParts {
+                offsets: vec![0, 0],
+                labels: Some(Vec::new()),
+                timestamps: Some(Vec::new()),
+                weights: Some(Vec::new()),
+                ..Default::default()
+            };
+            let g = CsrGraph::from_parts(parts, wayfarer::graph::Orientation::Directed)?;
+            let w = LibraryWalk::from_name(walk, &params, &g, false).or_else(|e| match e {
+                // Label checks against the stand-in graph are not meaningful here.
+                wayfarer::WalkError::Parameter { ref name, .. } if name == "schema" => LibraryWalk::from_name(walk, &params, &g, false),
+                other => Err(other),
+            })?;
+            let (src, values) = w.program().expect("library walks have programs");
+            (src.to_string(), format!("walks/{}.rs", walk.replace('-', "_")), values)
+        }
+        None if walk.ends_with(".rs") => {
+            let src = std::fs::read_to_string(walk).with_context(|| walk.to_string())?;
+            (src, walk.to_string(), Vec::new())
+        }
+        None => bail!("`{walk}` is neither a library walk nor a .rs file"),
+    };
+    let (program, info) = match wayfarer_compiler::compile_source(&source) {
+        Ok(x) => x,
+        Err(d) => {
+            eprint!("{}", d.render(&source, &path));
+            bail!("{path}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
+        }
+    };
+    let values = if wayfarer::walks::source(walk).is_some() {
+        values
+    } else {
+        // A program file: every hyperparameter from -p, parsed by its declared type.
+        let scalar = |t: Scalar, text: &str, name: &str| -> Result<Value> {
+            let bad = || anyhow::anyhow!("-p {name}={text}: expected a {}", t.name());
+            Ok(match t {
+                Scalar::F32 => Value::F32(text.trim().parse().map_err(|_| bad())?),
+                Scalar::F64 => Value::F64(text.trim().parse().map_err(|_| bad())?),
+                Scalar::I32 => Value::I32(text.trim().parse().map_err(|_| bad())?),
+                Scalar::U32 => Value::U32(text.trim().parse().map_err(|_| bad())?),
+                Scalar::Bool => Value::Bool(text.trim().parse().map_err(|_| bad())?),
+            })
+        };
+        for (k, _) in &params {
+            if !program.params.iter().any(|p| &p.name == k) {
+                let names: Vec<&str> = program.params.iter().map(|p| p.name.as_str()).collect();
+                bail!(
+                    "-p {k}: `{}` has no such parameter; it has {}",
+                    program.name,
+                    if names.is_empty() { "none".into() } else { names.join(", ") }
+                );
+            }
+        }
+        let mut out = Vec::new();
+        for p in &program.params {
+            let Some((_, text)) = params.iter().find(|(k, _)| *k == p.name) else {
+                bail!("give every hyperparameter of `{}` with -p; `{}` is missing", program.name, p.name);
+            };
+            out.push(match p.ty {
+                ParamType::Scalar(t) => ParamValue::Scalar(scalar(t, text, &p.name)?),
+                ParamType::Array(t, n) => {
+                    let xs: Vec<Value> = text.split(',').map(|x| scalar(t, x, &p.name)).collect::<Result<_>>()?;
+                    if xs.len() > n {
+                        bail!("-p {}: {} values for an array of {n}", p.name, xs.len());
+                    }
+                    ParamValue::Array(xs)
+                }
+            });
+        }
+        out
+    };
+    let (r, f) = match cost {
+        None => (wayfarer::gpu::GPU_COST_MODEL.ratio, wayfarer::gpu::GPU_COST_MODEL.fixed),
+        Some(s) => {
+            let nums: Vec<f64> = s
+                .split(',')
+                .map(|x| x.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R or R,F"))?;
+            match nums.as_slice() {
+                [r] => (*r, 0.0),
+                [r, f] => (*r, *f),
+                _ => bail!("--cost-ratio {s}: expected R or R,F"),
+            }
+        }
+    };
+    let cu = wayfarer_cuda::standalone_source(&program, &info, &values, (r, f));
+    std::fs::write(output, cu).with_context(|| output.display().to_string())?;
+    eprintln!(
+        "wrote {} ({} walk; build with `nvcc -O3 -arch=sm_90 {} -o {}`)",
+        output.display(),
+        program.name,
+        output.display(),
+        program.name
+    );
+    Ok(())
+}
+
 fn cmd_explain(walk: &str) -> Result<()> {
     let (source, path) = match wayfarer::walks::source(walk) {
         Some(src) => (src.to_string(), format!("walks/{}.rs", walk.replace('-', "_"))),
@@ -507,6 +629,7 @@ fn main() {
         Cmd::Info { graph } => cmd_info(graph),
         Cmd::Walk(a) => cmd_walk(a),
         Cmd::Explain { walk } => cmd_explain(&walk),
+        Cmd::Emit { walk, output, params, cost_ratio } => cmd_emit(&walk, &output, &params, cost_ratio.as_deref()),
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),
     };
     if let Err(e) = r {

@@ -86,6 +86,7 @@ fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
     let Some(dev) = device() else { return };
     let mut g = wayfarer::graph::generate::rmat(12, 8, 3).unwrap();
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:2".parse().unwrap(), 4))).unwrap();
+    g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 5 }, 5).unwrap())).unwrap();
     for name in ["node2vec", "ppr", "metapath", "deepwalk"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         let s = Starts::EveryNode { per_node: 2 };
@@ -124,6 +125,8 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
             starts: &s,
             memory_budget: budget,
             verbose: false,
+            hub_budget: Some(0),
+            hub_min_degree: None,
         };
         wayfarer_cuda::run(&dev, &compiled, &g, &[], &program, &cfg).unwrap()
     };
@@ -133,4 +136,42 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
     assert_eq!(r1.batches, 1);
     assert!(r2.batches > 1, "{} batches", r2.batches);
     assert_eq!(whole, batched, "batching changed the walks");
+}
+
+/// `has_edge` on hub rows reads a bitmap: with every row a "hub", Node2Vec and second-order
+/// PageRank (whose weights hinge on `has_edge`) must still be exact.
+#[test]
+fn hub_bitmaps_keep_has_edge_exact() {
+    let Some(dev) = device() else { return };
+    for (name, model) in
+        [("node2vec", Model::Node2vec { a: 2.0, b: 0.5, weighted: true }), ("ppr2", Model::Ppr2 { gamma: 0.5, weighted: false })]
+    {
+        let edges = shaped_edges(Shape::Uniform);
+        let mut g = build(&edges);
+        if name == "ppr2" {
+            g.set_weights(None).unwrap();
+        }
+        let params = if name == "ppr2" { vec![("gamma".to_string(), "0.5".to_string())] } else { vec![] };
+        let walk = LibraryWalk::from_name(name, &params, &g, false).unwrap();
+        let (source, values) = walk.program().unwrap();
+        let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
+        let compiled = dev.compile(&program, &info).unwrap();
+        for mode in MODES {
+            let s = starts();
+            let cfg = wayfarer_cuda::GpuRun {
+                length: 3,
+                seed: 77,
+                sampler: mode,
+                cost: wayfarer::gpu::GPU_COST_MODEL,
+                starts: &s,
+                memory_budget: None,
+                verbose: false,
+                hub_budget: None,
+                hub_min_degree: Some(1),
+            };
+            let (walks, rep) = wayfarer_cuda::run(&dev, &compiled, &g, &values, &program, &cfg).unwrap();
+            assert_eq!(rep.hubs, g.num_nodes() - 1, "every node with edges is a hub here");
+            check_tally(&tally(&walks, 3), &model, &edges, &format!("gpu hubs {name} {mode}"));
+        }
+    }
 }

@@ -57,6 +57,29 @@ struct Cuda<'a> {
 }
 
 impl Cuda<'_> {
+    /// A squeeze envelope `(lo, hi)` of the weight, as the Rust backend builds it (the same
+    /// ends, so eRJS decides every trial as the CPU does): cheap conditions are evaluated,
+    /// expensive ones (`has_edge`, …) replaced by the min and max of both outcomes.
+    fn envelope(&self, h: Handle<Expr>) -> Option<(String, String)> {
+        match self.exprs.get(h) {
+            Expr::Select { cond, then, other } => {
+                let (lt, ht) = self.envelope(*then)?;
+                let (lf, hf) = self.envelope(*other)?;
+                if is_expensive(self.exprs, *cond) {
+                    Some((format!("wf_minf({lt}, {lf})"), format!("wf_maxf({ht}, {hf})")))
+                } else {
+                    let c = self.e(*cond);
+                    Some((format!("({c} ? {lt} : {lf})"), format!("({c} ? {ht} : {hf})")))
+                }
+            }
+            _ if is_expensive(self.exprs, h) => None,
+            _ => {
+                let v = self.e(h);
+                Some((v.clone(), v))
+            }
+        }
+    }
+
     fn e(&self, h: Handle<Expr>) -> String {
         let ty = self.types[h.index()];
         let ty_of = |x: Handle<Expr>| self.types[x.index()];
@@ -77,7 +100,7 @@ impl Cuda<'_> {
                 StepField::Prev => "w.b.prev".into(),
                 StepField::Start => "w.b.start".into(),
                 StepField::Step => "w.b.step".into(),
-                StepField::Dst => "g.targets[e]".into(),
+                StepField::Dst => "wf_dst(g, e)".into(),
                 StepField::Weight => "wf_h(g, e)".into(),
                 StepField::Label => "wf_label(g, e)".into(),
                 StepField::Edge => "((u32)e)".into(),
@@ -208,6 +231,14 @@ pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
         out,
         "__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {{\n    return {};\n}}\n",
         w.e(f.result)
+    );
+    // A squeeze only pays when the weight has an expensive part to skip.
+    let envelope = if is_expensive(&f.exprs, f.result) { w.envelope(f.result) } else { None };
+    let _ = writeln!(out, "#define WF_HAS_ENVELOPE {}", envelope.is_some() as u8);
+    let (lo, hi) = envelope.unwrap_or_else(|| ("0.0f".into(), "0.0f".into()));
+    let _ = writeln!(
+        out,
+        "// Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).\n__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {{\n    (void)g; (void)p; (void)w; (void)e;\n    *lo = {lo};\n    *hi = {hi};\n}}\n"
     );
     let d = Cuda { exprs: &info.derived.exprs, types: &info.derived.types, f };
     let bound = info.bound.map_or("__int_as_float(0x7f800000)".to_string(), |b| d.e(b));

@@ -545,3 +545,26 @@ impl Program {
         self.types[h.index()]
     }
 }
+
+/// Whether any node of `h`'s tree in `exprs` satisfies `pred`.
+pub fn any_in(exprs: &Arena<Expr>, h: Handle<Expr>, pred: &dyn Fn(&Expr) -> bool) -> bool {
+    let e = exprs.get(h);
+    pred(e) || e.operands().into_iter().any(|x| any_in(exprs, x, pred))
+}
+
+/// Whether `h` reads the candidate edge.
+pub fn reads_edge(exprs: &Arena<Expr>, h: Handle<Expr>) -> bool {
+    any_in(exprs, h, &|e| matches!(e, Expr::Step(f) if f.is_per_edge()))
+}
+
+/// Whether evaluating `h` needs a graph lookup beyond the candidate edge's own data
+/// (`has_edge` searches a row, a node property or the degree of another node is a random
+/// read): what a squeeze envelope tries to avoid.
+pub fn is_expensive(exprs: &Arena<Expr>, h: Handle<Expr>) -> bool {
+    any_in(exprs, h, &|e| match e {
+        Expr::Call { func: Builtin::HasEdge | Builtin::NodeProp(_), .. } => true,
+        // The degree of a walker-level node (cur, prev) is one cached offsets read.
+        Expr::Call { func: Builtin::Degree, args } => reads_edge(exprs, args[0]),
+        _ => false,
+    })
+}

@@ -54,29 +54,16 @@ struct Emitter<'a> {
 impl Emitter<'_> {
     /// Whether any node of `h`'s tree satisfies `pred`.
     fn any(&self, h: Handle<Expr>, pred: &dyn Fn(&Expr) -> bool) -> bool {
-        let e = self.exprs.get(h);
-        pred(e) || e.operands().into_iter().any(|x| self.any(x, pred))
+        any_in(self.exprs, h, pred)
     }
 
-    /// Whether evaluating `h` needs a graph lookup beyond the candidate edge's own data
-    /// (`has_edge` searches a row; `degree` of another node reads its offsets).
     fn expensive(&self, h: Handle<Expr>) -> bool {
-        self.any(h, &|e| match e {
-            Expr::Call { func: Builtin::HasEdge | Builtin::NodeProp(_), .. } => true,
-            // The degree of a walker-level node (cur, prev) is one cached offsets read.
-            Expr::Call { func: Builtin::Degree, args } => self.per_edge(args[0]),
-            _ => false,
-        })
+        is_expensive(self.exprs, h)
     }
 
     /// Whether `h` reads the walker (so the weight is not static).
     fn reads_walker(&self, h: Handle<Expr>) -> bool {
         self.any(h, &|e| matches!(e, Expr::Step(f) if !f.is_per_edge()) || matches!(e, Expr::State(_)))
-    }
-
-    /// Whether `h` reads the candidate edge.
-    fn per_edge(&self, h: Handle<Expr>) -> bool {
-        self.any(h, &|e| matches!(e, Expr::Step(f) if f.is_per_edge()))
     }
 
     /// A squeeze envelope `(lo, hi)` of the weight: the select tree is walked with cheap

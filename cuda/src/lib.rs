@@ -11,7 +11,7 @@
 mod layout;
 mod run;
 
-pub use run::{CompiledWalk, GpuReport, GpuRun, run};
+pub use run::{CompiledWalk, GpuReport, GpuRun, MIN_HUB_DEGREE, run};
 
 use cudarc::driver::{CudaContext, CudaStream};
 use std::path::PathBuf;
@@ -126,5 +126,72 @@ pub fn walk_source(program: &wayfarer_compiler::ir::Program, info: &wayfarer_com
         wayfarer_compiler::cuda_backend::PRELUDE,
         wayfarer_compiler::cuda_backend::emit_device_functions(program, info),
         WALK_KERNEL
+    )
+}
+
+/// The host program appended by [`standalone_source`].
+pub const STANDALONE_MAIN: &str = include_str!("../../kernels/standalone_main.cu");
+
+/// What `wayfarer emit` writes: the walk's complete CUDA source with a `main` that loads a
+/// `.wfg`, runs the walk and writes `.npy`, built by `nvcc -arch=sm_90 walk.cu` on its own.
+/// `values` fixes the hyperparameters; `cost` is the adaptive rule's `(R, F)`.
+pub fn standalone_source(
+    program: &wayfarer_compiler::ir::Program,
+    info: &wayfarer_compiler::WalkInfo,
+    values: &[wayfarer_compiler::eval::ParamValue],
+    cost: (f64, f64),
+) -> String {
+    use wayfarer_compiler::eval::{ParamValue, Value};
+    use wayfarer_compiler::ir::{Expr, StepField};
+    let lit = |v: &Value| match v {
+        Value::F32(x) => format!("{:?}f", x),
+        Value::F64(x) => format!("{:?}", x),
+        Value::I32(x) => format!("({x})"),
+        Value::U32(x) => format!("{x}u"),
+        Value::Bool(b) => b.to_string(),
+    };
+    let mut init: Vec<String> = values
+        .iter()
+        .map(|v| match v {
+            ParamValue::Scalar(x) => lit(x),
+            ParamValue::Array(xs) => format!("{{{}}}", xs.iter().map(lit).collect::<Vec<_>>().join(", ")),
+        })
+        .collect();
+    if init.is_empty() {
+        init.push("0u".into());
+    }
+    let req = wayfarer_compiler::analysis::requirements(info);
+    let mut arenas = vec![&program.exprs];
+    arenas.extend([&program.init, &program.update, &program.stop].into_iter().flatten().map(|r| &r.exprs));
+    let reads = |f: StepField| arenas.iter().any(|a| a.iter().any(|(_, e)| matches!(e, Expr::Step(x) if *x == f)));
+    let names: Vec<String> = program.props.iter().map(|p| format!("{p:?}")).collect();
+    format!(
+        "// wayfarer emit: the `{name}` walk as one CUDA file. Build: nvcc -O3 -arch=sm_90 {name}.cu -o {name}\n\
+         // Run:   ./{name} graph.wfg walks.npy [length] [seed] [walks_per_node] [adaptive|erjs|ervs]\n\n\
+         {source}\n\
+         #define WF_WALK_NAME \"{name}\"\n\
+         #define WF_PARAMS {{{params}}}\n\
+         #define WF_COST_R {r:?}\n\
+         #define WF_COST_F {f:?}\n\
+         #define WF_NEEDS_WEIGHT_STATS {ws}\n\
+         #define WF_NEEDS_LABEL_STATS {ls}\n\
+         #define WF_NEEDS_NEIGHBOR_DEGREE {nd}\n\
+         #define WF_NEEDS_LABELS {labels}\n\
+         #define WF_NEEDS_TIMES {times}\n\
+         static const char* WF_PROP_NAMES[{np}] = {{{prop_names}}};\n\n\
+         {main}",
+        name = program.name,
+        source = walk_source(program, info),
+        params = init.join(", "),
+        r = cost.0,
+        f = cost.1,
+        ws = req.weight_stats as u8,
+        ls = req.label_stats as u8,
+        nd = req.neighbor_degree as u8,
+        labels = reads(StepField::Label) as u8,
+        times = reads(StepField::Time) as u8,
+        np = names.len().max(1),
+        prop_names = if names.is_empty() { "\"\"".to_string() } else { names.join(", ") },
+        main = STANDALONE_MAIN,
     )
 }

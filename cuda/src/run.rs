@@ -4,6 +4,7 @@ use crate::layout::{self, CStruct};
 use crate::{CudaDevice, CudaError, fnv64, walk_source};
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{CompileOptions, Ptx};
+use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Instant;
 use wayfarer_compiler::WalkInfo;
@@ -98,6 +99,10 @@ pub struct GpuRun<'a> {
     pub memory_budget: Option<usize>,
     /// Print the memory estimate before launching.
     pub verbose: bool,
+    /// Device memory for hub bitmaps (`None`: an eighth of the budget; `Some(0)`: none).
+    pub hub_budget: Option<usize>,
+    /// Rows at least this long may become bitmaps (`None`: [`MIN_HUB_DEGREE`]).
+    pub hub_min_degree: Option<u64>,
 }
 
 /// What a GPU run did.
@@ -119,6 +124,46 @@ pub struct GpuReport {
     pub estimated_bytes: usize,
     /// Sampler counters.
     pub stats: SamplerStats,
+    /// Rows kept as bitmaps for `has_edge`.
+    pub hubs: usize,
+}
+
+/// The longest rows as bitmaps over all nodes, longest first, within a byte budget: a
+/// `has_edge` on a hub is then one bit test instead of a binary search over thousands of
+/// entries (a chain of dependent loads that stalls the whole warp).
+struct HubBitmaps {
+    slot: Vec<u32>,
+    bits: Vec<u32>,
+    words: usize,
+    count: usize,
+}
+
+/// Rows shorter than this are searched: a few loads, mostly in one cache line.
+pub const MIN_HUB_DEGREE: u64 = 256;
+
+impl HubBitmaps {
+    fn build(graph: &CsrGraph, budget: usize, min_degree: u64) -> Self {
+        let n = graph.num_nodes();
+        let words = n.div_ceil(32);
+        let off = graph.offsets();
+        let mut order: Vec<u32> = (0..n as u32).filter(|&v| off[v as usize + 1] - off[v as usize] >= min_degree.max(1)).collect();
+        order.sort_unstable_by_key(|&v| std::cmp::Reverse(off[v as usize + 1] - off[v as usize]));
+        let count = order.len().min(budget / (words * 4).max(1));
+        if count == 0 {
+            return HubBitmaps { slot: Vec::new(), bits: Vec::new(), words, count: 0 };
+        }
+        let mut slot = vec![u32::MAX; n];
+        for (k, &v) in order[..count].iter().enumerate() {
+            slot[v as usize] = k as u32;
+        }
+        let mut bits = vec![0u32; count * words];
+        bits.par_chunks_mut(words).zip(order[..count].par_iter()).for_each(|(row, &v)| {
+            for &t in graph.neighbors(v) {
+                row[t as usize / 32] |= 1 << (t % 32);
+            }
+        });
+        HubBitmaps { slot, bits, words, count }
+    }
 }
 
 struct Uploads {
@@ -158,9 +203,9 @@ pub fn run(
     // Memory: the graph and its arrays, then as many queries per batch as fit.
     let total = cfg.starts.count(n);
     let stride = cfg.length as u64 + 1;
-    let graph_bytes = graph.offsets().len() * 8
+    let graph_bytes = graph.offsets().len() * 12
         + graph.num_edges() as usize * 4
-        + graph.weights().map_or(0, |w| w.len() * 4)
+        + graph.weights().map_or(0, |w| w.len() * 12)
         + graph.labels().map_or(0, |l| l.len() * 4)
         + graph.timestamps().map_or(0, |t| t.len() * 8)
         + (stats.weight_max.len() + stats.weight_min.len() + stats.weight_sum.len() + stats.label_max.len() + stats.label_sum.len()) * 4
@@ -211,6 +256,14 @@ pub fn run(
     let offsets = upload!(slices_u64, graph.offsets());
     let targets = upload!(slices_u32, graph.targets());
     let weights = graph.weights().map_or(Ok(0), |w| -> Result<u64, CudaError> { Ok(upload!(slices_f32, w)) })?;
+    // (target, weight bits) interleaved: a sampled edge's destination and weight in one load.
+    let edges = match graph.weights() {
+        Some(w) => {
+            let packed: Vec<u32> = graph.targets().iter().zip(w).flat_map(|(&t, &x)| [t, x.to_bits()]).collect();
+            upload!(slices_u32, &packed)
+        }
+        None => 0,
+    };
     let labels = graph.labels().map_or(Ok(0), |l| -> Result<u64, CudaError> { Ok(upload!(slices_u32, l)) })?;
     let times = graph.timestamps().map_or(Ok(0), |t| -> Result<u64, CudaError> { Ok(upload!(slices_i64, t)) })?;
     let weight_max = upload!(slices_f32, &stats.weight_max);
@@ -227,11 +280,15 @@ pub fn run(
         prop_ptrs.push(upload!(slices_f32, data));
     }
     let props = upload!(slices_u64, &prop_ptrs);
+    let hubs = HubBitmaps::build(graph, cfg.hub_budget.unwrap_or(budget / 8), cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE));
+    let hub_slot = upload!(slices_u32, &hubs.slot);
+    let hub_bits = upload!(slices_u32, &hubs.bits);
 
     let mut g = CStruct::default();
-    g.u32(n as u32).u64(offsets).u64(targets).u64(weights).u64(labels).u64(times);
+    g.u32(n as u32).u64(offsets).u64(targets).u64(edges).u64(weights).u64(labels).u64(times);
     g.u64(weight_max).u64(weight_min).u64(weight_sum).u32(stats.label_k).u64(label_max).u64(label_sum).u64(label_count);
-    g.u64(nbr_max).u64(nbr_min).u64(props);
+    g.u64(nbr_max).u64(nbr_min).u64(props).u64(hub_slot).u64(hub_bits).u64(hubs.words as u64);
+    report.hubs = hubs.count;
     let graph_dev = s.clone_htod(&g.finish())?;
     let params_dev = s.clone_htod(&layout::params(program, values))?;
 

@@ -22,7 +22,15 @@ struct WfWalker {
 #define WF_NUM_PROPS 0u
 
 __device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {
-    return ((w.b.step == 0u) ? wf_h(g, e) : ((g.targets[e] == w.b.prev) ? (wf_h(g, e) / p.a) : (wf_has_edge(g, w.b.prev, g.targets[e]) ? wf_h(g, e) : (wf_h(g, e) / p.b))));
+    return ((w.b.step == 0u) ? wf_h(g, e) : ((wf_dst(g, e) == w.b.prev) ? (wf_h(g, e) / p.a) : (wf_has_edge(g, w.b.prev, wf_dst(g, e)) ? wf_h(g, e) : (wf_h(g, e) / p.b))));
+}
+
+#define WF_HAS_ENVELOPE 1
+// Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).
+__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {
+    (void)g; (void)p; (void)w; (void)e;
+    *lo = ((w.b.step == 0u) ? wf_h(g, e) : ((wf_dst(g, e) == w.b.prev) ? (wf_h(g, e) / p.a) : wf_minf(wf_h(g, e), (wf_h(g, e) / p.b))));
+    *hi = ((w.b.step == 0u) ? wf_h(g, e) : ((wf_dst(g, e) == w.b.prev) ? (wf_h(g, e) / p.a) : wf_maxf(wf_h(g, e), (wf_h(g, e) / p.b))));
 }
 
 // B: every weight of this step is at most this (infinite: no bound, eRVS only).

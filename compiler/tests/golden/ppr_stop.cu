@@ -24,6 +24,14 @@ __device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, 
     return wf_h(g, e);
 }
 
+#define WF_HAS_ENVELOPE 0
+// Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).
+__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {
+    (void)g; (void)p; (void)w; (void)e;
+    *lo = 0.0f;
+    *hi = 0.0f;
+}
+
 // B: every weight of this step is at most this (infinite: no bound, eRVS only).
 __device__ __forceinline__ float wf_bound(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
