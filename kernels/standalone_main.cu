@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
         }
     }
     std::vector<const float*> prop_ptrs;
-    for (u32 i = 0; i < WF_NUM_PROPS; ++i) {
+    for (int i = 0; i < (int)WF_NUM_PROPS; ++i) {
         const float* found = nullptr;
         for (auto& pr : props) if (pr.first == WF_PROP_NAMES[i]) found = pr.second;
         if (!found) { fprintf(stderr, "%s: this walk reads node property `%s`, which the graph does not have\n", path, WF_PROP_NAMES[i]); return 1; }
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
     g.weights = wf_upload(weights, weights ? m : 0); g.labels = wf_upload(labels, labels ? m : 0); g.timestamps = wf_upload(times, times ? m : 0);
     if (weights) {
         std::vector<uint2> packed(m);
-        for (u64 e = 0; e < m; ++e) packed[e] = make_uint2(targets[e], __float_as_uint(weights[e]));
+        for (u64 e = 0; e < m; ++e) { u32 bits; memcpy(&bits, &weights[e], 4); packed[e] = make_uint2(targets[e], bits); }
         g.edges = wf_upload(packed.data(), m);
     }
     g.weight_max = wf_upload(wmax.data(), wmax.size()); g.weight_min = wf_upload(wmin.data(), wmin.size()); g.weight_sum = wf_upload(wsum.data(), wsum.size());

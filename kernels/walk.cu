@@ -83,6 +83,15 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
     u64 q = 0;          // batch-relative query
     u32 len = 0;
     WfWalker w;
+    // A step in progress: eRJS trials run one per loop iteration, so a lane whose step is
+    // done moves on to its next step (or walker) while others still draw (warps stay busy
+    // instead of waiting for the lane with the most trials).
+    bool in_trials = false;
+    WfRng rng;
+    float bound = 0.0f;
+    u32 cap = 0, t = 0;
+    u64 base = 0;
+    u32 d = 0;
     u64 stats[WF_NUM_STATS];
     for (int i = 0; i < WF_NUM_STATS; ++i) stats[i] = 0;
 
@@ -100,6 +109,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                 wf_init(g, p, w, ir);
                 a.out[q * stride] = start;
                 len = 1;
+                in_trials = false;
                 active = a.length > 0;
                 if (!active) a.lens[q] = 1;
             }
@@ -110,13 +120,11 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             continue;
         }
 
-        // Choose this lane's sampler and run eRJS.
         const u64 gq = a.first_query + q;
-        u64 base = 0;
-        u32 d = 0;
         int picked = -1;        // index in the row, or -1
         bool need_ervs = false, dead = false;
-        if (active) {
+        if (active && !in_trials) {
+            // A new step: choose the sampler.
             base = g.offsets[w.b.cur];
             d = (u32)(g.offsets[w.b.cur + 1] - base);
             if (d == 0) {
@@ -124,9 +132,8 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             } else if (a.mode == 2) {
                 need_ervs = true;
             } else {
-                WfRng rng = wf_rng(a.seed, gq, w.b.step, WF_SAMPLE);
+                rng = wf_rng(a.seed, gq, w.b.step, WF_SAMPLE);
                 bool use_erjs = false;
-                float bound = 0.0f;
                 if (WF_POSSIBLE_ZERO && WF_SUM_EXACT && wf_estimate(g, p, w) <= 0.0f) {
                     dead = true;
                 } else {
@@ -135,31 +142,46 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                     else if (bound < __int_as_float(0x7f800000)) use_erjs = a.mode == 1 || !wf_prefers_reservoir(a, d, bound, wf_estimate(g, p, w));
                 }
                 if (!dead && use_erjs) {
-                    const u32 cap = wf_trial_cap(a, d);
-                    u32 t = 0;
-                    while (t < cap) {
-                        ++t;
-                        u32 i = wf_below(rng, d);
-                        double y = wf_uniform(rng) * (double)bound;
-                        if (WF_HAS_ENVELOPE) {
-                            // The squeeze decides most trials without the expensive part,
-                            // exactly as the CPU's rejection_decide.
-                            float lo, hi;
-                            wf_envelope(g, p, w, base + i, &lo, &hi);
-                            if (y < (double)lo && lo <= bound) { picked = (int)i; break; }
-                            if (y >= (double)hi) continue;
-                        }
-                        float wi = wf_weight(g, p, w, base + i);
-                        if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, base + i, wi); dead = true; break; }
-                        if (wi > bound) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, base + i, wi); dead = true; break; }
-                        if (y < (double)wi) { picked = (int)i; break; }
-                    }
-                    stats[WF_STAT_TRIALS] += t;
-                    if (picked >= 0) stats[WF_STAT_ERJS] += 1;
-                    else if (!dead) { need_ervs = true; stats[WF_STAT_FALLBACKS] += 1; }
+                    in_trials = true;
+                    cap = wf_trial_cap(a, d);
+                    t = 0;
                 } else if (!dead) {
                     need_ervs = true;
                 }
+            }
+        }
+        if (active && in_trials) {
+            // One eRJS trial, drawn from the step's Sample stream in the CPU's order.
+            ++t;
+            stats[WF_STAT_TRIALS] += 1;
+            const u32 i = wf_below(rng, d);
+            const double y = wf_uniform(rng) * (double)bound;
+            int verdict = -1;   // 1 accept, 0 reject, -1 undecided
+            if (WF_HAS_ENVELOPE) {
+                // The squeeze decides most trials without the expensive part, exactly as the
+                // CPU's rejection_decide.
+                float lo, hi;
+                wf_envelope(g, p, w, base + i, &lo, &hi);
+                if (y < (double)lo && lo <= bound) verdict = 1;
+                else if (y >= (double)hi) verdict = 0;
+            }
+            if (verdict < 0) {
+                const float wi = wf_weight(g, p, w, base + i);
+                if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, base + i, wi); dead = true; verdict = 0; }
+                else if (wi > bound) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, base + i, wi); dead = true; verdict = 0; }
+                else verdict = y < (double)wi ? 1 : 0;
+            }
+            if (dead) {
+                in_trials = false;
+            } else if (verdict == 1) {
+                picked = (int)i;
+                in_trials = false;
+                stats[WF_STAT_ERJS] += 1;
+            } else if (t >= cap) {
+                // Out of trials: eRVS finishes the step, exactly.
+                in_trials = false;
+                need_ervs = true;
+                stats[WF_STAT_FALLBACKS] += 1;
             }
         }
 
@@ -205,8 +227,8 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             }
         }
 
-        // Move, update, record, stop.
-        if (active) {
+        // Move, update, record, stop (lanes still in eRJS trials carry on next iteration).
+        if (active && (picked >= 0 || dead)) {
             if (picked >= 0) {
                 const u64 e = base + (u64)picked;
                 w.b.prev = w.b.cur;
