@@ -133,6 +133,9 @@ int main(int argc, char** argv) {
         for (u64 e = 0; e < m; ++e) { u32 bits; memcpy(&bits, &weights[e], 4); packed[e] = make_uint2(targets[e], bits); }
         g.edges = wf_upload(packed.data(), m);
     }
+    std::vector<float4> nw(wmax.size());
+    for (size_t v = 0; v < wmax.size(); ++v) nw[v] = make_float4(wmax[v], wmin[v], wsum[v], 0.0f);
+    g.node_w = wf_upload(nw.data(), nw.size());
     g.weight_max = wf_upload(wmax.data(), wmax.size()); g.weight_min = wf_upload(wmin.data(), wmin.size()); g.weight_sum = wf_upload(wsum.data(), wsum.size());
     g.label_k = label_k; g.label_max = wf_upload(lmax.data(), lmax.size()); g.label_sum = wf_upload(lsum.data(), lsum.size()); g.label_count = wf_upload(lcount.data(), lcount.size());
     g.nbr_degree_max = wf_upload(ndmax.data(), ndmax.size()); g.nbr_degree_min = wf_upload(ndmin.data(), ndmin.size());

@@ -36,7 +36,7 @@ if [ "${SWEEP:-0}" = 1 ]; then
         for spec in "node2vec|80|" "metapath|5|" "ppr2|80|--unweighted"; do
             IFS='|' read -r walk length extra <<<"$spec"
             if [ -n "$extra" ] && [ "$weights" != uniform ]; then continue; fi
-            for r in 1 4 16 64 256; do
+            for r in 1 2 4 8 16; do
                 # shellcheck disable=SC2086
                 line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio "$r,64" --seed 1 -q -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
                 echo "$walk (R=$r)|$([ -n "$extra" ] && echo - || echo "$weights")|adaptive|$line" >>"$RAW"

@@ -170,9 +170,9 @@ impl Cuda<'_> {
                 }
             }
             Expr::Node(q) => match q {
-                NodeQuery::WeightMax => "g.weight_max[w.b.cur]".into(),
-                NodeQuery::WeightMin => "g.weight_min[w.b.cur]".into(),
-                NodeQuery::WeightSum => "g.weight_sum[w.b.cur]".into(),
+                NodeQuery::WeightMax => "wf_wmax(g, w.b.cur)".into(),
+                NodeQuery::WeightMin => "wf_wmin(g, w.b.cur)".into(),
+                NodeQuery::WeightSum => "wf_wsum(g, w.b.cur)".into(),
                 NodeQuery::Degree => "wf_degree(g, w.b.cur)".into(),
                 NodeQuery::BackWeight => "wf_back_weight(g, w.b.cur, w.b.prev, 0)".into(),
                 NodeQuery::BackCount => "wf_back_count(g, w.b.cur, w.b.prev)".into(),

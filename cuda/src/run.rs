@@ -208,7 +208,7 @@ pub fn run(
         + graph.weights().map_or(0, |w| w.len() * 12)
         + graph.labels().map_or(0, |l| l.len() * 4)
         + graph.timestamps().map_or(0, |t| t.len() * 8)
-        + (stats.weight_max.len() + stats.weight_min.len() + stats.weight_sum.len() + stats.label_max.len() + stats.label_sum.len()) * 4
+        + (stats.weight_max.len() * 7 + stats.label_max.len() + stats.label_sum.len()) * 4
         + (stats.label_count.len() + stats.neighbor_degree_max.len() + stats.neighbor_degree_min.len()) * 4
         + walk.props.len() * n * 4;
     let per_query = (stride as usize) * 4 + 4 + if matches!(cfg.starts, Starts::Nodes(_)) { 4 } else { 0 };
@@ -266,6 +266,9 @@ pub fn run(
     };
     let labels = graph.labels().map_or(Ok(0), |l| -> Result<u64, CudaError> { Ok(upload!(slices_u32, l)) })?;
     let times = graph.timestamps().map_or(Ok(0), |t| -> Result<u64, CudaError> { Ok(upload!(slices_i64, t)) })?;
+    let node_w: Vec<f32> =
+        (0..stats.weight_max.len()).flat_map(|v| [stats.weight_max[v], stats.weight_min[v], stats.weight_sum[v], 0.0]).collect();
+    let node_w = upload!(slices_f32, &node_w);
     let weight_max = upload!(slices_f32, &stats.weight_max);
     let weight_min = upload!(slices_f32, &stats.weight_min);
     let weight_sum = upload!(slices_f32, &stats.weight_sum);
@@ -286,7 +289,7 @@ pub fn run(
 
     let mut g = CStruct::default();
     g.u32(n as u32).u64(offsets).u64(targets).u64(edges).u64(weights).u64(labels).u64(times);
-    g.u64(weight_max).u64(weight_min).u64(weight_sum).u32(stats.label_k).u64(label_max).u64(label_sum).u64(label_count);
+    g.u64(node_w).u64(weight_max).u64(weight_min).u64(weight_sum).u32(stats.label_k).u64(label_max).u64(label_sum).u64(label_count);
     g.u64(nbr_max).u64(nbr_min).u64(props).u64(hub_slot).u64(hub_bits).u64(hubs.words as u64);
     report.hubs = hubs.count;
     let graph_dev = s.clone_htod(&g.finish())?;
