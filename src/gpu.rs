@@ -2,6 +2,7 @@
 
 use crate::library::LibraryWalk;
 use crate::{CsrGraph, RunReport, SamplerMode, Starts, WalkError, Walks};
+use wayfarer_compiler::eval::{ParamValue, Value};
 pub use wayfarer_cuda::{CudaDevice, CudaError, GpuReport};
 use wayfarer_runtime::engine::CostModel;
 
@@ -46,6 +47,124 @@ pub fn device_for(backend: Backend) -> Result<(Option<CudaDevice>, Option<String
 /// lane's, so an eRJS trial costs about as much as a few edges of eRVS.
 pub const GPU_COST_MODEL: CostModel = CostModel { ratio: 4.0, fixed: 64.0, ratio_short: 4.0 };
 
+/// Hyperparameter values for `program` from `name=value` pairs, parsed by each parameter's
+/// declared type (arrays as comma lists); every parameter must be given.
+pub fn program_values(program: &wayfarer_compiler::ir::Program, pairs: &[(String, String)]) -> Result<Vec<ParamValue>, WalkError> {
+    use wayfarer_compiler::ir::{ParamType, Scalar};
+    let scalar = |t: Scalar, text: &str, name: &str| -> Result<Value, WalkError> {
+        let bad = || WalkError::Parameter { name: name.into(), message: format!("`{text}` is not a {}", t.name()) };
+        let text = text.trim();
+        Ok(match t {
+            Scalar::F32 => Value::F32(text.parse().map_err(|_| bad())?),
+            Scalar::F64 => Value::F64(text.parse().map_err(|_| bad())?),
+            Scalar::I32 => Value::I32(text.parse().map_err(|_| bad())?),
+            Scalar::U32 => Value::U32(text.parse().map_err(|_| bad())?),
+            Scalar::Bool => Value::Bool(text.parse().map_err(|_| bad())?),
+        })
+    };
+    for (k, _) in pairs {
+        if !program.params.iter().any(|p| &p.name == k) {
+            let names: Vec<&str> = program.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(WalkError::Parameter {
+                name: k.clone(),
+                message: format!(
+                    "`{}` has no such parameter; it has {}",
+                    program.name,
+                    if names.is_empty() { "none".into() } else { names.join(", ") }
+                ),
+            });
+        }
+    }
+    program
+        .params
+        .iter()
+        .map(|p| {
+            let Some((_, text)) = pairs.iter().find(|(k, _)| *k == p.name) else {
+                return Err(WalkError::Parameter {
+                    name: p.name.clone(),
+                    message: format!("`{}` needs a value for it (-p {}=...)", program.name, p.name),
+                });
+            };
+            Ok(match p.ty {
+                ParamType::Scalar(t) => ParamValue::Scalar(scalar(t, text, &p.name)?),
+                ParamType::Array(t, n) => {
+                    let xs: Vec<Value> = text.split(',').map(|x| scalar(t, x, &p.name)).collect::<Result<_, _>>()?;
+                    if xs.len() > n {
+                        return Err(WalkError::Parameter {
+                            name: p.name.clone(),
+                            message: format!("{} values for an array of {n}", xs.len()),
+                        });
+                    }
+                    ParamValue::Array(xs)
+                }
+            })
+        })
+        .collect()
+}
+
+/// Compiles `source` (one `#[walk]` item) for the GPU; a compile error renders the compiler's
+/// diagnostics against `path`.
+pub fn compile_program(source: &str, path: &str) -> Result<(wayfarer_compiler::ir::Program, wayfarer_compiler::WalkInfo), WalkError> {
+    wayfarer_compiler::compile_source(source)
+        .map_err(|d| WalkError::Config(format!("{path}: the walk does not compile:\n{}", d.render(source, path))))
+}
+
+/// Runs a compiled program on the GPU; `name` labels the report.
+#[allow(clippy::too_many_arguments)]
+pub fn run_program(
+    dev: &CudaDevice,
+    program: &wayfarer_compiler::ir::Program,
+    info: &wayfarer_compiler::WalkInfo,
+    values: &[ParamValue],
+    name: &str,
+    graph: &CsrGraph,
+    starts: &Starts,
+    length: u32,
+    seed: u64,
+    sampler: SamplerMode,
+    cost: Option<CostModel>,
+    verbose: bool,
+) -> Result<(Walks, RunReport, GpuReport), CudaError> {
+    check_graph(program, graph)?;
+    let compiled = dev.compile(program, info)?;
+    // Like the CPU engine: the cost model only matters to the adaptive rule; the other policies
+    // use R = 1, F = 0 (which sets eRJS's trial cap), so their walks can match the CPU's.
+    let cost = if sampler == SamplerMode::Adaptive { cost.unwrap_or(GPU_COST_MODEL) } else { CostModel::uniform(1.0, 0.0) };
+    let cfg =
+        wayfarer_cuda::GpuRun { length, seed, sampler, cost, starts, memory_budget: None, verbose, hub_budget: None, hub_min_degree: None };
+    let (walks, rep) = wayfarer_cuda::run(dev, &compiled, graph, values, program, &cfg)?;
+    let report = RunReport {
+        walk: name.into(),
+        walkers: rep.walkers,
+        steps: rep.steps,
+        walk_seconds: rep.kernel_seconds,
+        precompute_seconds: rep.precompute_seconds,
+        profile_seconds: 0.0,
+        cost,
+        cost_ratio_source: "gpu default",
+        stats: rep.stats,
+        threads: 0,
+        sampler,
+    };
+    Ok((walks, report, rep))
+}
+
+/// The edge data a program reads must be in the graph (as the CPU's generated `check` does).
+fn check_graph(program: &wayfarer_compiler::ir::Program, graph: &CsrGraph) -> Result<(), WalkError> {
+    use wayfarer_compiler::ir::{Expr, StepField};
+    let mut arenas = vec![&program.exprs];
+    arenas.extend([&program.init, &program.update, &program.stop].into_iter().flatten().map(|r| &r.exprs));
+    let reads = |f: StepField| arenas.iter().any(|a| a.iter().any(|(_, e)| matches!(e, Expr::Step(x) if *x == f)));
+    let missing = |what: &str| Err(WalkError::MissingGraphData { walk: program.name.clone(), what: what.into() });
+    if reads(StepField::Time) && graph.timestamps().is_none() {
+        return missing("edge timestamps");
+    }
+    if reads(StepField::Label) && graph.labels().is_none() {
+        return missing("edge labels");
+    }
+    Ok(())
+}
+
 /// Runs a library walk on the GPU.
 #[allow(clippy::too_many_arguments)]
 pub fn run_library_walk(
@@ -62,29 +181,11 @@ pub fn run_library_walk(
     let Some((source, values)) = walk.program() else {
         return Err(WalkError::Config(format!("`{}` is a hand-written CPU reference; it does not run on the GPU", walk.name())).into());
     };
-    let (program, info) = wayfarer_compiler::compile_source(source).map_err(|d| CudaError::Driver(format!("{d:?}")))?;
-    let compiled = dev.compile(&program, &info)?;
-    // Like the CPU engine: the cost model only matters to the adaptive rule; the other policies
-    // use R = 1, F = 0 (which sets eRJS's trial cap), so their walks can match the CPU's.
-    let cost = if sampler == SamplerMode::Adaptive { cost.unwrap_or(GPU_COST_MODEL) } else { CostModel::uniform(1.0, 0.0) };
-    let cfg =
-        wayfarer_cuda::GpuRun { length, seed, sampler, cost, starts, memory_budget: None, verbose, hub_budget: None, hub_min_degree: None };
-    let (mut walks, rep) = wayfarer_cuda::run(dev, &compiled, graph, &values, &program, &cfg)?;
+    let (program, info) = compile_program(source, walk.name())?;
+    let (mut walks, report, rep) =
+        run_program(dev, &program, &info, &values, walk.name(), graph, starts, length, seed, sampler, cost, verbose)?;
     if walk.is_anonymous() {
         walks = walks.to_anonymous();
     }
-    let report = RunReport {
-        walk: walk.name().into(),
-        walkers: rep.walkers,
-        steps: rep.steps,
-        walk_seconds: rep.kernel_seconds,
-        precompute_seconds: rep.precompute_seconds,
-        profile_seconds: 0.0,
-        cost,
-        cost_ratio_source: "gpu default",
-        stats: rep.stats,
-        threads: 0,
-        sampler,
-    };
     Ok((walks, report, rep))
 }

@@ -77,6 +77,7 @@ pub struct WalkRun<'g, W: Walk> {
     config: WalkConfig,
     starts: Starts,
     progress: Option<&'g AtomicU64>,
+    backend: gpu::Backend,
 }
 
 /// The result of [`WalkRun::run`]: the walks, the report and the graph they refer to.
@@ -85,6 +86,8 @@ pub struct RunOutput<'g> {
     pub walks: Walks,
     /// What the run did.
     pub report: RunReport,
+    /// Where it ran: "cpu" or "cuda (<device>)".
+    pub backend: String,
     graph: &'g CsrGraph,
 }
 
@@ -135,10 +138,60 @@ impl<'g, W: Walk> WalkRun<'g, W> {
         self.progress = Some(counter);
         self
     }
-    /// Runs on all CPU cores (the only backend so far).
+    /// Where to run: [`gpu::Backend::Auto`] (the default) uses the GPU when there is a usable
+    /// one and the walk has a `#[walk]` source, else all CPU cores.
+    pub fn backend(mut self, backend: gpu::Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+    /// Runs the walk.
     pub fn run(self) -> Result<RunOutput<'g>, WalkError> {
-        let (walks, report) = engine::run(&self.walk, self.graph, &self.starts, &self.config, self.progress)?;
-        Ok(RunOutput { walks, report, graph: self.graph })
+        let source = self.walk.source();
+        let device = match (self.backend, &source) {
+            (gpu::Backend::Cpu, _) | (gpu::Backend::Auto, None) => None,
+            (gpu::Backend::Cuda, None) => {
+                return Err(WalkError::Config(format!(
+                    "walk `{}` is written by hand, not with #[walk]: it runs on the CPU only",
+                    self.walk.name()
+                )));
+            }
+            (gpu::Backend::Cuda, Some(_)) => Some(gpu::CudaDevice::open(0).map_err(|e| WalkError::Config(e.to_string()))?),
+            (gpu::Backend::Auto, Some(_)) => gpu::CudaDevice::open(0).ok(),
+        };
+        match (device, source) {
+            (Some(dev), Some(src)) => {
+                let (program, info) = gpu::compile_program(src.source, self.walk.name())?;
+                let values = gpu::program_values(&program, &src.params)?;
+                let cost = match self.config.cost_ratio {
+                    CostRatio::Fixed(r) => Some(engine::CostModel::uniform(r, 0.0)),
+                    CostRatio::Model(m) => Some(m),
+                    _ => None,
+                };
+                let (walks, report, _) = gpu::run_program(
+                    &dev,
+                    &program,
+                    &info,
+                    &values,
+                    self.walk.name(),
+                    self.graph,
+                    &self.starts,
+                    self.config.length,
+                    self.config.seed,
+                    self.config.sampler,
+                    cost,
+                    false,
+                )
+                .map_err(|e| match e {
+                    gpu::CudaError::Walk(w) => w,
+                    other => WalkError::Config(other.to_string()),
+                })?;
+                Ok(RunOutput { walks, report, backend: format!("cuda ({})", dev.name), graph: self.graph })
+            }
+            _ => {
+                let (walks, report) = engine::run(&self.walk, self.graph, &self.starts, &self.config, self.progress)?;
+                Ok(RunOutput { walks, report, backend: "cpu".into(), graph: self.graph })
+            }
+        }
     }
 }
 
@@ -146,7 +199,14 @@ impl<'g, W: Walk> WalkRun<'g, W> {
 pub trait WalkExt: Walk + Sized {
     /// Prepares this walk to run on `graph`.
     fn on(self, graph: &CsrGraph) -> WalkRun<'_, Self> {
-        WalkRun { walk: self, graph, config: WalkConfig::default(), starts: Starts::EveryNode { per_node: 1 }, progress: None }
+        WalkRun {
+            walk: self,
+            graph,
+            config: WalkConfig::default(),
+            starts: Starts::EveryNode { per_node: 1 },
+            progress: None,
+            backend: gpu::Backend::Auto,
+        }
     }
 }
 

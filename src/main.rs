@@ -143,8 +143,9 @@ struct ConvertArgs {
 #[derive(Args)]
 struct WalkArgs {
     /// A built-in walk (`#[walk]` programs in walks/): deepwalk, node2vec, metapath, ppr2,
-    /// ppr, ppr-stop, temporal, anonymous; or a hand-written reference: deepwalk-ref,
-    /// node2vec-ref, metapath-ref, ppr2-ref.
+    /// ppr, ppr-stop, temporal, anonymous; a hand-written reference: deepwalk-ref,
+    /// node2vec-ref, metapath-ref, ppr2-ref; or a `.rs` file holding one `#[walk]` item
+    /// (compiled at run time; GPU only for now).
     walk: String,
     /// The graph (.wfg, .mtx or edge list); omit for the embedded WordNet graph.
     #[arg(long)]
@@ -393,6 +394,9 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         wayfarer::output::OutputFormat::for_path(o)?;
     }
     let params = parse_params(&a.params)?;
+    if a.walk.ends_with(".rs") {
+        return walk_program_file(&a, backend, sampler, ids, &params);
+    }
     let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
     let walk = LibraryWalk::from_name(&a.walk, &params, &g, a.unweighted)?;
     // Anonymous walks hold first-visit indices, not node ids: never map them.
@@ -487,9 +491,71 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
     Ok(())
 }
 
+/// `wayfarer walk my_walk.rs`: a `#[walk]` program compiled at run time. The GPU backend runs
+/// it; on the CPU, run-time programs need the Cranelift backend, which is not built yet.
+fn walk_program_file(
+    a: &WalkArgs,
+    backend: wayfarer::gpu::Backend,
+    sampler: SamplerMode,
+    ids: IdSpace,
+    params: &[(String, String)],
+) -> Result<()> {
+    let source = std::fs::read_to_string(&a.walk).with_context(|| a.walk.clone())?;
+    let (program, info) = match wayfarer_compiler::compile_source(&source) {
+        Ok(x) => x,
+        Err(d) => {
+            eprint!("{}", d.render(&source, &a.walk));
+            bail!("{}: {} error{}", a.walk, d.0.len(), if d.0.len() == 1 { "" } else { "s" })
+        }
+    };
+    let values = wayfarer::gpu::program_values(&program, params)?;
+    let cpu_note = "program files run on the GPU; on the CPU they need the Cranelift backend, which is not built yet (a #[walk] in your own crate runs on the CPU natively)";
+    let dev = match backend {
+        wayfarer::gpu::Backend::Cpu => bail!("--backend cpu: {cpu_note}"),
+        _ => wayfarer::gpu::CudaDevice::open(0).map_err(|e| anyhow::anyhow!("{e}; {cpu_note}"))?,
+    };
+    let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
+    if a.unweighted {
+        g.set_weights(None)?;
+    }
+    let starts = match &a.starts {
+        Some(p) => Starts::Nodes(read_starts(&g, p)?),
+        None => Starts::EveryNode { per_node: a.walks_per_node },
+    };
+    let cost = match &a.cost_ratio {
+        None => None,
+        Some(s) => {
+            let nums: Vec<f64> = s
+                .split(',')
+                .map(|x| x.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R, R,F or R,F,R_short"))?;
+            Some(match nums.as_slice() {
+                [r] => wayfarer::engine::CostModel::uniform(*r, 0.0),
+                [r, f] => wayfarer::engine::CostModel::uniform(*r, *f),
+                [r, f, rs] => wayfarer::engine::CostModel { ratio: *r, fixed: *f, ratio_short: *rs },
+                _ => bail!("--cost-ratio {s}: expected R, R,F or R,F,R_short"),
+            })
+        }
+    };
+    let length = a.length.unwrap_or(80);
+    let (walks, mut report, rep) =
+        wayfarer::gpu::run_program(&dev, &program, &info, &values, &program.name, &g, &starts, length, a.seed, sampler, cost, !a.quiet)?;
+    if cost.is_some() {
+        report.cost_ratio_source = "fixed";
+    }
+    match &a.output {
+        Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
+        None => eprintln!("(no -o given: the walks are not written)"),
+    }
+    eprintln!(
+        "{}",
+        report.summary(&format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", dev.name, rep.kernel_seconds * 1e3, rep.total_seconds))
+    );
+    Ok(())
+}
+
 fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>) -> Result<()> {
-    use wayfarer_compiler::eval::{ParamValue, Value};
-    use wayfarer_compiler::ir::{ParamType, Scalar};
     let params = parse_params(raw_params)?;
     let (source, path, values) = match wayfarer::walks::source(walk) {
         Some(_) => {
@@ -524,48 +590,7 @@ fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>
             bail!("{path}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
         }
     };
-    let values = if wayfarer::walks::source(walk).is_some() {
-        values
-    } else {
-        // A program file: every hyperparameter from -p, parsed by its declared type.
-        let scalar = |t: Scalar, text: &str, name: &str| -> Result<Value> {
-            let bad = || anyhow::anyhow!("-p {name}={text}: expected a {}", t.name());
-            Ok(match t {
-                Scalar::F32 => Value::F32(text.trim().parse().map_err(|_| bad())?),
-                Scalar::F64 => Value::F64(text.trim().parse().map_err(|_| bad())?),
-                Scalar::I32 => Value::I32(text.trim().parse().map_err(|_| bad())?),
-                Scalar::U32 => Value::U32(text.trim().parse().map_err(|_| bad())?),
-                Scalar::Bool => Value::Bool(text.trim().parse().map_err(|_| bad())?),
-            })
-        };
-        for (k, _) in &params {
-            if !program.params.iter().any(|p| &p.name == k) {
-                let names: Vec<&str> = program.params.iter().map(|p| p.name.as_str()).collect();
-                bail!(
-                    "-p {k}: `{}` has no such parameter; it has {}",
-                    program.name,
-                    if names.is_empty() { "none".into() } else { names.join(", ") }
-                );
-            }
-        }
-        let mut out = Vec::new();
-        for p in &program.params {
-            let Some((_, text)) = params.iter().find(|(k, _)| *k == p.name) else {
-                bail!("give every hyperparameter of `{}` with -p; `{}` is missing", program.name, p.name);
-            };
-            out.push(match p.ty {
-                ParamType::Scalar(t) => ParamValue::Scalar(scalar(t, text, &p.name)?),
-                ParamType::Array(t, n) => {
-                    let xs: Vec<Value> = text.split(',').map(|x| scalar(t, x, &p.name)).collect::<Result<_>>()?;
-                    if xs.len() > n {
-                        bail!("-p {}: {} values for an array of {n}", p.name, xs.len());
-                    }
-                    ParamValue::Array(xs)
-                }
-            });
-        }
-        out
-    };
+    let values = if wayfarer::walks::source(walk).is_some() { values } else { wayfarer::gpu::program_values(&program, &params)? };
     let (r, f) = match cost {
         None => (wayfarer::gpu::GPU_COST_MODEL.ratio, wayfarer::gpu::GPU_COST_MODEL.fixed),
         Some(s) => {

@@ -175,3 +175,42 @@ fn hub_bitmaps_keep_has_edge_exact() {
         }
     }
 }
+
+/// A user's stateful `#[walk]` (defined here, not in the library), run through the builder:
+/// the macro embeds its source, so the GPU compiles it at run time. Under eRJS its walks
+/// equal the CPU's (the same bound as `gpu_erjs_walks_equal_the_cpu_walks_for_a_seed`).
+#[wayfarer::walk(params(limit: u32, restart: f32), state(moves: u32))]
+impl Wander {
+    fn get_weight(&self, s: &wayfarer::Step, st: &WanderState) -> f32 {
+        if st.moves > 0 && s.dst() == s.prev() { 0.25 * s.weight() } else { s.weight() }
+    }
+    fn update(&self, s: &mut wayfarer::Step, st: &mut WanderState, rng: &mut wayfarer::StepRng) {
+        st.moves += 1;
+        if rng.uniform() < self.restart as f64 {
+            s.restart();
+        }
+    }
+    fn stop(&self, _s: &wayfarer::Step, st: &WanderState) -> bool {
+        st.moves >= self.limit
+    }
+}
+
+#[test]
+fn a_users_stateful_walk_runs_on_the_gpu_like_on_the_cpu() {
+    use wayfarer::prelude::*;
+    let Some(_dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(12, 8, 3).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 4))).unwrap();
+    let walk = || Wander { limit: 12, restart: 0.2 };
+    let run = |backend| walk().on(&g).length(30).seed(8).sampler(SamplerMode::Rejection).backend(backend).run().unwrap();
+    let cpu = run(wayfarer::gpu::Backend::Cpu);
+    let gpu = run(wayfarer::gpu::Backend::Cuda);
+    assert!(gpu.backend.starts_with("cuda"), "{}", gpu.backend);
+    assert!(cpu.walks.lengths.iter().all(|&l| l <= 13), "stop after 12 moves");
+    let differ = (0..cpu.walks.len()).filter(|&i| cpu.walks.walk(i) != gpu.walks.walk(i)).count() as u64;
+    let fallbacks = cpu.report.stats.rejection_fallbacks.min(gpu.report.stats.rejection_fallbacks);
+    assert!(differ <= fallbacks, "{differ} walks differ with {fallbacks} eRVS fallbacks");
+    if differ == 0 {
+        assert_eq!(gpu.report.stats.stopped, cpu.report.stats.stopped, "the stop rule ran the same");
+    }
+}

@@ -47,7 +47,7 @@ pub fn dump_stages(f: &Program, info: &WalkInfo, dir: &std::path::Path) -> std::
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join(format!("{}.ir.txt", f.name)), print::listing(f))?;
     std::fs::write(dir.join(format!("{}.analysis.txt", f.name)), print::analysis(f, info))?;
-    let rust = rust_backend::emit(f, info, &quote::quote!(::wayfarer::runtime), &quote::quote!(pub), &[]);
+    let rust = rust_backend::emit(f, info, &quote::quote!(::wayfarer::runtime), &quote::quote!(pub), &[], None);
     std::fs::write(dir.join(format!("{}.generated.rs", f.name)), rust.to_string())?;
     std::fs::write(dir.join(format!("{}.device.cu", f.name)), cuda_backend::emit_device_functions(f, info))
 }

@@ -257,7 +257,16 @@ impl Emitter<'_> {
 
 /// Emits the params struct and its `Walk` impl. `rt` is the path of the runtime crate as the
 /// user's crate sees it (e.g. `::wayfarer::runtime`); `vis` the struct's visibility.
-pub fn emit(f: &Program, info: &WalkInfo, rt: &TokenStream, vis: &TokenStream, docs: &[syn::Attribute]) -> TokenStream {
+/// `source` is the item's text as the macro saw it (attribute included), returned by the
+/// generated `Walk::source` so the GPU backend can compile the walk at run time.
+pub fn emit(
+    f: &Program,
+    info: &WalkInfo,
+    rt: &TokenStream,
+    vis: &TokenStream,
+    docs: &[syn::Attribute],
+    source: Option<&str>,
+) -> TokenStream {
     let name = format_ident!("{}", f.type_name);
     let walk_name = &f.name;
     let state_name = format_ident!("{}State", f.type_name);
@@ -324,6 +333,26 @@ pub fn emit(f: &Program, info: &WalkInfo, rt: &TokenStream, vis: &TokenStream, d
     let def = if fields.is_empty() { quote!(#vis struct #name;) } else { quote!(#vis struct #name { #(#fields),* }) };
     let routines = routines(f, rt, &st);
     let check = check(f, rt);
+    let source_fn = match source {
+        None => quote!(),
+        Some(text) => {
+            let pairs = f.params.iter().map(|p| {
+                let n = format_ident!("{}", p.name);
+                let name = &p.name;
+                match p.ty {
+                    ParamType::Scalar(_) => quote!((#name.to_string(), format!("{:?}", self.#n))),
+                    ParamType::Array(..) => {
+                        quote!((#name.to_string(), self.#n.iter().map(|__x| format!("{:?}", __x)).collect::<Vec<_>>().join(",")))
+                    }
+                }
+            });
+            quote! {
+                fn source(&self) -> Option<#rt::WalkSource> {
+                    Some(#rt::WalkSource { source: #text, params: vec![#(#pairs),*] })
+                }
+            }
+        }
+    };
     let state_def = if f.form == Form::Impl {
         let fields = f.state.iter().map(|s| {
             let n = format_ident!("{}", s.name);
@@ -381,6 +410,7 @@ pub fn emit(f: &Program, info: &WalkInfo, rt: &TokenStream, vis: &TokenStream, d
             #dead_end
             #routines
             #check
+            #source_fn
         }
     }
 }

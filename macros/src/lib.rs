@@ -32,14 +32,24 @@ pub fn walk(attr: TokenStream, item: TokenStream) -> TokenStream {
             let vis = f.vis.clone();
             let docs: Vec<syn::Attribute> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
             let at = f.sig.ident.span();
-            (wayfarer_compiler::lower_weight_fn(&f), quote!(#[allow(dead_code)] #f), errors, quote!(#vis), docs, at)
+            let source = quote!(#[walk] #f).to_string();
+            (wayfarer_compiler::lower_weight_fn(&f), quote!(#[allow(dead_code)] #f), errors, quote!(#vis), docs, at, source)
         }
         Ok(syn::Item::Impl(m)) => {
             let docs: Vec<syn::Attribute> = m.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
             let mut kept = m.clone();
             kept.attrs.retain(|a| !a.path().is_ident("doc"));
             let at = syn::spanned::Spanned::span(&m.self_ty);
-            (wayfarer_compiler::lower_walk_impl(attr, &m), quote!(#[allow(dead_code, clippy::all)] #kept), quote!(), quote!(pub), docs, at)
+            let source = if attr.is_empty() { quote!(#[walk] #m).to_string() } else { quote!(#[walk(#attr)] #m).to_string() };
+            (
+                wayfarer_compiler::lower_walk_impl(attr, &m),
+                quote!(#[allow(dead_code, clippy::all)] #kept),
+                quote!(),
+                quote!(pub),
+                docs,
+                at,
+                source,
+            )
         }
         _ => {
             let e = syn::Error::new_spanned(
@@ -51,7 +61,7 @@ pub fn walk(attr: TokenStream, item: TokenStream) -> TokenStream {
             return out.into();
         }
     };
-    let (ir, user, mut errors, vis, docs, at) = parsed;
+    let (ir, user, mut errors, vis, docs, at, source) = parsed;
     let ir = match ir {
         Ok(ir) => ir,
         Err(diags) => {
@@ -63,7 +73,7 @@ pub fn walk(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(dir) = std::env::var_os("WAYFARER_DUMP") {
         let _ = wayfarer_compiler::dump_stages(&ir, &info, std::path::Path::new(&dir));
     }
-    let generated = wayfarer_compiler::rust_backend::emit(&ir, &info, &quote!(::wayfarer::runtime), &vis, &docs);
+    let generated = wayfarer_compiler::rust_backend::emit(&ir, &info, &quote!(::wayfarer::runtime), &vis, &docs, Some(&source));
     let warning = match (&info.bound, &info.fallback) {
         (None, Some(why)) => fallback_warning(&ir.name, why, at),
         _ => quote!(),

@@ -320,6 +320,17 @@ impl<'a> Step<'a> {
     }
 }
 
+/// A walk's `#[walk]` source text and its hyperparameter values as `name=value` text: what a
+/// backend that compiles walks at run time (CUDA) needs. Floats are written so that they read
+/// back to the same value; arrays as comma lists.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WalkSource {
+    /// The item, as the `#[walk]` macro saw it.
+    pub source: &'static str,
+    /// `(name, value)` per hyperparameter, in declaration order.
+    pub params: Vec<(String, String)>,
+}
+
 /// A walk program. See the [module docs](self) for the semantics every backend implements.
 pub trait Walk: Sync {
     /// Per-walker program state.
@@ -390,5 +401,11 @@ pub trait Walk: Sync {
     /// Whether the walk stops after this move, before reaching its length.
     fn stop(&self, _ctx: &Ctx, _walker: &Walker<Self::State>, _rng: &mut StepRng) -> bool {
         false
+    }
+
+    /// The walk's `#[walk]` source with its parameter values, if it has one (walks written
+    /// by hand do not): what lets the GPU backend compile and run it.
+    fn source(&self) -> Option<WalkSource> {
+        None
     }
 }
