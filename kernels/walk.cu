@@ -29,7 +29,7 @@ struct WfRunArgs {
     u64* error;           // [code, query, step, edge, weight bits]
 };
 
-enum { WF_STAT_ERJS = 0, WF_STAT_ERVS, WF_STAT_TRIALS, WF_STAT_FALLBACKS, WF_STAT_DEAD_ENDS, WF_STAT_STOPPED, WF_STAT_STEPS, WF_NUM_STATS };
+enum { WF_STAT_ERJS = 0, WF_STAT_ERVS, WF_STAT_TRIALS, WF_STAT_FALLBACKS, WF_STAT_DEAD_ENDS, WF_STAT_STOPPED, WF_STAT_STEPS, WF_STAT_ERVS_EDGES, WF_NUM_STATS };
 enum { WF_ERR_NONE = 0, WF_ERR_BAD_WEIGHT = 1, WF_ERR_BOUND = 2 };
 
 #define WF_FULL 0xFFFFFFFFu
@@ -222,6 +222,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                 if (ob < best || (ob == best && oi < best_i)) { best = ob; best_i = oi; }
             }
             if (lane == src) {
+                stats[WF_STAT_ERVS_EDGES] += sd;
                 if (best_i == 0xFFFFFFFFu) dead = true;
                 else { picked = (int)best_i; stats[WF_STAT_ERVS] += 1; }
             }

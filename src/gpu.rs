@@ -129,24 +129,109 @@ pub fn run_program(
     let compiled = dev.compile(program, info)?;
     // Like the CPU engine: the cost model only matters to the adaptive rule; the other policies
     // use R = 1, F = 0 (which sets eRJS's trial cap), so their walks can match the CPU's.
-    let cost = if sampler == SamplerMode::Adaptive { cost.unwrap_or(GPU_COST_MODEL) } else { CostModel::uniform(1.0, 0.0) };
-    let cfg =
-        wayfarer_cuda::GpuRun { length, seed, sampler, cost, starts, memory_budget: None, verbose, hub_budget: None, hub_min_degree: None };
+    // Without a given model the adaptive rule's R is measured on this device for this walk and
+    // graph, once, and cached like the CPU's.
+    let key = cost_key(dev, program, values, graph);
+    let cached = if cost.is_none() && sampler == SamplerMode::Adaptive { cached_cost(&key) } else { None };
+    let (cost, profile) = match (sampler, cost, cached) {
+        (SamplerMode::Adaptive, Some(c), _) => (c, false),
+        (SamplerMode::Adaptive, None, Some(c)) => (c, false),
+        (SamplerMode::Adaptive, None, None) => (GPU_COST_MODEL, true),
+        _ => (CostModel::uniform(1.0, 0.0), false),
+    };
+    let cfg = wayfarer_cuda::GpuRun {
+        length,
+        seed,
+        sampler,
+        cost,
+        starts,
+        memory_budget: None,
+        verbose,
+        hub_budget: None,
+        hub_min_degree: None,
+        profile,
+    };
     let (walks, rep) = wayfarer_cuda::run(dev, &compiled, graph, values, program, &cfg)?;
+    let source = if rep.profiled {
+        store_cost(&key, rep.cost);
+        "profiled"
+    } else if cached.is_some() {
+        "cached"
+    } else if profile {
+        "gpu default (the profile saw nothing to compare)"
+    } else if sampler == SamplerMode::Adaptive {
+        "fixed"
+    } else {
+        "unused"
+    };
+    let cost = rep.cost;
     let report = RunReport {
         walk: name.into(),
         walkers: rep.walkers,
         steps: rep.steps,
         walk_seconds: rep.kernel_seconds,
         precompute_seconds: rep.precompute_seconds,
-        profile_seconds: 0.0,
+        profile_seconds: rep.profile_seconds,
         cost,
-        cost_ratio_source: "gpu default",
+        cost_ratio_source: source,
         stats: rep.stats,
         threads: 0,
         sampler,
     };
     Ok((walks, report, rep))
+}
+
+fn cost_cache_file() -> Option<std::path::PathBuf> {
+    wayfarer_runtime::engine::cost_cache_path().map(|p| p.with_file_name("gpu-cost-ratio.tsv"))
+}
+
+/// What the measured R depends on: the device, the compiled walk and its parameters, and the
+/// graph (sizes and a sample of its targets and weights).
+fn cost_key(dev: &CudaDevice, program: &wayfarer_compiler::ir::Program, values: &[ParamValue], graph: &CsrGraph) -> String {
+    let sample = |len: usize, f: &dyn Fn(usize) -> u32| -> u64 {
+        let k = len.min(1024);
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for i in 0..k {
+            h = (h ^ f(i * len / k) as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h
+    };
+    let w = graph.weights().map_or(0, |w| sample(w.len(), &|i| w[i].to_bits()));
+    let t = sample(graph.targets().len(), &|i| graph.targets()[i]);
+    format!(
+        "gpu1|{}|{}|{}|{:?}|{}|{}|{w:016x}|{t:016x}",
+        dev.name,
+        dev.driver_version,
+        program.name,
+        values,
+        graph.num_nodes(),
+        graph.num_edges()
+    )
+}
+
+fn cached_cost(key: &str) -> Option<CostModel> {
+    let text = std::fs::read_to_string(cost_cache_file()?).ok()?;
+    text.lines().rev().find_map(|line| {
+        let mut f = line.split('\t');
+        if f.next()? != key {
+            return None;
+        }
+        let r: f64 = f.next()?.parse().ok()?;
+        let fixed: f64 = f.next()?.parse().ok()?;
+        (r > 0.0 && r.is_finite() && fixed >= 0.0).then_some(CostModel { ratio: r, fixed, ratio_short: r })
+    })
+}
+
+fn store_cost(key: &str, m: CostModel) {
+    use std::io::Write;
+    let Some(path) = cost_cache_file() else { return };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    // A cache that cannot be written only costs a profile next time.
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = writeln!(f, "{key}\t{}\t{}", m.ratio, m.fixed);
+    }
 }
 
 /// The edge data a program reads must be in the graph (as the CPU's generated `check` does).

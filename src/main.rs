@@ -450,11 +450,8 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
                 CostRatio::Model(m) => Some(m),
                 _ => None,
             };
-            let (walks, mut report, rep) =
+            let (walks, report, rep) =
                 wayfarer::gpu::run_library_walk(dev, &walk, &g, &starts, cfg.length, cfg.seed, cfg.sampler, cost, !a.quiet)?;
-            if cost.is_some() {
-                report.cost_ratio_source = "fixed";
-            }
             let name = format!(
                 "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, {} batch{})",
                 dev.name,
@@ -539,11 +536,8 @@ fn walk_program_file(
         }
     };
     let length = a.length.unwrap_or(80);
-    let (walks, mut report, rep) =
+    let (walks, report, rep) =
         wayfarer::gpu::run_program(&dev, &program, &info, &values, &program.name, &g, &starts, length, a.seed, sampler, cost, !a.quiet)?;
-    if cost.is_some() {
-        report.cost_ratio_source = "fixed";
-    }
     match &a.output {
         Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
         None => eprintln!("(no -o given: the walks are not written)"),

@@ -169,7 +169,13 @@ fn bad_input_is_a_clear_error() {
     fails(&["walk", "node2vec", "-p", "a=-1"], "parameter `a`");
     fails(&["walk", "node2vec", "-p", "a"], "expected NAME=VALUE");
     fails(&["walk", "node2vec", "-o", "walks.csv"], "unknown extension");
-    fails(&["walk", "node2vec", "--backend", "cuda"], "CPU only");
+    // CI has no GPU: asking for one is a clear error, never a panic; `auto` falls back and says so.
+    if !wayfarer::gpu::CudaDevice::libraries_present() {
+        fails(&["walk", "node2vec", "--backend", "cuda"], "the CUDA backend is unavailable");
+        let (_, err) = ok(&["walk", "deepwalk", "--length", "2"]);
+        assert!(err.contains("backend auto: running on the CPU") && err.contains("backend cpu"), "{err}");
+        fails(&["walk", "deepwalk", "--backend", "wgpu"], "not built yet");
+    }
     fails(&["walk", "node2vec", "--graph", "/no/such.wfg"], "/no/such.wfg");
     let plain = d.join("plain.wfg");
     ok(&["gen", "er", "--nodes", "50", "--p", "0.1", "-o", plain.to_str().unwrap()]);
@@ -234,4 +240,12 @@ fn emit_writes_a_standalone_cuda_file() {
         assert!(cu.contains(needle), "the emitted file lacks `{needle}`");
     }
     fails(&["emit", "nosuchwalk", "-o", out.to_str().unwrap()], "neither a library walk nor a .rs file");
+    // A program file: compiled at run time; without -p for its parameter, or on the CPU
+    // (no Cranelift backend yet), a clear error.
+    let prog = dir().join("hop.rs");
+    std::fs::write(&prog, "#[walk(params(alpha: f32))]\nimpl Hop {\n    fn get_weight(&self, s: &Step) -> f32 { s.weight() * self.alpha }\n}\n").unwrap();
+    let p = prog.to_str().unwrap();
+    fails(&["emit", p, "-o", out.to_str().unwrap()], "needs a value for it");
+    ok(&["emit", p, "-p", "alpha=2", "-o", out.to_str().unwrap()]);
+    fails(&["walk", p, "-p", "alpha=2", "--backend", "cpu"], "Cranelift");
 }

@@ -127,6 +127,7 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
             verbose: false,
             hub_budget: Some(0),
             hub_min_degree: None,
+            profile: false,
         };
         wayfarer_cuda::run(&dev, &compiled, &g, &[], &program, &cfg).unwrap()
     };
@@ -168,6 +169,7 @@ fn hub_bitmaps_keep_has_edge_exact() {
                 verbose: false,
                 hub_budget: None,
                 hub_min_degree: Some(1),
+                profile: false,
             };
             let (walks, rep) = wayfarer_cuda::run(&dev, &compiled, &g, &values, &program, &cfg).unwrap();
             assert_eq!(rep.hubs, g.num_nodes() - 1, "every node with edges is a hub here");
@@ -213,4 +215,26 @@ fn a_users_stateful_walk_runs_on_the_gpu_like_on_the_cpu() {
     if differ == 0 {
         assert_eq!(gpu.report.stats.stopped, cpu.report.stats.stopped, "the stop rule ran the same");
     }
+}
+
+/// The adaptive rule's R is measured on the device (a pilot with eRJS only and eRVS only on
+/// the uploaded graph), cached, and reused; the walks stay exact whatever R is.
+#[test]
+fn the_gpu_cost_ratio_is_profiled_and_cached() {
+    let Some(dev) = device() else { return };
+    let cache = std::env::temp_dir().join(format!("wayfarer-gpu-cost-{}", std::process::id()));
+    // SAFETY: this test sets the variable before any other code here reads it.
+    unsafe { std::env::set_var("WAYFARER_CACHE_DIR", &cache) };
+    let mut g = wayfarer::graph::generate::rmat(14, 16, 2).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 4))).unwrap();
+    let walk = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
+    let s = Starts::EveryNode { per_node: 1 };
+    let (_, first, _) = run_library_walk(&dev, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, None, false).unwrap();
+    assert_eq!(first.cost_ratio_source, "profiled", "{first:?}");
+    assert!(first.cost.ratio > 0.0 && first.cost.ratio.is_finite());
+    let (_, second, _) = run_library_walk(&dev, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, None, false).unwrap();
+    assert_eq!(second.cost_ratio_source, "cached");
+    assert_eq!(second.cost, first.cost);
+    eprintln!("profiled R = {:.3} for node2vec on R-MAT 14, Pareto(1)", first.cost.ratio);
+    let _ = std::fs::remove_dir_all(&cache);
 }

@@ -103,6 +103,8 @@ pub struct GpuRun<'a> {
     pub hub_budget: Option<usize>,
     /// Rows at least this long may become bitmaps (`None`: [`MIN_HUB_DEGREE`]).
     pub hub_min_degree: Option<u64>,
+    /// Measure the adaptive rule's `R` on a pilot before the run (`cost.fixed` is kept).
+    pub profile: bool,
 }
 
 /// What a GPU run did.
@@ -126,6 +128,14 @@ pub struct GpuReport {
     pub stats: SamplerStats,
     /// Rows kept as bitmaps for `has_edge`.
     pub hubs: usize,
+    /// Edges read by eRVS steps (for the cost model's profile).
+    pub ervs_edges: u64,
+    /// The cost model the run used.
+    pub cost: CostModel,
+    /// Whether `cost` was measured by this run's pilot.
+    pub profiled: bool,
+    /// Seconds the pilot took.
+    pub profile_seconds: f64,
 }
 
 /// The longest rows as bitmaps over all nodes, longest first, within a byte budget: a
@@ -295,64 +305,109 @@ pub fn run(
     let graph_dev = s.clone_htod(&g.finish())?;
     let params_dev = s.clone_htod(&layout::params(program, values))?;
 
-    let mode = match cfg.sampler {
-        SamplerMode::Adaptive => 0u32,
-        SamplerMode::Rejection => 1,
-        SamplerMode::Reservoir => 2,
-        other => return Err(WalkError::Config(format!("sampler {other} is a CPU reference; the GPU runs adaptive, erjs or ervs")).into()),
+    let mode_of = |sampler: SamplerMode| match sampler {
+        SamplerMode::Adaptive => Ok(0u32),
+        SamplerMode::Rejection => Ok(1),
+        SamplerMode::Reservoir => Ok(2),
+        other => {
+            Err(CudaError::from(WalkError::Config(format!("sampler {other} is a CPU reference; the GPU runs adaptive, erjs or ervs"))))
+        }
     };
+    let mode = mode_of(cfg.sampler)?;
     let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-    let launch = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
 
-    let mut walks = Walks {
-        stride: stride as usize,
-        nodes: Vec::with_capacity((total * stride) as usize),
-        lengths: Vec::with_capacity(total as usize),
-    };
-    let mut kernel_stats = [0u64; 7];
-    let mut first = 0u64;
-    while first < total {
-        let count = batch.min(total - first);
+    // One launch over queries `first..first+count` (global indices; `starts` holds theirs, or
+    // None for one walker per node): the walks, the lengths, the counters and the seconds.
+    let launch = |first: u64,
+                  count: u64,
+                  starts: Option<&[u32]>,
+                  mode: u32,
+                  cost: CostModel,
+                  length: u32|
+     -> Result<(Vec<u32>, Vec<u32>, Vec<u64>, f64), CudaError> {
+        let stride = length as u64 + 1;
         let out = s.alloc_zeros::<u32>((count * stride) as usize)?;
         let lens = s.alloc_zeros::<u32>(count as usize)?;
         let counter = s.alloc_zeros::<u64>(1)?;
-        let stats_dev = s.alloc_zeros::<u64>(7)?;
+        let stats_dev = s.alloc_zeros::<u64>(8)?;
         let error = s.alloc_zeros::<u64>(5)?;
-        let starts_dev = match cfg.starts {
-            Starts::Nodes(v) => Some(s.clone_htod(&v[first as usize..(first + count) as usize])?),
-            Starts::EveryNode { .. } => None,
+        let starts_dev = match starts {
+            Some(v) => Some(s.clone_htod(v)?),
+            None => None,
         };
-        let ptr = |x: &CudaSlice<_>| x.device_ptr(s).0;
         let mut args = CStruct::default();
-        args.u64(first).u64(count).u64(cfg.seed).u32(cfg.length).u32(mode);
-        args.f64(cfg.cost.ratio).f64(cfg.cost.fixed).f64(cfg.cost.ratio_short);
+        args.u64(first).u64(count).u64(cfg.seed).u32(length).u32(mode);
+        args.f64(cost.ratio).f64(cost.fixed).f64(cost.ratio_short);
         args.u32(SHORT_ROW as u32).u32(starts_dev.is_none() as u32);
         args.u64(starts_dev.as_ref().map_or(0, |x| x.device_ptr(s).0));
-        args.u64(ptr(&out)).u64(ptr(&lens)).u64(counter.device_ptr(s).0).u64(stats_dev.device_ptr(s).0).u64(error.device_ptr(s).0);
+        args.u64(out.device_ptr(s).0).u64(lens.device_ptr(s).0).u64(counter.device_ptr(s).0);
+        args.u64(stats_dev.device_ptr(s).0).u64(error.device_ptr(s).0);
         let args_dev = s.clone_htod(&args.finish())?;
         let t = Instant::now();
         let mut b = s.launch_builder(&walk.function);
         b.arg(&graph_dev).arg(&params_dev).arg(&args_dev);
         // SAFETY: the argument images follow the kernel's structs (layout.rs), every pointer in
         // them is a live allocation of the right length, and the kernel bounds every index.
-        unsafe { b.launch(launch) }?;
+        unsafe { b.launch(launch_cfg) }?;
         s.synchronize()?;
-        report.kernel_seconds += t.elapsed().as_secs_f64();
+        let secs = t.elapsed().as_secs_f64();
         let err = s.clone_dtoh(&error)?;
         if err[0] != 0 {
             return Err(device_error(graph, &walk.name, &err).into());
         }
-        let st = s.clone_dtoh(&stats_dev)?;
+        Ok((s.clone_dtoh(&out)?, s.clone_dtoh(&lens)?, s.clone_dtoh(&stats_dev)?, secs))
+    };
+
+    // The adaptive rule's R, measured here when asked: a pilot of walkers spread over the id
+    // space, run with eRJS only and with eRVS only on the uploaded graph.
+    let mut cost = cfg.cost;
+    if cfg.profile && mode == 0 {
+        let t = Instant::now();
+        let pilot = (n as u64).min(1 << 16);
+        let pilot_starts: Vec<u32> = (0..pilot).map(|i| ((i * n as u64) / pilot) as u32).collect();
+        let length = cfg.length.clamp(1, 8);
+        let unit = CostModel::uniform(1.0, 0.0);
+        // Each pilot runs twice; the second is timed (the first warms caches and the module).
+        launch(0, pilot, Some(&pilot_starts), 1, unit, length)?;
+        let (_, _, sj, tj) = launch(0, pilot, Some(&pilot_starts), 1, unit, length)?;
+        launch(0, pilot, Some(&pilot_starts), 2, unit, length)?;
+        let (_, _, sv, tv) = launch(0, pilot, Some(&pilot_starts), 2, unit, length)?;
+        if sj[2] > 0 && sv[7] > 0 {
+            let r = ((tj / sj[2] as f64) / (tv / sv[7] as f64)).clamp(0.05, 1e3);
+            cost = CostModel { ratio: r, fixed: cfg.cost.fixed, ratio_short: r };
+            report.profiled = true;
+        }
+        report.profile_seconds = t.elapsed().as_secs_f64();
+    }
+    report.cost = cost;
+
+    let mut walks = Walks {
+        stride: stride as usize,
+        nodes: Vec::with_capacity((total * stride) as usize),
+        lengths: Vec::with_capacity(total as usize),
+    };
+    let mut kernel_stats = [0u64; 8];
+    let mut first = 0u64;
+    while first < total {
+        let count = batch.min(total - first);
+        let starts = match cfg.starts {
+            Starts::Nodes(v) => Some(&v[first as usize..(first + count) as usize]),
+            Starts::EveryNode { .. } => None,
+        };
+        let (out, lens, st, secs) = launch(first, count, starts, mode, cost, cfg.length)?;
+        report.kernel_seconds += secs;
         for (k, v) in st.iter().enumerate() {
             kernel_stats[k] += v;
         }
-        walks.nodes.extend(s.clone_dtoh(&out)?);
-        walks.lengths.extend(s.clone_dtoh(&lens)?);
+        walks.nodes.extend(out);
+        walks.lengths.extend(lens);
         first += count;
     }
     drop(up);
     report.walkers = total;
     report.steps = kernel_stats[6];
+    report.ervs_edges = kernel_stats[7];
     report.stats = SamplerStats {
         rejection_steps: kernel_stats[0],
         reservoir_steps: kernel_stats[1] - kernel_stats[3].min(kernel_stats[1]),

@@ -83,6 +83,13 @@ pub struct CostModel {
     pub ratio_short: f64,
 }
 
+impl Default for CostModel {
+    /// `R = 1`, `F = 0`: the model the non-adaptive policies run with (it sets eRJS's trial cap).
+    fn default() -> Self {
+        CostModel::uniform(1.0, 0.0)
+    }
+}
+
 impl CostModel {
     /// Whether eRVS is expected to be cheaper than eRJS for this step.
     #[inline(always)]
