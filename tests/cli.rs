@@ -243,7 +243,11 @@ fn emit_writes_a_standalone_cuda_file() {
     // A program file: compiled at run time; without -p for its parameter, or on the CPU
     // (no Cranelift backend yet), a clear error.
     let prog = dir().join("hop.rs");
-    std::fs::write(&prog, "#[walk(params(alpha: f32))]\nimpl Hop {\n    fn get_weight(&self, s: &Step) -> f32 { s.weight() * self.alpha }\n}\n").unwrap();
+    std::fs::write(
+        &prog,
+        "#[walk(params(alpha: f32))]\nimpl Hop {\n    fn get_weight(&self, s: &Step) -> f32 { s.weight() * self.alpha }\n}\n",
+    )
+    .unwrap();
     let p = prog.to_str().unwrap();
     fails(&["emit", p, "-o", out.to_str().unwrap()], "needs a value for it");
     ok(&["emit", p, "-p", "alpha=2", "-o", out.to_str().unwrap()]);

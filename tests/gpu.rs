@@ -217,8 +217,8 @@ fn a_users_stateful_walk_runs_on_the_gpu_like_on_the_cpu() {
     }
 }
 
-/// The adaptive rule's R is measured on the device (a pilot with eRJS only and eRVS only on
-/// the uploaded graph), cached, and reused; the walks stay exact whatever R is.
+/// The adaptive rule's R is tuned on the device (a pilot under a ladder of R values on the
+/// uploaded graph), cached, and reused; the walks stay exact whatever R is.
 #[test]
 fn the_gpu_cost_ratio_is_profiled_and_cached() {
     let Some(dev) = device() else { return };

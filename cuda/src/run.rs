@@ -103,7 +103,7 @@ pub struct GpuRun<'a> {
     pub hub_budget: Option<usize>,
     /// Rows at least this long may become bitmaps (`None`: [`MIN_HUB_DEGREE`]).
     pub hub_min_degree: Option<u64>,
-    /// Measure the adaptive rule's `R` on a pilot before the run (`cost.fixed` is kept).
+    /// Tune the adaptive rule's `R` on a pilot before the run (`cost.fixed` is kept).
     pub profile: bool,
 }
 
@@ -147,6 +147,9 @@ struct HubBitmaps {
     words: usize,
     count: usize,
 }
+
+/// The ladder of `R` values the GPU profile tries.
+const PROFILE_RATIOS: [f64; 7] = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
 
 /// Rows shorter than this are searched: a few loads, mostly in one cache line.
 pub const MIN_HUB_DEGREE: u64 = 256;
@@ -359,22 +362,28 @@ pub fn run(
         Ok((s.clone_dtoh(&out)?, s.clone_dtoh(&lens)?, s.clone_dtoh(&stats_dev)?, secs))
     };
 
-    // The adaptive rule's R, measured here when asked: a pilot of walkers spread over the id
-    // space, run with eRJS only and with eRVS only on the uploaded graph.
+    // The adaptive rule's R, tuned here when asked: a pilot of walkers spread over the id space
+    // runs the adaptive kernel on the uploaded graph under a ladder of R values, and the fastest
+    // wins. (Timing eRJS and eRVS apart and dividing misleads on a GPU: in the fused kernel an
+    // eRVS step holds its whole warp, which a pure-eRVS pilot never shows.) Every R is exact;
+    // R only moves time.
     let mut cost = cfg.cost;
     if cfg.profile && mode == 0 {
         let t = Instant::now();
         let pilot = (n as u64).min(1 << 16);
         let pilot_starts: Vec<u32> = (0..pilot).map(|i| ((i * n as u64) / pilot) as u32).collect();
-        let length = cfg.length.clamp(1, 8);
-        let unit = CostModel::uniform(1.0, 0.0);
-        // Each pilot runs twice; the second is timed (the first warms caches and the module).
-        launch(0, pilot, Some(&pilot_starts), 1, unit, length)?;
-        let (_, _, sj, tj) = launch(0, pilot, Some(&pilot_starts), 1, unit, length)?;
-        launch(0, pilot, Some(&pilot_starts), 2, unit, length)?;
-        let (_, _, sv, tv) = launch(0, pilot, Some(&pilot_starts), 2, unit, length)?;
-        if sj[2] > 0 && sv[7] > 0 {
-            let r = ((tj / sj[2] as f64) / (tv / sv[7] as f64)).clamp(0.05, 1e3);
+        let length = cfg.length.clamp(1, 16);
+        let mut best: Option<(f64, f64)> = None;
+        // Warm caches and the module once before timing.
+        launch(0, pilot, Some(&pilot_starts), 0, cfg.cost, length)?;
+        for r in PROFILE_RATIOS {
+            let m = CostModel { ratio: r, fixed: cfg.cost.fixed, ratio_short: r };
+            let (_, _, _, secs) = launch(0, pilot, Some(&pilot_starts), 0, m, length)?;
+            if best.is_none_or(|(_, b)| secs < b) {
+                best = Some((r, secs));
+            }
+        }
+        if let Some((r, _)) = best {
             cost = CostModel { ratio: r, fixed: cfg.cost.fixed, ratio_short: r };
             report.profiled = true;
         }
