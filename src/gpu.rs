@@ -43,6 +43,19 @@ pub fn device_for(backend: Backend) -> Result<(Option<CudaDevice>, Option<String
     }
 }
 
+/// Where the GPU's adaptive rule gets its cost model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GpuCost {
+    /// [`GPU_COST_MODEL`].
+    Default,
+    /// This model.
+    Fixed(CostModel),
+    /// Tuned on a pilot on this device for this walk and graph (a ladder of `R`, the fastest
+    /// wins), then cached. Measured on R-MAT 20 it lost to the default on most cells
+    /// (`bench/results/2026-11-30-gpu-rmat20.md`), so it is opt-in.
+    Tuned,
+}
+
 /// The cost model the GPU uses when none is given: eRVS is a warp's job over the row, eRJS a
 /// lane's, so an eRJS trial costs about as much as a few edges of eRVS.
 pub const GPU_COST_MODEL: CostModel = CostModel { ratio: 4.0, fixed: 64.0, ratio_short: 4.0 };
@@ -122,7 +135,7 @@ pub fn run_program(
     length: u32,
     seed: u64,
     sampler: SamplerMode,
-    cost: Option<CostModel>,
+    cost: GpuCost,
     verbose: bool,
 ) -> Result<(Walks, RunReport, GpuReport), CudaError> {
     check_graph(program, graph)?;
@@ -132,13 +145,17 @@ pub fn run_program(
     // Without a given model the adaptive rule's R is measured on this device for this walk and
     // graph, once, and cached like the CPU's.
     let key = cost_key(dev, program, values, graph);
-    let cached = if cost.is_none() && sampler == SamplerMode::Adaptive { cached_cost(&key) } else { None };
-    let (cost, profile) = match (sampler, cost, cached) {
-        (SamplerMode::Adaptive, Some(c), _) => (c, false),
-        (SamplerMode::Adaptive, None, Some(c)) => (c, false),
-        (SamplerMode::Adaptive, None, None) => (GPU_COST_MODEL, true),
-        _ => (CostModel::uniform(1.0, 0.0), false),
+    let adaptive = sampler == SamplerMode::Adaptive;
+    let cached = if adaptive && cost == GpuCost::Tuned { cached_cost(&key) } else { None };
+    let (cost_model, profile) = match (adaptive, cost, cached) {
+        (false, _, _) => (CostModel::uniform(1.0, 0.0), false),
+        (true, GpuCost::Fixed(c), _) => (c, false),
+        (true, GpuCost::Default, _) => (GPU_COST_MODEL, false),
+        (true, GpuCost::Tuned, Some(c)) => (c, false),
+        (true, GpuCost::Tuned, None) => (GPU_COST_MODEL, true),
     };
+    let cost_arg = cost;
+    let cost = cost_model;
     let cfg = wayfarer_cuda::GpuRun {
         length,
         seed,
@@ -154,15 +171,15 @@ pub fn run_program(
     let (walks, rep) = wayfarer_cuda::run(dev, &compiled, graph, values, program, &cfg)?;
     let source = if rep.profiled {
         store_cost(&key, rep.cost);
-        "profiled"
+        "tuned"
     } else if cached.is_some() {
         "cached"
-    } else if profile {
-        "gpu default (the profile saw nothing to compare)"
-    } else if sampler == SamplerMode::Adaptive {
+    } else if !adaptive {
+        "unused"
+    } else if matches!(cost_arg, GpuCost::Fixed(_)) {
         "fixed"
     } else {
-        "unused"
+        "gpu default"
     };
     let cost = rep.cost;
     let report = RunReport {
@@ -260,7 +277,7 @@ pub fn run_library_walk(
     length: u32,
     seed: u64,
     sampler: SamplerMode,
-    cost: Option<CostModel>,
+    cost: GpuCost,
     verbose: bool,
 ) -> Result<(Walks, RunReport, GpuReport), CudaError> {
     let Some((source, values)) = walk.program() else {

@@ -163,9 +163,10 @@ impl<'g, W: Walk> WalkRun<'g, W> {
                 let (program, info) = gpu::compile_program(src.source, self.walk.name())?;
                 let values = gpu::program_values(&program, &src.params)?;
                 let cost = match self.config.cost_ratio {
-                    CostRatio::Fixed(r) => Some(engine::CostModel::uniform(r, 0.0)),
-                    CostRatio::Model(m) => Some(m),
-                    _ => None,
+                    CostRatio::Fixed(r) => gpu::GpuCost::Fixed(engine::CostModel::uniform(r, 0.0)),
+                    CostRatio::Model(m) => gpu::GpuCost::Fixed(m),
+                    CostRatio::Profile => gpu::GpuCost::Tuned,
+                    CostRatio::Cached => gpu::GpuCost::Default,
                 };
                 let (walks, report, _) = gpu::run_program(
                     &dev,

@@ -446,9 +446,9 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
                 eprintln!("backend auto: running on the GPU ({}, {})", dev.name, dev.arch);
             }
             let cost = match cfg.cost_ratio {
-                CostRatio::Fixed(r) => Some(wayfarer::engine::CostModel::uniform(r, 0.0)),
-                CostRatio::Model(m) => Some(m),
-                _ => None,
+                CostRatio::Fixed(r) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
+                CostRatio::Model(m) => wayfarer::gpu::GpuCost::Fixed(m),
+                _ => wayfarer::gpu::GpuCost::Default,
             };
             let (walks, report, rep) =
                 wayfarer::gpu::run_library_walk(dev, &walk, &g, &starts, cfg.length, cfg.seed, cfg.sampler, cost, !a.quiet)?;
@@ -520,14 +520,14 @@ fn walk_program_file(
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
     let cost = match &a.cost_ratio {
-        None => None,
+        None => wayfarer::gpu::GpuCost::Default,
         Some(s) => {
             let nums: Vec<f64> = s
                 .split(',')
                 .map(|x| x.trim().parse::<f64>())
                 .collect::<Result<_, _>>()
                 .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R, R,F or R,F,R_short"))?;
-            Some(match nums.as_slice() {
+            wayfarer::gpu::GpuCost::Fixed(match nums.as_slice() {
                 [r] => wayfarer::engine::CostModel::uniform(*r, 0.0),
                 [r, f] => wayfarer::engine::CostModel::uniform(*r, *f),
                 [r, f, rs] => wayfarer::engine::CostModel { ratio: *r, fixed: *f, ratio_short: *rs },

@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use wayfarer::gpu::{CudaDevice, run_library_walk};
+use wayfarer::gpu::{CudaDevice, GpuCost, run_library_walk};
 use wayfarer::library::LibraryWalk;
 use wayfarer::{CostRatio, SamplerMode, Starts, WalkConfig};
 
@@ -59,7 +59,8 @@ fn library_walks_are_exact_on_the_gpu() {
             }
             let walk = LibraryWalk::from_name(name, params, &g, false).unwrap();
             for (k, mode) in MODES.into_iter().enumerate() {
-                let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &starts(), 3, 500 + k as u64, mode, None, false).unwrap();
+                let (walks, _, rep) =
+                    run_library_walk(&dev, &walk, &g, &starts(), 3, 500 + k as u64, mode, GpuCost::Default, false).unwrap();
                 let what = format!("gpu {name} {params:?} {shape:?} weighted={weighted} {mode}");
                 let t = tally(&walks, 3);
                 let (tested, _, dead) = check_tally(&t, model, &edges, &what);
@@ -92,7 +93,7 @@ fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
         let s = Starts::EveryNode { per_node: 2 };
         let cfg = WalkConfig { length: 20, seed: 99, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
         let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
-        let (gpu, _, rep) = run_library_walk(&dev, &walk, &g, &s, 20, 99, SamplerMode::Rejection, None, false).unwrap();
+        let (gpu, _, rep) = run_library_walk(&dev, &walk, &g, &s, 20, 99, SamplerMode::Rejection, GpuCost::Default, false).unwrap();
         // Walks can only part at a step where both gave up on eRJS (before it, their states and
         // streams are equal), so each differing walk holds at least one fallback of each.
         let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count() as u64;
@@ -220,7 +221,7 @@ fn a_users_stateful_walk_runs_on_the_gpu_like_on_the_cpu() {
 /// The adaptive rule's R is tuned on the device (a pilot under a ladder of R values on the
 /// uploaded graph), cached, and reused; the walks stay exact whatever R is.
 #[test]
-fn the_gpu_cost_ratio_is_profiled_and_cached() {
+fn the_gpu_cost_ratio_is_tuned_and_cached() {
     let Some(dev) = device() else { return };
     let cache = std::env::temp_dir().join(format!("wayfarer-gpu-cost-{}", std::process::id()));
     // SAFETY: this test sets the variable before any other code here reads it.
@@ -229,12 +230,12 @@ fn the_gpu_cost_ratio_is_profiled_and_cached() {
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 4))).unwrap();
     let walk = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
     let s = Starts::EveryNode { per_node: 1 };
-    let (_, first, _) = run_library_walk(&dev, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, None, false).unwrap();
-    assert_eq!(first.cost_ratio_source, "profiled", "{first:?}");
+    let (_, first, _) = run_library_walk(&dev, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, GpuCost::Tuned, false).unwrap();
+    assert_eq!(first.cost_ratio_source, "tuned", "{first:?}");
     assert!(first.cost.ratio > 0.0 && first.cost.ratio.is_finite());
-    let (_, second, _) = run_library_walk(&dev, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, None, false).unwrap();
+    let (_, second, _) = run_library_walk(&dev, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, GpuCost::Tuned, false).unwrap();
     assert_eq!(second.cost_ratio_source, "cached");
     assert_eq!(second.cost, first.cost);
-    eprintln!("profiled R = {:.3} for node2vec on R-MAT 14, Pareto(1)", first.cost.ratio);
+    eprintln!("tuned R = {:.3} for node2vec on R-MAT 14, Pareto(1)", first.cost.ratio);
     let _ = std::fs::remove_dir_all(&cache);
 }
