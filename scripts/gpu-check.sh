@@ -42,21 +42,11 @@ else
 fi
 
 echo "== generated device code" | tee -a "$LOG"
-CHECK='extern "C" __global__ void wf_check(WfGraph g, const WfParams* p, WfWalker* ws, float* out, u64 seed) {
-    WfWalker w = ws[threadIdx.x];
-    WfRng rng = wf_rng(seed, threadIdx.x, 0u, WF_INIT);
-    wf_init(g, *p, w, rng);
-    out[3 * threadIdx.x] = wf_weight(g, *p, w, g.offsets[w.b.cur]);
-    out[3 * threadIdx.x + 1] = wf_bound(g, *p, w) + wf_estimate(g, *p, w);
-    wf_update(g, *p, w, rng);
-    out[3 * threadIdx.x + 2] = wf_stop(g, *p, w, rng) ? 1.0f : 0.0f;
-    ws[threadIdx.x] = w;
-}'
 ok=0; total=0
 for f in compiler/tests/golden/*.cu; do
     total=$((total + 1))
     name="$(basename "$f" .cu)"
-    { cat kernels/prelude.cuh; cat "$f"; echo "$CHECK"; } >"$BUILD/$name.cu"
+    { cat kernels/prelude.cuh; cat "$f"; cat kernels/tests/check_kernel.cu; } >"$BUILD/$name.cu"
     if run nvcc -O3 -arch=sm_90 --fmad=false -Xptxas -v -c -o "$BUILD/$name.o" "$BUILD/$name.cu"; then ok=$((ok + 1)); fi
 done
 row "library walks' device code, nvcc sm_90" "$([ $ok = $total ] && echo ok || echo FAIL)" "$ok/$total built"

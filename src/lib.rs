@@ -86,7 +86,7 @@ pub struct RunOutput<'g> {
     pub walks: Walks,
     /// What the run did.
     pub report: RunReport,
-    /// Where it ran: "cpu" or "cuda (<device>)".
+    /// Where it ran: `cpu` or `cuda (<device name>)`.
     pub backend: String,
     graph: &'g CsrGraph,
 }

@@ -382,6 +382,30 @@ fn read_starts(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
     Ok(v)
 }
 
+/// `--cost-ratio R[,F[,R_SHORT]]`.
+fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
+    let nums: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R, R,F or R,F,R_short"))?;
+    Ok(match nums.as_slice() {
+        [r] => CostRatio::Fixed(*r),
+        [r, f] => CostRatio::Model(wayfarer::engine::CostModel::uniform(*r, *f)),
+        [r, f, rs] => CostRatio::Model(wayfarer::engine::CostModel { ratio: *r, fixed: *f, ratio_short: *rs }),
+        _ => bail!("--cost-ratio {s}: expected R, R,F or R,F,R_short"),
+    })
+}
+
+/// The GPU's cost model for `--cost-ratio` (absent: the GPU default).
+fn gpu_cost(s: Option<&str>) -> Result<wayfarer::gpu::GpuCost> {
+    Ok(match s.map(parse_cost_ratio).transpose()? {
+        None | Some(CostRatio::Cached | CostRatio::Profile) => wayfarer::gpu::GpuCost::Default,
+        Some(CostRatio::Fixed(r)) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
+        Some(CostRatio::Model(m)) => wayfarer::gpu::GpuCost::Fixed(m),
+    })
+}
+
 fn cmd_walk(a: WalkArgs) -> Result<()> {
     let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
     let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
@@ -410,19 +434,7 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         sampler,
         cost_ratio: match &a.cost_ratio {
             None => CostRatio::Cached,
-            Some(s) => {
-                let nums: Vec<f64> = s
-                    .split(',')
-                    .map(|x| x.trim().parse::<f64>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R, R,F or R,F,R_short"))?;
-                match nums.as_slice() {
-                    [r] => CostRatio::Fixed(*r),
-                    [r, f] => CostRatio::Model(wayfarer::engine::CostModel::uniform(*r, *f)),
-                    [r, f, rs] => CostRatio::Model(wayfarer::engine::CostModel { ratio: *r, fixed: *f, ratio_short: *rs }),
-                    _ => bail!("--cost-ratio {s}: expected R, R,F or R,F,R_short"),
-                }
-            }
+            Some(s) => parse_cost_ratio(s)?,
         },
         interleave: a.interleave,
     };
@@ -445,11 +457,7 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
             if backend == wayfarer::gpu::Backend::Auto && !a.quiet {
                 eprintln!("backend auto: running on the GPU ({}, {})", dev.name, dev.arch);
             }
-            let cost = match cfg.cost_ratio {
-                CostRatio::Fixed(r) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
-                CostRatio::Model(m) => wayfarer::gpu::GpuCost::Fixed(m),
-                _ => wayfarer::gpu::GpuCost::Default,
-            };
+            let cost = gpu_cost(a.cost_ratio.as_deref())?;
             let (walks, report, rep) =
                 wayfarer::gpu::run_library_walk(dev, &walk, &g, &starts, cfg.length, cfg.seed, cfg.sampler, cost, !a.quiet)?;
             let name = format!(
@@ -519,22 +527,7 @@ fn walk_program_file(
         Some(p) => Starts::Nodes(read_starts(&g, p)?),
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
-    let cost = match &a.cost_ratio {
-        None => wayfarer::gpu::GpuCost::Default,
-        Some(s) => {
-            let nums: Vec<f64> = s
-                .split(',')
-                .map(|x| x.trim().parse::<f64>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R, R,F or R,F,R_short"))?;
-            wayfarer::gpu::GpuCost::Fixed(match nums.as_slice() {
-                [r] => wayfarer::engine::CostModel::uniform(*r, 0.0),
-                [r, f] => wayfarer::engine::CostModel::uniform(*r, *f),
-                [r, f, rs] => wayfarer::engine::CostModel { ratio: *r, fixed: *f, ratio_short: *rs },
-                _ => bail!("--cost-ratio {s}: expected R, R,F or R,F,R_short"),
-            })
-        }
-    };
+    let cost = gpu_cost(a.cost_ratio.as_deref())?;
     let length = a.length.unwrap_or(80);
     let (walks, report, rep) =
         wayfarer::gpu::run_program(&dev, &program, &info, &values, &program.name, &g, &starts, length, a.seed, sampler, cost, !a.quiet)?;
@@ -585,21 +578,11 @@ fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>
         }
     };
     let values = if wayfarer::walks::source(walk).is_some() { values } else { wayfarer::gpu::program_values(&program, &params)? };
-    let (r, f) = match cost {
-        None => (wayfarer::gpu::GPU_COST_MODEL.ratio, wayfarer::gpu::GPU_COST_MODEL.fixed),
-        Some(s) => {
-            let nums: Vec<f64> = s
-                .split(',')
-                .map(|x| x.trim().parse::<f64>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R or R,F"))?;
-            match nums.as_slice() {
-                [r] => (*r, 0.0),
-                [r, f] => (*r, *f),
-                _ => bail!("--cost-ratio {s}: expected R or R,F"),
-            }
-        }
+    let model = match gpu_cost(cost)? {
+        wayfarer::gpu::GpuCost::Fixed(m) => m,
+        _ => wayfarer::gpu::GPU_COST_MODEL,
     };
+    let (r, f) = (model.ratio, model.fixed);
     let cu = wayfarer_cuda::standalone_source(&program, &info, &values, (r, f));
     std::fs::write(output, cu).with_context(|| output.display().to_string())?;
     eprintln!(
