@@ -107,11 +107,14 @@ proptest! {
     }
 }
 
+/// Leaves of random programs; `@a`, `@b` are the hyperparameters and `@x` (f32) and `@k`
+/// (u32) the state fields of the impl form, spelled per form by [`spell`].
 fn leaf() -> impl Strategy<Value = String> {
     prop::sample::select(vec![
         "s.weight()",
-        "a",
-        "b",
+        "@a",
+        "@b",
+        "@x",
         "1.5",
         "0.0",
         "0.25",
@@ -132,7 +135,9 @@ fn cond(inner: BoxedStrategy<String>) -> impl Strategy<Value = String> {
             "s.label() != 2",
             "s.step() == 0",
             "s.prev() == NO_NODE",
-            "s.weight() > a",
+            "s.weight() > @a",
+            "@k == 0",
+            "@x < s.weight()",
         ])
         .prop_map(String::from),
         (inner.clone(), inner).prop_map(|(x, y)| format!("{x} < {y}")),
@@ -153,33 +158,55 @@ fn expr() -> impl Strategy<Value = String> {
     })
 }
 
-fn program() -> impl Strategy<Value = String> {
-    (expr(), proptest::option::of((cond(expr().boxed()), expr()))).prop_map(|(body, early)| match early {
-        None => format!("#[walk] fn random(s: &Step, a: f32, b: f32) -> f32 {{ {body} }}"),
-        Some((c, e)) => format!("#[walk] fn random(s: &Step, a: f32, b: f32) -> f32 {{ if {c} {{ return {e}; }} {body} }}"),
+/// Spells the placeholders for the function form (`a`, `b`; no state, so `@x` is a constant
+/// and `@k` the step) or the impl form (`self.a`, `st.x`, …).
+fn spell(text: &str, impl_form: bool) -> String {
+    if impl_form {
+        text.replace("@a", "self.a").replace("@b", "self.b").replace("@x", "st.x").replace("@k", "st.k")
+    } else {
+        text.replace("@a", "a").replace("@b", "b").replace("@x", "0.75").replace("@k", "s.step()")
+    }
+}
+
+fn program(impl_form: bool) -> impl Strategy<Value = String> {
+    (expr(), proptest::option::of((cond(expr().boxed()), expr()))).prop_map(move |(body, early)| {
+        let body = match early {
+            None => body,
+            Some((c, e)) => format!("if {c} {{ return {e}; }} {body}"),
+        };
+        let body = spell(&body, impl_form);
+        if impl_form {
+            format!(
+                "#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random {{ fn get_weight(&self, s: &Step, st: &RandomState) -> f32 {{ {body} }} }}"
+            )
+        } else {
+            format!("#[walk] fn random(s: &Step, a: f32, b: f32) -> f32 {{ {body} }}")
+        }
     })
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
-    /// Random programs from the language's grammar: every one compiles, and where the analysis
-    /// gives a bound it holds on random graphs, states and parameters.
+    /// Random programs from the language's grammar, in both forms (the impl form reads
+    /// per-walker state): every one compiles, and where the analysis gives a bound it holds on
+    /// random graphs, states, state fields and parameters.
     #[test]
-    fn random_programs_get_sound_bounds(src in program(), g in graph(), cur in any::<prop::sample::Index>(), prev in proptest::option::of(any::<prop::sample::Index>()), step in 0u32..4, a in param_value(), b in param_value()) {
+    fn random_programs_get_sound_bounds((impl_form, src) in any::<bool>().prop_flat_map(|f| program(f).prop_map(move |s| (f, s))), g in graph(), cur in any::<prop::sample::Index>(), prev in proptest::option::of(any::<prop::sample::Index>()), step in 0u32..4, a in param_value(), b in param_value(), x in param_value(), k in 0u32..3) {
         let f = lower_source(&src).unwrap_or_else(|e| panic!("generated program does not compile:\n{src}\n{}", e.render(&src, "random.rs")));
         let info = analyze(&f);
         let Some(bound) = info.bound else { return Ok(()) };
         let n = g.num_nodes();
         let state = State { cur: cur.index(n) as u32, prev: prev.map_or(NO_NODE, |p| p.index(n) as u32), start: 0, step };
         let params = [ParamValue::Scalar(Value::F32(a)), ParamValue::Scalar(Value::F32(b))];
-        let bv = Evaluator { graph: &g, params: &params, state, edge: None, props: &f.props, fields: &[], draws: &[] }.eval(&info.derived.exprs, &info.derived.types, bound).as_f64();
+        let fields = if impl_form { vec![Value::F32(x), Value::U32(k)] } else { Vec::new() };
+        let bv = Evaluator { graph: &g, params: &params, state, edge: None, props: &f.props, fields: &fields, draws: &[] }.eval(&info.derived.exprs, &info.derived.types, bound).as_f64();
         for e in g.row(state.cur) {
-            let w = Evaluator { graph: &g, params: &params, state, edge: Some(e), props: &f.props, fields: &[], draws: &[] }.eval(&f.exprs, &f.types, f.result).as_f64();
+            let w = Evaluator { graph: &g, params: &params, state, edge: Some(e), props: &f.props, fields: &fields, draws: &[] }.eval(&f.exprs, &f.types, f.result).as_f64();
             if w.is_nan() || w < 0.0 {
                 continue;
             }
-            prop_assert!(bv.is_nan() || bv >= w, "weight {} > bound {} for\n{}\n(edge {}, state {:?}, a={}, b={})", w, bv, src, e, state, a, b);
+            prop_assert!(bv.is_nan() || bv >= w, "weight {} > bound {} for\n{}\n(edge {}, state {:?}, a={}, b={}, x={}, k={})", w, bv, src, e, state, a, b, x, k);
         }
     }
 }
