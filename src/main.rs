@@ -145,7 +145,7 @@ struct WalkArgs {
     /// A built-in walk (`#[walk]` programs in walks/): deepwalk, node2vec, metapath, ppr2,
     /// ppr, ppr-stop, temporal, anonymous; a hand-written reference: deepwalk-ref,
     /// node2vec-ref, metapath-ref, ppr2-ref; or a `.rs` file holding one `#[walk]` item
-    /// (compiled at run time; GPU only for now).
+    /// (compiled at run time: CUDA on the GPU, Cranelift on the CPU).
     walk: String,
     /// The graph (.wfg, .mtx or edge list); omit for the embedded WordNet graph.
     #[arg(long)]
@@ -514,11 +514,10 @@ fn walk_program_file(
         }
     };
     let values = wayfarer::gpu::program_values(&program, params)?;
-    let cpu_note = "program files run on the GPU; on the CPU they need the Cranelift backend, which is not built yet (a #[walk] in your own crate runs on the CPU natively)";
-    let dev = match backend {
-        wayfarer::gpu::Backend::Cpu => bail!("--backend cpu: {cpu_note}"),
-        _ => wayfarer::gpu::CudaDevice::open(0).map_err(|e| anyhow::anyhow!("{e}; {cpu_note}"))?,
-    };
+    let (dev, why_not) = wayfarer::gpu::device_for(backend)?;
+    if let (Some(why), false) = (&why_not, a.quiet) {
+        eprintln!("backend auto: running on the CPU with Cranelift ({why})");
+    }
     let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
     if a.unweighted {
         g.set_weights(None)?;
@@ -527,18 +526,53 @@ fn walk_program_file(
         Some(p) => Starts::Nodes(read_starts(&g, p)?),
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
-    let cost = gpu_cost(a.cost_ratio.as_deref())?;
     let length = a.length.unwrap_or(80);
-    let (walks, report, rep) =
-        wayfarer::gpu::run_program(&dev, &program, &info, &values, &program.name, &g, &starts, length, a.seed, sampler, cost, !a.quiet)?;
+    let (walks, report, backend_name) = match &dev {
+        Some(dev) => {
+            let cost = gpu_cost(a.cost_ratio.as_deref())?;
+            let (walks, report, rep) = wayfarer::gpu::run_program(
+                dev,
+                &program,
+                &info,
+                &values,
+                &program.name,
+                &g,
+                &starts,
+                length,
+                a.seed,
+                sampler,
+                cost,
+                !a.quiet,
+            )?;
+            (
+                walks,
+                report,
+                format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", dev.name, rep.kernel_seconds * 1e3, rep.total_seconds),
+            )
+        }
+        None => {
+            // The CPU engine, with the walk JIT-compiled by Cranelift.
+            let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?;
+            let cfg = WalkConfig {
+                length,
+                seed: a.seed,
+                sampler,
+                cost_ratio: match &a.cost_ratio {
+                    None => CostRatio::Cached,
+                    Some(s) => parse_cost_ratio(s)?,
+                },
+                interleave: a.interleave,
+            };
+            let total = starts.count(g.num_nodes());
+            let (walks, report) = with_progress(total, a.quiet, |c| wayfarer::engine::run(&jit, &g, &starts, &cfg, Some(c)))?;
+            (walks, report, format!("cpu (cranelift, compiled in {:.1} ms)", jit.compile_seconds * 1e3))
+        }
+    };
     match &a.output {
         Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
         None => eprintln!("(no -o given: the walks are not written)"),
     }
-    eprintln!(
-        "{}",
-        report.summary(&format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", dev.name, rep.kernel_seconds * 1e3, rep.total_seconds))
-    );
+    eprintln!("{}", report.summary(&backend_name));
     Ok(())
 }
 

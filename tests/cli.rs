@@ -240,8 +240,8 @@ fn emit_writes_a_standalone_cuda_file() {
         assert!(cu.contains(needle), "the emitted file lacks `{needle}`");
     }
     fails(&["emit", "nosuchwalk", "-o", out.to_str().unwrap()], "neither a library walk nor a .rs file");
-    // A program file: compiled at run time; without -p for its parameter, or on the CPU
-    // (no Cranelift backend yet), a clear error.
+    // A program file: compiled at run time (Cranelift on the CPU); a missing -p value is a
+    // clear error.
     let prog = dir().join("hop.rs");
     std::fs::write(
         &prog,
@@ -251,5 +251,7 @@ fn emit_writes_a_standalone_cuda_file() {
     let p = prog.to_str().unwrap();
     fails(&["emit", p, "-o", out.to_str().unwrap()], "needs a value for it");
     ok(&["emit", p, "-p", "alpha=2", "-o", out.to_str().unwrap()]);
-    fails(&["walk", p, "-p", "alpha=2", "--backend", "cpu"], "Cranelift");
+    fails(&["walk", p, "--backend", "cpu"], "needs a value for it");
+    let (_, err) = ok(&["walk", p, "-p", "alpha=2", "--backend", "cpu", "--length", "3", "--cost-ratio", "2"]);
+    assert!(err.contains("backend cpu (cranelift, compiled in"), "{err}");
 }

@@ -293,7 +293,11 @@ impl Evaluator<'_> {
                 };
                 if pick_a { a } else { b }
             }
-            Builtin::Degree => Value::U32(self.graph.degree(v[0].as_u32()) as u32),
+            Builtin::Degree => {
+                // A non-node (NO_NODE, say) has degree 0, as on every backend.
+                let u = v[0].as_u32();
+                Value::U32(if (u as usize) < self.graph.num_nodes() { self.graph.degree(u).min(u32::MAX as u64) as u32 } else { 0 })
+            }
             Builtin::NodeProp(i) => {
                 let node = v[0].as_u32() as usize;
                 Value::F32(self.graph.node_property(&self.props[i as usize]).and_then(|p| p.get(node).copied()).unwrap_or(0.0))

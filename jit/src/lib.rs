@@ -1,0 +1,404 @@
+//! # wayfarer-jit
+//!
+//! The Cranelift backend: a walk's IR (`get_weight`, the bound `B`, the estimate `Ŝ`, and the
+//! impl form's `init` / `update` / `stop`) lowered to Cranelift IR and JIT-compiled, so walks
+//! written at run time (`wayfarer walk my_walk.rs`) run in the same CPU engine as the
+//! macro-compiled ones: same samplers, same Philox streams, same walks for a seed.
+//!
+//! Semantics are the IR's (see `wayfarer_compiler::eval`): wrapping integers, division by zero
+//! giving 0, saturating float-to-int casts, graph queries on non-nodes giving false / 0.
+//! Transcendental functions call the same Rust functions the native backend compiles to, so
+//! the two backends compute bit-identical weights.
+
+#![warn(missing_docs)]
+
+mod lower;
+
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use std::time::Instant;
+use wayfarer_compiler::WalkInfo;
+use wayfarer_compiler::eval::{ParamValue, Value};
+use wayfarer_compiler::ir::{Form, ParamType, Program, Scalar};
+use wayfarer_runtime::graph::{CsrGraph, NO_NODE};
+use wayfarer_runtime::{Bound, BoundScope, Ctx, Requirements, StepRng, Walk, WalkError, Walker};
+
+/// State fields a JIT-compiled walk may have.
+pub const MAX_STATE: usize = 16;
+
+/// What can go wrong compiling a walk with Cranelift.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    /// Cranelift rejected the generated code (a bug in the lowering).
+    #[error("Cranelift failed on walk `{walk}`: {message}")]
+    Codegen {
+        /// The walk.
+        walk: String,
+        /// Cranelift's message.
+        message: String,
+    },
+    /// The program is outside what this backend supports.
+    #[error("walk `{walk}`: {message}")]
+    Unsupported {
+        /// The walk.
+        walk: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// The per-walker state of a JIT-compiled walk: each field's bits in one slot.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct JitState(pub [u64; MAX_STATE]);
+
+/// The walker as compiled code reads it.
+#[repr(C)]
+pub(crate) struct JitWalker {
+    pub start: u32,
+    pub cur: u32,
+    pub prev: u32,
+    pub step: u32,
+    pub last_edge: u64,
+    pub state: [u64; MAX_STATE],
+}
+
+/// The graph, arrays and parameters as compiled code reads them (raw pointers into the
+/// caller's graph and stats, valid for one call).
+#[repr(C)]
+pub(crate) struct JitCtx {
+    pub offsets: *const u64,
+    pub targets: *const u32,
+    pub weights: *const f32,
+    pub labels: *const u32,
+    pub times: *const i64,
+    pub num_nodes: u64,
+    pub weight_max: *const f32,
+    pub weight_min: *const f32,
+    pub weight_sum: *const f32,
+    pub nbr_degree_max: *const u32,
+    pub nbr_degree_min: *const u32,
+    pub params: *const u8,
+    pub draws: *const f64,
+    /// For the helpers written in Rust.
+    pub ctx: *const Ctx<'static>,
+    pub props: *const *const f32,
+}
+
+type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
+type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64);
+
+/// A walk compiled by Cranelift, ready for the CPU engine.
+pub struct JitWalk {
+    name: String,
+    program_form: Form,
+    state_types: Vec<Scalar>,
+    params: Vec<u8>,
+    props: Vec<String>,
+    requirements: Requirements,
+    weighted: bool,
+    has_bound: bool,
+    bound_scope: BoundScope,
+    possible_zero: bool,
+    sum_exact: bool,
+    static_weight: bool,
+    reads_time: bool,
+    reads_label: bool,
+    draws: [u32; 3],
+    weight: ValueFn,
+    bound: ValueFn,
+    estimate: ValueFn,
+    init: Option<RoutineFn>,
+    update: Option<RoutineFn>,
+    stop: Option<RoutineFn>,
+    /// Seconds Cranelift took.
+    pub compile_seconds: f64,
+    // Keeps the machine code alive.
+    _module: JITModule,
+}
+
+// SAFETY: the compiled functions are pure code reading only their arguments; the module is
+// never mutated after finalization.
+unsafe impl Sync for JitWalk {}
+unsafe impl Send for JitWalk {}
+
+/// Lays the hyperparameters out as `lower` reads them: each scalar at a multiple of its size,
+/// arrays contiguous.
+pub(crate) fn param_offsets(program: &Program) -> (Vec<usize>, usize) {
+    let mut off = 0usize;
+    let mut out = Vec::new();
+    for p in &program.params {
+        let (size, count) = match p.ty {
+            ParamType::Scalar(s) => (scalar_size(s), 1),
+            ParamType::Array(s, n) => (scalar_size(s), n),
+        };
+        off = off.div_ceil(size) * size;
+        out.push(off);
+        off += size * count;
+    }
+    (out, off)
+}
+
+pub(crate) fn scalar_size(s: Scalar) -> usize {
+    match s {
+        Scalar::F64 => 8,
+        Scalar::Bool => 1,
+        _ => 4,
+    }
+}
+
+fn write_value(buf: &mut [u8], at: usize, v: Value) {
+    match v {
+        Value::F32(x) => buf[at..at + 4].copy_from_slice(&x.to_le_bytes()),
+        Value::F64(x) => buf[at..at + 8].copy_from_slice(&x.to_le_bytes()),
+        Value::I32(x) => buf[at..at + 4].copy_from_slice(&x.to_le_bytes()),
+        Value::U32(x) => buf[at..at + 4].copy_from_slice(&x.to_le_bytes()),
+        Value::Bool(b) => buf[at] = b as u8,
+    }
+}
+
+impl JitWalk {
+    /// Compiles `program` (analyzed as `info`) with hyperparameter `values`, for graphs with
+    /// (`weighted`) or without edge weights.
+    pub fn compile(program: &Program, info: &WalkInfo, values: &[ParamValue], weighted: bool) -> Result<Self, JitError> {
+        let started = Instant::now();
+        if program.state.len() > MAX_STATE {
+            return Err(JitError::Unsupported {
+                walk: program.name.clone(),
+                message: format!("{} state fields; the Cranelift backend holds at most {MAX_STATE}", program.state.len()),
+            });
+        }
+        let (offsets, size) = param_offsets(program);
+        let mut params = vec![0u8; size.max(8)];
+        for ((p, v), &at) in program.params.iter().zip(values).zip(&offsets) {
+            match (p.ty, v) {
+                (ParamType::Scalar(_), ParamValue::Scalar(x)) => write_value(&mut params, at, *x),
+                (ParamType::Array(t, _), ParamValue::Array(xs)) => {
+                    for (i, x) in xs.iter().enumerate() {
+                        write_value(&mut params, at + i * scalar_size(t), *x);
+                    }
+                }
+                _ => {
+                    return Err(JitError::Unsupported {
+                        walk: program.name.clone(),
+                        message: format!("parameter `{}` has the wrong shape", p.name),
+                    });
+                }
+            }
+        }
+        let err = |e: String| JitError::Codegen { walk: program.name.clone(), message: e };
+        let mut flags = settings::builder();
+        flags.set("opt_level", "speed").map_err(|e| err(e.to_string()))?;
+        flags.set("is_pic", "false").map_err(|e| err(e.to_string()))?;
+        flags.set("use_colocated_libcalls", "false").map_err(|e| err(e.to_string()))?;
+        let isa = cranelift_native::builder()
+            .map_err(|e| err(e.to_string()))?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| err(e.to_string()))?;
+        let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+        lower::register_helpers(&mut jb);
+        let mut module = JITModule::new(jb);
+        let mut c = lower::Compiler::new(&mut module, program, &offsets, weighted);
+        let weight = c.value_fn("wf_weight", &program.exprs, &program.types, program.result).map_err(err)?;
+        let bound_h = info.bound.unwrap_or(info.sum_estimate);
+        let bound = c.value_fn("wf_bound", &info.derived.exprs, &info.derived.types, bound_h).map_err(err)?;
+        let estimate = c.value_fn("wf_estimate", &info.derived.exprs, &info.derived.types, info.sum_estimate).map_err(err)?;
+        let mut routines = [None, None, None];
+        for (k, (name, r)) in
+            [("wf_init", &program.init), ("wf_update", &program.update), ("wf_stop", &program.stop)].into_iter().enumerate()
+        {
+            if let Some(r) = r {
+                routines[k] = Some(c.routine_fn(name, r).map_err(err)?);
+            }
+        }
+        drop(c);
+        module.finalize_definitions().map_err(|e| err(e.to_string()))?;
+        let get = |id| module.get_finalized_function(id);
+        // SAFETY: each id was defined above with exactly the signature of the pointer type.
+        let (weight, bound, estimate) = unsafe {
+            (
+                std::mem::transmute::<*const u8, ValueFn>(get(weight)),
+                std::mem::transmute::<*const u8, ValueFn>(get(bound)),
+                std::mem::transmute::<*const u8, ValueFn>(get(estimate)),
+            )
+        };
+        let routine = |id: Option<cranelift_module::FuncId>| {
+            id.map(|id| unsafe { std::mem::transmute::<*const u8, RoutineFn>(module.get_finalized_function(id)) })
+        };
+        let (init, update, stop) = (routine(routines[0]), routine(routines[1]), routine(routines[2]));
+        use wayfarer_compiler::ir::{Expr, StepField};
+        let mut arenas = vec![&program.exprs];
+        arenas.extend([&program.init, &program.update, &program.stop].into_iter().flatten().map(|r| &r.exprs));
+        let reads = |f: StepField| arenas.iter().any(|a| a.iter().any(|(_, e)| matches!(e, Expr::Step(x) if *x == f)));
+        let live = wayfarer_compiler::print::live(program);
+        let static_weight = !live.iter().any(|h| match program.exprs.get(*h) {
+            Expr::Step(s) => !s.is_per_edge(),
+            Expr::State(_) => true,
+            _ => false,
+        });
+        Ok(JitWalk {
+            name: program.name.clone(),
+            program_form: program.form,
+            state_types: program.state.iter().map(|s| s.ty).collect(),
+            params,
+            props: program.props.clone(),
+            requirements: wayfarer_compiler::analysis::requirements(info),
+            weighted,
+            has_bound: info.bound.is_some(),
+            bound_scope: match (info.bound, info.bound_scope) {
+                (None, _) => BoundScope::None,
+                (Some(_), wayfarer_compiler::Scope::PerKernel) => BoundScope::PerKernel,
+                (Some(_), wayfarer_compiler::Scope::PerStep) => BoundScope::PerStep,
+            },
+            possible_zero: info.possible_zero,
+            sum_exact: info.sum_exact,
+            static_weight,
+            reads_time: reads(StepField::Time),
+            reads_label: reads(StepField::Label),
+            draws: [&program.init, &program.update, &program.stop].map(|r| r.as_ref().map_or(0, |r| r.draws)),
+            weight,
+            bound,
+            estimate,
+            init,
+            update,
+            stop,
+            compile_seconds: started.elapsed().as_secs_f64(),
+            _module: module,
+        })
+    }
+
+    /// The form the walk was written in.
+    pub fn form(&self) -> Form {
+        self.program_form
+    }
+
+    fn jit_ctx(&self, ctx: &Ctx, draws: &[f64], props: &[*const f32]) -> JitCtx {
+        let g = ctx.graph;
+        let ptr = |v: &[f32]| if v.is_empty() { std::ptr::null() } else { v.as_ptr() };
+        let uptr = |v: &[u32]| if v.is_empty() { std::ptr::null() } else { v.as_ptr() };
+        JitCtx {
+            offsets: g.offsets().as_ptr(),
+            targets: g.targets().as_ptr(),
+            weights: if self.weighted { g.weights().map_or(std::ptr::null(), |w| w.as_ptr()) } else { std::ptr::null() },
+            labels: g.labels().map_or(std::ptr::null(), |l| l.as_ptr()),
+            times: g.timestamps().map_or(std::ptr::null(), |t| t.as_ptr()),
+            num_nodes: g.num_nodes() as u64,
+            weight_max: ptr(&ctx.stats.weight_max),
+            weight_min: ptr(&ctx.stats.weight_min),
+            weight_sum: ptr(&ctx.stats.weight_sum),
+            nbr_degree_max: uptr(&ctx.stats.neighbor_degree_max),
+            nbr_degree_min: uptr(&ctx.stats.neighbor_degree_min),
+            params: self.params.as_ptr(),
+            draws: draws.as_ptr(),
+            ctx: (ctx as *const Ctx).cast(),
+            props: props.as_ptr(),
+        }
+    }
+
+    fn props<'c>(&self, ctx: &Ctx<'c>) -> Vec<*const f32> {
+        self.props.iter().map(|p| ctx.graph.node_property(p).map_or(std::ptr::null(), |v| v.as_ptr())).collect()
+    }
+
+    fn walker(w: &Walker<JitState>) -> JitWalker {
+        JitWalker { start: w.start, cur: w.cur, prev: w.prev, step: w.step, last_edge: w.last_edge, state: w.state.0 }
+    }
+
+    fn call_value(&self, f: ValueFn, ctx: &Ctx, w: &Walker<JitState>, e: u64) -> f32 {
+        let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
+        let jc = self.jit_ctx(ctx, &[], &props);
+        let jw = Self::walker(w);
+        // SAFETY: `jc` points into `ctx`'s live graph and arrays; the compiled code reads only
+        // in-bounds entries (edge `e` of the walker's row, nodes checked against num_nodes).
+        unsafe { f(&jc, &jw, e) }
+    }
+
+    fn call_routine(&self, k: usize, f: RoutineFn, ctx: &Ctx, w: &Walker<JitState>, rng: &mut StepRng) -> Vec<u64> {
+        let draws: Vec<f64> = (0..self.draws[k]).map(|_| rng.uniform()).collect();
+        let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
+        let jc = self.jit_ctx(ctx, &draws, &props);
+        let jw = Self::walker(w);
+        let mut out = vec![0u64; self.state_types.len() + 2];
+        // SAFETY: as in `call_value`; `out` has room for every output the routine writes.
+        unsafe { f(&jc, &jw, out.as_mut_ptr()) };
+        out
+    }
+
+    fn apply_state(&self, w: &mut Walker<JitState>, out: &[u64]) {
+        w.state.0[..self.state_types.len()].copy_from_slice(&out[..self.state_types.len()]);
+    }
+}
+
+impl Walk for JitWalk {
+    type State = JitState;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn requirements(&self) -> Requirements {
+        self.requirements
+    }
+    fn weighted(&self) -> bool {
+        self.weighted
+    }
+    fn check(&self, graph: &CsrGraph) -> Result<(), WalkError> {
+        let missing = |what: &str| Err(WalkError::MissingGraphData { walk: self.name.clone(), what: what.into() });
+        if self.reads_time && graph.timestamps().is_none() {
+            return missing("edge timestamps");
+        }
+        if self.reads_label && graph.labels().is_none() {
+            return missing("edge labels");
+        }
+        for p in &self.props {
+            if graph.node_property(p).is_none() {
+                return missing(&format!("node property `{p}`"));
+            }
+        }
+        Ok(())
+    }
+    fn init(&self, ctx: &Ctx, w: &mut Walker<JitState>, rng: &mut StepRng) {
+        if let Some(f) = self.init {
+            let out = self.call_routine(0, f, ctx, w, rng);
+            self.apply_state(w, &out);
+        }
+    }
+    #[inline]
+    fn weight(&self, ctx: &Ctx, w: &Walker<JitState>, e: usize) -> f32 {
+        self.call_value(self.weight, ctx, w, e as u64)
+    }
+    fn bound(&self, ctx: &Ctx, w: &Walker<JitState>) -> Bound {
+        if self.has_bound { Bound::Max(self.call_value(self.bound, ctx, w, 0)) } else { Bound::Unknown }
+    }
+    fn bound_scope(&self) -> BoundScope {
+        self.bound_scope
+    }
+    fn sum_estimate(&self, ctx: &Ctx, w: &Walker<JitState>) -> f32 {
+        self.call_value(self.estimate, ctx, w, 0)
+    }
+    fn possible_zero(&self) -> bool {
+        self.possible_zero
+    }
+    fn static_weight(&self) -> bool {
+        self.static_weight
+    }
+    fn dead_end(&self, ctx: &Ctx, w: &Walker<JitState>) -> Option<bool> {
+        self.sum_exact.then(|| self.sum_estimate(ctx, w) <= 0.0)
+    }
+    fn update(&self, ctx: &Ctx, w: &mut Walker<JitState>, rng: &mut StepRng) {
+        if let Some(f) = self.update {
+            let out = self.call_routine(1, f, ctx, w, rng);
+            self.apply_state(w, &out);
+            let k = self.state_types.len();
+            let (cur, prev) = (out[k] as u32, out[k + 1] as u32);
+            w.cur = cur;
+            w.prev = prev;
+        }
+    }
+    fn stop(&self, ctx: &Ctx, w: &Walker<JitState>, rng: &mut StepRng) -> bool {
+        match self.stop {
+            Some(f) => self.call_routine(2, f, ctx, w, rng)[0] != 0,
+            None => false,
+        }
+    }
+}
+
+// Keep NO_NODE referenced for the docs of the semantics above.
+const _: u32 = NO_NODE;

@@ -1,0 +1,652 @@
+//! IR to Cranelift IR. Expressions are lowered with memoization; a select whose arms hold an
+//! expensive part (`has_edge`, a node property, …) becomes a branch so the untaken arm is not
+//! evaluated, and values computed inside a branch are forgotten after it (they do not
+//! dominate the merge).
+
+use crate::{JitCtx, JitWalker, MAX_STATE};
+use cranelift_codegen::ir::Value as CValue;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{AbiParam, Function, InstBuilder, MemFlagsData, Signature, Type, UserFuncName, types};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module};
+use std::collections::HashMap;
+use std::mem::offset_of;
+use wayfarer_compiler::ir::*;
+use wayfarer_runtime::Ctx;
+
+// ---- helpers the compiled code calls (graph queries and libm, as the native backend) ----
+
+unsafe fn ctx<'a>(c: *const JitCtx) -> &'a Ctx<'a> {
+    // SAFETY: the caller passes the JitCtx built for this call, whose `ctx` outlives it.
+    unsafe { &*((*c).ctx as *const Ctx<'a>) }
+}
+
+extern "C" fn wf_has_edge(c: *const JitCtx, u: u32, v: u32) -> u8 {
+    let g = unsafe { ctx(c) }.graph;
+    let n = g.num_nodes();
+    ((u as usize) < n && (v as usize) < n && g.has_edge(u, v)) as u8
+}
+extern "C" fn wf_prop(c: *const JitCtx, i: u32, v: u32) -> f32 {
+    // SAFETY: `props` holds one pointer (or null) per property, each to num_nodes floats.
+    unsafe {
+        let p = *(*c).props.add(i as usize);
+        if p.is_null() || v as u64 >= (*c).num_nodes { 0.0 } else { *p.add(v as usize) }
+    }
+}
+extern "C" fn wf_back_weight(c: *const JitCtx, cur: u32, prev: u32) -> f32 {
+    unsafe { ctx(c) }.back_edges(cur, prev, true).0
+}
+extern "C" fn wf_back_count(c: *const JitCtx, cur: u32, prev: u32) -> u32 {
+    unsafe { ctx(c) }.back_edges(cur, prev, true).1
+}
+extern "C" fn wf_label_max(c: *const JitCtx, cur: u32, l: u32) -> f32 {
+    unsafe { ctx(c) }.label_query(cur, l).0
+}
+extern "C" fn wf_label_sum(c: *const JitCtx, cur: u32, l: u32) -> f32 {
+    unsafe { ctx(c) }.label_query(cur, l).1
+}
+extern "C" fn wf_label_count(c: *const JitCtx, cur: u32, l: u32) -> u32 {
+    unsafe { ctx(c) }.label_query(cur, l).2
+}
+extern "C" fn wf_expf(x: f32) -> f32 {
+    x.exp()
+}
+extern "C" fn wf_lnf(x: f32) -> f32 {
+    x.ln()
+}
+extern "C" fn wf_powf(x: f32, y: f32) -> f32 {
+    x.powf(y)
+}
+extern "C" fn wf_fmodf(x: f32, y: f32) -> f32 {
+    x % y
+}
+extern "C" fn wf_exp(x: f64) -> f64 {
+    x.exp()
+}
+extern "C" fn wf_ln(x: f64) -> f64 {
+    x.ln()
+}
+extern "C" fn wf_pow(x: f64, y: f64) -> f64 {
+    x.powf(y)
+}
+extern "C" fn wf_fmod(x: f64, y: f64) -> f64 {
+    x % y
+}
+
+pub(crate) fn register_helpers(jb: &mut JITBuilder) {
+    let syms: [(&str, *const u8); 15] = [
+        ("wf_has_edge", wf_has_edge as *const u8),
+        ("wf_prop", wf_prop as *const u8),
+        ("wf_back_weight", wf_back_weight as *const u8),
+        ("wf_back_count", wf_back_count as *const u8),
+        ("wf_label_max", wf_label_max as *const u8),
+        ("wf_label_sum", wf_label_sum as *const u8),
+        ("wf_label_count", wf_label_count as *const u8),
+        ("wf_expf", wf_expf as *const u8),
+        ("wf_lnf", wf_lnf as *const u8),
+        ("wf_powf", wf_powf as *const u8),
+        ("wf_fmodf", wf_fmodf as *const u8),
+        ("wf_exp", wf_exp as *const u8),
+        ("wf_ln", wf_ln as *const u8),
+        ("wf_pow", wf_pow as *const u8),
+        ("wf_fmod", wf_fmod as *const u8),
+    ];
+    for (name, p) in syms {
+        jb.symbol(name, p);
+    }
+}
+
+fn ty(s: Scalar) -> Type {
+    match s {
+        Scalar::F32 => types::F32,
+        Scalar::F64 => types::F64,
+        Scalar::I32 | Scalar::U32 => types::I32,
+        Scalar::Bool => types::I8,
+    }
+}
+
+pub(crate) struct Compiler<'m> {
+    module: &'m mut JITModule,
+    program: &'m Program,
+    param_offsets: &'m [usize],
+    weighted: bool,
+    fctx: FunctionBuilderContext,
+    helpers: HashMap<&'static str, FuncId>,
+}
+
+struct L<'a, 'b> {
+    b: &'a mut FunctionBuilder<'b>,
+    exprs: &'a Arena<Expr>,
+    types: &'a [Scalar],
+    program: &'a Program,
+    param_offsets: &'a [usize],
+    weighted: bool,
+    ctx: CValue,
+    w: CValue,
+    e: CValue,
+    memo: HashMap<usize, CValue>,
+    calls: &'a mut dyn FnMut(&str, &mut Function) -> cranelift_codegen::ir::FuncRef,
+}
+
+const PTR: Type = types::I64;
+
+fn trusted() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+impl<'m> Compiler<'m> {
+    pub(crate) fn new(module: &'m mut JITModule, program: &'m Program, param_offsets: &'m [usize], weighted: bool) -> Self {
+        Compiler { module, program, param_offsets, weighted, fctx: FunctionBuilderContext::new(), helpers: HashMap::new() }
+    }
+
+    fn define(
+        &mut self,
+        name: &str,
+        sig: Signature,
+        exprs: &Arena<Expr>,
+        types_: &[Scalar],
+        body: impl FnOnce(&mut L) -> Result<(), String>,
+    ) -> Result<FuncId, String> {
+        let id = self.module.declare_function(name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
+        let mut func = Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            b.seal_block(entry);
+            let params = b.block_params(entry).to_vec();
+            let module = &mut *self.module;
+            let helpers = &mut self.helpers;
+            let sigs: HashMap<&'static str, Signature> = HELPERS.iter().map(|n| (*n, Self::helper_sig_static(module, n))).collect();
+            let mut calls = |name: &str, f: &mut Function| {
+                let key = HELPERS.iter().find(|h| **h == name).expect("known helper");
+                let id = *helpers
+                    .entry(key)
+                    .or_insert_with(|| module.declare_function(key, Linkage::Import, &sigs[key]).expect("helper declares"));
+                module.declare_func_in_func(id, f)
+            };
+            let mut l = L {
+                b: &mut b,
+                exprs,
+                types: types_,
+                program: self.program,
+                param_offsets: self.param_offsets,
+                weighted: self.weighted,
+                ctx: params[0],
+                w: params[1],
+                e: params[2],
+                memo: HashMap::new(),
+                calls: &mut calls,
+            };
+            body(&mut l)?;
+            b.seal_all_blocks();
+            b.finalize(self.module.target_config());
+        }
+        let mut ctx = self.module.make_context();
+        ctx.func = func;
+        self.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+        Ok(id)
+    }
+
+    fn helper_sig_static(module: &JITModule, name: &str) -> Signature {
+        let mut s = module.make_signature();
+        let (params, ret): (&[Type], Type) = match name {
+            "wf_has_edge" => (&[PTR, types::I32, types::I32], types::I8),
+            "wf_prop" | "wf_back_weight" | "wf_label_max" | "wf_label_sum" => (&[PTR, types::I32, types::I32], types::F32),
+            "wf_back_count" | "wf_label_count" => (&[PTR, types::I32, types::I32], types::I32),
+            "wf_expf" | "wf_lnf" => (&[types::F32], types::F32),
+            "wf_powf" | "wf_fmodf" => (&[types::F32, types::F32], types::F32),
+            "wf_exp" | "wf_ln" => (&[types::F64], types::F64),
+            _ => (&[types::F64, types::F64], types::F64),
+        };
+        for p in params {
+            s.params.push(AbiParam::new(*p));
+        }
+        s.returns.push(AbiParam::new(ret));
+        s
+    }
+
+    /// `fn(ctx, walker, edge) -> f32` computing `root` of `exprs`.
+    pub(crate) fn value_fn(&mut self, name: &str, exprs: &Arena<Expr>, types_: &[Scalar], root: Handle<Expr>) -> Result<FuncId, String> {
+        let mut sig = self.module.make_signature();
+        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(types::I64)]);
+        sig.returns.push(AbiParam::new(types::F32));
+        self.define(name, sig, exprs, types_, |l| {
+            let v = l.lower(root)?;
+            let v = if l.types[root.index()] == Scalar::F32 { v } else { return Err(format!("`{name}` is not an f32")) };
+            l.b.ins().return_(&[v]);
+            Ok(())
+        })
+    }
+
+    /// `fn(ctx, walker, out: *mut u64)` writing each output's bits to `out[i]`.
+    pub(crate) fn routine_fn(&mut self, name: &str, r: &Routine) -> Result<FuncId, String> {
+        let mut sig = self.module.make_signature();
+        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
+        let init = name == "wf_init";
+        self.define(name, sig, &r.exprs, &r.types, |l| {
+            // The third argument is the output array; the edge the step accessors read is the
+            // one just taken (none in `init`).
+            let out = l.e;
+            l.e = if init {
+                l.b.ins().iconst(types::I64, 0)
+            } else {
+                l.b.ins().load(types::I64, trusted(), l.w, offset_of!(JitWalker, last_edge) as i32)
+            };
+            for (i, h) in r.outputs.iter().enumerate() {
+                let v = l.lower(*h)?;
+                let bits = l.to_bits(v, l.types[h.index()]);
+                l.b.ins().store(trusted(), bits, out, (8 * i) as i32);
+            }
+            l.b.ins().return_(&[]);
+            Ok(())
+        })
+    }
+}
+
+const HELPERS: [&str; 15] = [
+    "wf_has_edge",
+    "wf_prop",
+    "wf_back_weight",
+    "wf_back_count",
+    "wf_label_max",
+    "wf_label_sum",
+    "wf_label_count",
+    "wf_expf",
+    "wf_lnf",
+    "wf_powf",
+    "wf_fmodf",
+    "wf_exp",
+    "wf_ln",
+    "wf_pow",
+    "wf_fmod",
+];
+
+impl L<'_, '_> {
+    fn ctx_field(&mut self, t: Type, off: usize) -> CValue {
+        self.b.ins().load(t, trusted(), self.ctx, off as i32)
+    }
+
+    /// `base[idx]` for a 64-bit index.
+    fn load_at(&mut self, t: Type, base: CValue, idx64: CValue, size: i64) -> CValue {
+        let scaled = self.b.ins().imul_imm_s(idx64, size);
+        let addr = self.b.ins().iadd(base, scaled);
+        self.b.ins().load(t, trusted(), addr, 0)
+    }
+
+    fn u32_to_i64(&mut self, v: CValue) -> CValue {
+        self.b.ins().uextend(types::I64, v)
+    }
+
+    fn call(&mut self, name: &str, args: &[CValue]) -> CValue {
+        let f = (self.calls)(name, self.b.func);
+        let inst = self.b.ins().call(f, args);
+        self.b.inst_results(inst)[0]
+    }
+
+    fn to_bits(&mut self, v: CValue, s: Scalar) -> CValue {
+        match s {
+            Scalar::F32 => {
+                let i = self.b.ins().bitcast(types::I32, MemFlagsData::new(), v);
+                self.b.ins().uextend(types::I64, i)
+            }
+            Scalar::F64 => self.b.ins().bitcast(types::I64, MemFlagsData::new(), v),
+            Scalar::I32 | Scalar::U32 | Scalar::Bool => self.b.ins().uextend(types::I64, v),
+        }
+    }
+
+    fn from_bits(&mut self, v: CValue, s: Scalar) -> CValue {
+        match s {
+            Scalar::F32 => {
+                let i = self.b.ins().ireduce(types::I32, v);
+                self.b.ins().bitcast(types::F32, MemFlagsData::new(), i)
+            }
+            Scalar::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), v),
+            Scalar::I32 | Scalar::U32 => self.b.ins().ireduce(types::I32, v),
+            Scalar::Bool => self.b.ins().ireduce(types::I8, v),
+        }
+    }
+
+    fn zero(&mut self, s: Scalar) -> CValue {
+        match s {
+            Scalar::F32 => self.b.ins().f32const(0.0),
+            Scalar::F64 => self.b.ins().f64const(0.0),
+            Scalar::I32 | Scalar::U32 => self.b.ins().iconst(types::I32, 0),
+            Scalar::Bool => self.b.ins().iconst(types::I8, 0),
+        }
+    }
+
+    fn is_nan(&mut self, v: CValue) -> CValue {
+        self.b.ins().fcmp(FloatCC::Unordered, v, v)
+    }
+
+    fn lower(&mut self, h: Handle<Expr>) -> Result<CValue, String> {
+        if let Some(v) = self.memo.get(&h.index()) {
+            return Ok(*v);
+        }
+        let t = self.types[h.index()];
+        let v = match self.exprs.get(h).clone() {
+            Expr::Literal(Literal::Float(x, Scalar::F64)) => self.b.ins().f64const(x),
+            Expr::Literal(Literal::Float(x, _)) => self.b.ins().f32const(x as f32),
+            Expr::Literal(Literal::Int(x, _)) => self.b.ins().iconst(types::I32, x as u32 as i64),
+            Expr::Literal(Literal::Bool(x)) => self.b.ins().iconst(types::I8, x as i64),
+            Expr::Param(i) => {
+                let p = self.ctx_field(PTR, offset_of!(JitCtx, params));
+                self.b.ins().load(ty(t), trusted(), p, self.param_offsets[i] as i32)
+            }
+            Expr::ParamIndex { param, index } => {
+                let (elem, n) = match self.program.params[param].ty {
+                    ParamType::Array(s, n) => (s, n),
+                    ParamType::Scalar(_) => return Err("indexing a scalar".into()),
+                };
+                let i = self.lower(index)?;
+                let inside = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, i, n as i64);
+                let zero32 = self.b.ins().iconst(types::I32, 0);
+                let safe = self.b.ins().select(inside, i, zero32);
+                let safe = self.u32_to_i64(safe);
+                let p = self.ctx_field(PTR, offset_of!(JitCtx, params));
+                let base = self.b.ins().iadd_imm_s(p, self.param_offsets[param] as i64);
+                let v = self.load_at(ty(elem), base, safe, crate::scalar_size(elem) as i64);
+                let z = self.zero(elem);
+                self.b.ins().select(inside, v, z)
+            }
+            Expr::Step(f) => match f {
+                StepField::Cur => self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, cur) as i32),
+                StepField::Prev => self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, prev) as i32),
+                StepField::Start => self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, start) as i32),
+                StepField::Step => self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, step) as i32),
+                StepField::Edge => self.b.ins().ireduce(types::I32, self.e),
+                StepField::Dst => {
+                    let base = self.ctx_field(PTR, offset_of!(JitCtx, targets));
+                    self.load_at(types::I32, base, self.e, 4)
+                }
+                StepField::Weight => {
+                    if self.weighted {
+                        let base = self.ctx_field(PTR, offset_of!(JitCtx, weights));
+                        self.load_at(types::F32, base, self.e, 4)
+                    } else {
+                        self.b.ins().f32const(1.0)
+                    }
+                }
+                StepField::Label => {
+                    let base = self.ctx_field(PTR, offset_of!(JitCtx, labels));
+                    self.nullable_load(types::I32, base, 4)
+                }
+                StepField::Time => {
+                    let base = self.ctx_field(PTR, offset_of!(JitCtx, times));
+                    let raw = self.nullable_load(types::I64, base, 8);
+                    self.b.ins().fcvt_from_sint(types::F64, raw)
+                }
+            },
+            Expr::State(i) => {
+                if i >= MAX_STATE {
+                    return Err("too many state fields".into());
+                }
+                let off = offset_of!(JitWalker, state) + 8 * i;
+                let raw = self.b.ins().load(types::I64, trusted(), self.w, off as i32);
+                self.from_bits(raw, t)
+            }
+            Expr::Draw(k) => {
+                let d = self.ctx_field(PTR, offset_of!(JitCtx, draws));
+                self.b.ins().load(types::F64, trusted(), d, 8 * k as i32)
+            }
+            Expr::Unary { op: UnaryOp::Not, arg } => {
+                let a = self.lower(arg)?;
+                self.b.ins().bxor_imm_u(a, 1)
+            }
+            Expr::Unary { op: UnaryOp::Neg, arg } => {
+                let a = self.lower(arg)?;
+                if t.is_float() { self.b.ins().fneg(a) } else { self.b.ins().ineg(a) }
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                let lt = self.types[lhs.index()];
+                let a = self.lower(lhs)?;
+                let b = self.lower(rhs)?;
+                self.binary(op, lt, a, b)
+            }
+            Expr::Select { cond, then, other } => {
+                let c = self.lower(cond)?;
+                if is_expensive(self.exprs, then) || is_expensive(self.exprs, other) {
+                    let tb = self.b.create_block();
+                    let fb = self.b.create_block();
+                    let merge = self.b.create_block();
+                    self.b.append_block_param(merge, ty(t));
+                    self.b.ins().brif(c, tb, &[], fb, &[]);
+                    for (block, arm) in [(tb, then), (fb, other)] {
+                        self.b.switch_to_block(block);
+                        let saved = self.memo.clone();
+                        let v = self.lower(arm)?;
+                        self.memo = saved;
+                        self.b.ins().jump(merge, &[v.into()]);
+                    }
+                    self.b.switch_to_block(merge);
+                    self.b.block_params(merge)[0]
+                } else {
+                    let x = self.lower(then)?;
+                    let y = self.lower(other)?;
+                    self.b.ins().select(c, x, y)
+                }
+            }
+            Expr::Cast { expr, to } => {
+                let from = self.types[expr.index()];
+                let x = self.lower(expr)?;
+                self.cast(x, from, to)
+            }
+            Expr::Call { func, args } => {
+                let at = self.types[args[0].index()];
+                let mut a = Vec::new();
+                for x in &args {
+                    a.push(self.lower(*x)?);
+                }
+                self.builtin(func, at, &a)
+            }
+            Expr::Node(q) => self.node(q)?,
+        };
+        self.memo.insert(h.index(), v);
+        Ok(v)
+    }
+
+    /// `base[e]`, or 0 when the array is absent (null).
+    fn nullable_load(&mut self, t: Type, base: CValue, size: i64) -> CValue {
+        let present = self.b.ins().icmp_imm_s(IntCC::NotEqual, base, 0);
+        let yes = self.b.create_block();
+        let merge = self.b.create_block();
+        self.b.append_block_param(merge, t);
+        let z = self.b.ins().iconst(t, 0);
+        self.b.ins().brif(present, yes, &[], merge, &[z.into()]);
+        self.b.switch_to_block(yes);
+        let e = self.e;
+        let v = self.load_at(t, base, e, size);
+        self.b.ins().jump(merge, &[v.into()]);
+        self.b.switch_to_block(merge);
+        self.b.block_params(merge)[0]
+    }
+
+    fn binary(&mut self, op: BinaryOp, t: Scalar, a: CValue, b: CValue) -> CValue {
+        let f = t.is_float();
+        let signed = t == Scalar::I32;
+        match op {
+            BinaryOp::And => self.b.ins().band(a, b),
+            BinaryOp::Or => self.b.ins().bor(a, b),
+            BinaryOp::Add if f => self.b.ins().fadd(a, b),
+            BinaryOp::Sub if f => self.b.ins().fsub(a, b),
+            BinaryOp::Mul if f => self.b.ins().fmul(a, b),
+            BinaryOp::Div if f => self.b.ins().fdiv(a, b),
+            BinaryOp::Rem if f => self.call(if t == Scalar::F64 { "wf_fmod" } else { "wf_fmodf" }, &[a, b]),
+            BinaryOp::Add => self.b.ins().iadd(a, b),
+            BinaryOp::Sub => self.b.ins().isub(a, b),
+            BinaryOp::Mul => self.b.ins().imul(a, b),
+            BinaryOp::Div | BinaryOp::Rem => {
+                // Division by zero gives 0, and i32::MIN / -1 wraps (Rust's wrapping_div).
+                let is0 = self.b.ins().icmp_imm_s(IntCC::Equal, b, 0);
+                let one = self.b.ins().iconst(types::I32, 1);
+                let zero = self.b.ins().iconst(types::I32, 0);
+                if signed {
+                    let ism1 = self.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
+                    let bad = self.b.ins().bor(is0, ism1);
+                    let safe = self.b.ins().select(bad, one, b);
+                    if op == BinaryOp::Div {
+                        let q = self.b.ins().sdiv(a, safe);
+                        let neg = self.b.ins().ineg(a);
+                        let q = self.b.ins().select(ism1, neg, q);
+                        self.b.ins().select(is0, zero, q)
+                    } else {
+                        let r = self.b.ins().srem(a, safe);
+                        self.b.ins().select(bad, zero, r)
+                    }
+                } else {
+                    let safe = self.b.ins().select(is0, one, b);
+                    let q = if op == BinaryOp::Div { self.b.ins().udiv(a, safe) } else { self.b.ins().urem(a, safe) };
+                    self.b.ins().select(is0, zero, q)
+                }
+            }
+            cmp => {
+                if f {
+                    let cc = match cmp {
+                        BinaryOp::Eq => FloatCC::Equal,
+                        BinaryOp::Ne => FloatCC::NotEqual,
+                        BinaryOp::Lt => FloatCC::LessThan,
+                        BinaryOp::Le => FloatCC::LessThanOrEqual,
+                        BinaryOp::Gt => FloatCC::GreaterThan,
+                        _ => FloatCC::GreaterThanOrEqual,
+                    };
+                    self.b.ins().fcmp(cc, a, b)
+                } else {
+                    let cc = match (cmp, signed) {
+                        (BinaryOp::Eq, _) => IntCC::Equal,
+                        (BinaryOp::Ne, _) => IntCC::NotEqual,
+                        (BinaryOp::Lt, true) => IntCC::SignedLessThan,
+                        (BinaryOp::Le, true) => IntCC::SignedLessThanOrEqual,
+                        (BinaryOp::Gt, true) => IntCC::SignedGreaterThan,
+                        (_, true) => IntCC::SignedGreaterThanOrEqual,
+                        (BinaryOp::Lt, false) => IntCC::UnsignedLessThan,
+                        (BinaryOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+                        (BinaryOp::Gt, false) => IntCC::UnsignedGreaterThan,
+                        _ => IntCC::UnsignedGreaterThanOrEqual,
+                    };
+                    self.b.ins().icmp(cc, a, b)
+                }
+            }
+        }
+    }
+
+    fn cast(&mut self, x: CValue, from: Scalar, to: Scalar) -> CValue {
+        match (from, to) {
+            (a, b) if a == b => x,
+            (Scalar::F32, Scalar::F64) => self.b.ins().fpromote(types::F64, x),
+            (Scalar::F64, Scalar::F32) => self.b.ins().fdemote(types::F32, x),
+            // Rust `as`: saturating, NaN to 0.
+            (f, Scalar::I32) if f.is_float() => self.b.ins().fcvt_to_sint_sat(types::I32, x),
+            (f, Scalar::U32) if f.is_float() => self.b.ins().fcvt_to_uint_sat(types::I32, x),
+            (Scalar::I32, t) if t.is_float() => self.b.ins().fcvt_from_sint(ty(t), x),
+            (Scalar::U32, t) if t.is_float() => self.b.ins().fcvt_from_uint(ty(t), x),
+            (Scalar::Bool, Scalar::I32 | Scalar::U32) => self.b.ins().uextend(types::I32, x),
+            // i32 <-> u32: the same bits.
+            _ => x,
+        }
+    }
+
+    fn builtin(&mut self, func: Builtin, t: Scalar, a: &[CValue]) -> CValue {
+        let f64 = t == Scalar::F64;
+        match func {
+            Builtin::Min | Builtin::Max if t.is_float() => {
+                // Rust's min/max: a NaN operand yields the other one.
+                let (x, y) = (a[0], a[1]);
+                let pick_x = if func == Builtin::Min {
+                    self.b.ins().fcmp(FloatCC::LessThan, x, y)
+                } else {
+                    self.b.ins().fcmp(FloatCC::GreaterThan, x, y)
+                };
+                let m = self.b.ins().select(pick_x, x, y);
+                let xn = self.is_nan(x);
+                let yn = self.is_nan(y);
+                let m = self.b.ins().select(yn, x, m);
+                self.b.ins().select(xn, y, m)
+            }
+            Builtin::Min | Builtin::Max => {
+                let signed = t == Scalar::I32;
+                let cc = match (func == Builtin::Min, signed) {
+                    (true, true) => IntCC::SignedLessThan,
+                    (true, false) => IntCC::UnsignedLessThan,
+                    (false, true) => IntCC::SignedGreaterThan,
+                    (false, false) => IntCC::UnsignedGreaterThan,
+                };
+                let c = self.b.ins().icmp(cc, a[0], a[1]);
+                self.b.ins().select(c, a[0], a[1])
+            }
+            Builtin::Abs if t == Scalar::I32 => self.b.ins().iabs(a[0]),
+            Builtin::Abs => self.b.ins().fabs(a[0]),
+            Builtin::Sqrt => self.b.ins().sqrt(a[0]),
+            Builtin::Exp => self.call(if f64 { "wf_exp" } else { "wf_expf" }, &[a[0]]),
+            Builtin::Ln => self.call(if f64 { "wf_ln" } else { "wf_lnf" }, &[a[0]]),
+            Builtin::Powf => self.call(if f64 { "wf_pow" } else { "wf_powf" }, &[a[0], a[1]]),
+            Builtin::HasEdge => {
+                let ctx = self.ctx;
+                self.call("wf_has_edge", &[ctx, a[0], a[1]])
+            }
+            Builtin::NodeProp(i) => {
+                let ctx = self.ctx;
+                let i = self.b.ins().iconst(types::I32, i as i64);
+                self.call("wf_prop", &[ctx, i, a[0]])
+            }
+            Builtin::Degree => self.degree(a[0]),
+        }
+    }
+
+    /// The out-degree of `v` (0 if not a node), saturated to u32.
+    fn degree(&mut self, v: CValue) -> CValue {
+        let n = self.ctx_field(types::I64, offset_of!(JitCtx, num_nodes));
+        let v64 = self.u32_to_i64(v);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, v64, n);
+        let zero64 = self.b.ins().iconst(types::I64, 0);
+        let safe = self.b.ins().select(inside, v64, zero64);
+        let off = self.ctx_field(PTR, offset_of!(JitCtx, offsets));
+        let lo = self.load_at(types::I64, off, safe, 8);
+        let next = self.b.ins().iadd_imm_s(safe, 1);
+        let hi = self.load_at(types::I64, off, next, 8);
+        let d = self.b.ins().isub(hi, lo);
+        let cap = self.b.ins().iconst(types::I64, u32::MAX as i64);
+        let d = self.b.ins().umin(d, cap);
+        let d = self.b.ins().select(inside, d, zero64);
+        self.b.ins().ireduce(types::I32, d)
+    }
+
+    fn node(&mut self, q: NodeQuery) -> Result<CValue, String> {
+        let cur = self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, cur) as i32);
+        let cur64 = self.u32_to_i64(cur);
+        let ctx = self.ctx;
+        Ok(match q {
+            NodeQuery::WeightMax | NodeQuery::WeightMin | NodeQuery::WeightSum => {
+                let off = match q {
+                    NodeQuery::WeightMax => offset_of!(JitCtx, weight_max),
+                    NodeQuery::WeightMin => offset_of!(JitCtx, weight_min),
+                    _ => offset_of!(JitCtx, weight_sum),
+                };
+                let base = self.ctx_field(PTR, off);
+                self.load_at(types::F32, base, cur64, 4)
+            }
+            NodeQuery::NeighborDegreeMax | NodeQuery::NeighborDegreeMin => {
+                let off =
+                    if q == NodeQuery::NeighborDegreeMax { offset_of!(JitCtx, nbr_degree_max) } else { offset_of!(JitCtx, nbr_degree_min) };
+                let base = self.ctx_field(PTR, off);
+                self.load_at(types::I32, base, cur64, 4)
+            }
+            NodeQuery::Degree => self.degree(cur),
+            NodeQuery::BackWeight | NodeQuery::BackCount => {
+                let prev = self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, prev) as i32);
+                self.call(if q == NodeQuery::BackWeight { "wf_back_weight" } else { "wf_back_count" }, &[ctx, cur, prev])
+            }
+            NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l) => {
+                let lv = self.lower(l)?;
+                let name = match q {
+                    NodeQuery::LabelMax(_) => "wf_label_max",
+                    NodeQuery::LabelSum(_) => "wf_label_sum",
+                    _ => "wf_label_count",
+                };
+                self.call(name, &[ctx, cur, lv])
+            }
+        })
+    }
+}
