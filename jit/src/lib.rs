@@ -112,6 +112,8 @@ pub struct JitWalk {
     stop: Option<RoutineFn>,
     /// Seconds Cranelift took.
     pub compile_seconds: f64,
+    /// The Cranelift IR of each function, as generated (what the golden files pin).
+    pub clif: Vec<(String, String)>,
     // Keeps the machine code alive.
     _module: JITModule,
 }
@@ -210,6 +212,7 @@ impl JitWalk {
                 routines[k] = Some(c.routine_fn(name, r).map_err(err)?);
             }
         }
+        let clif = std::mem::take(&mut c.clif);
         drop(c);
         module.finalize_definitions().map_err(|e| err(e.to_string()))?;
         let get = |id| module.get_finalized_function(id);
@@ -262,6 +265,7 @@ impl JitWalk {
             update,
             stop,
             compile_seconds: started.elapsed().as_secs_f64(),
+            clif,
             _module: module,
         })
     }

@@ -113,6 +113,8 @@ pub(crate) struct Compiler<'m> {
     weighted: bool,
     fctx: FunctionBuilderContext,
     helpers: HashMap<&'static str, FuncId>,
+    /// The CLIF of each function as generated (before Cranelift's optimizations), by name.
+    pub(crate) clif: Vec<(String, String)>,
 }
 
 struct L<'a, 'b> {
@@ -137,7 +139,15 @@ fn trusted() -> MemFlagsData {
 
 impl<'m> Compiler<'m> {
     pub(crate) fn new(module: &'m mut JITModule, program: &'m Program, param_offsets: &'m [usize], weighted: bool) -> Self {
-        Compiler { module, program, param_offsets, weighted, fctx: FunctionBuilderContext::new(), helpers: HashMap::new() }
+        Compiler {
+            module,
+            program,
+            param_offsets,
+            weighted,
+            fctx: FunctionBuilderContext::new(),
+            helpers: HashMap::new(),
+            clif: Vec::new(),
+        }
     }
 
     fn define(
@@ -184,6 +194,7 @@ impl<'m> Compiler<'m> {
             b.seal_all_blocks();
             b.finalize(self.module.target_config());
         }
+        self.clif.push((name.to_string(), func.display().to_string()));
         let mut ctx = self.module.make_context();
         ctx.func = func;
         self.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;

@@ -1,0 +1,57 @@
+//! Golden files: the Cranelift IR generated for every library walk (`walks/*.rs`), pinned in
+//! `jit/tests/golden/`. After an intended change, regenerate them with
+//! `WAYFARER_BLESS=1 cargo test -p wayfarer-jit --test golden` and review the diff.
+
+use std::path::Path;
+use wayfarer_compiler::eval::{ParamValue, Value};
+use wayfarer_compiler::ir::{ParamType, Scalar};
+
+fn zero(s: Scalar) -> Value {
+    match s {
+        Scalar::F32 => Value::F32(0.0),
+        Scalar::F64 => Value::F64(0.0),
+        Scalar::I32 => Value::I32(0),
+        Scalar::U32 => Value::U32(0),
+        Scalar::Bool => Value::Bool(false),
+    }
+}
+
+#[test]
+fn library_walks_match_their_golden_clif() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bless = std::env::var_os("WAYFARER_BLESS").is_some();
+    let mut walks: Vec<_> = std::fs::read_dir(root.join("../walks")).unwrap().map(|e| e.unwrap().path()).collect();
+    walks.sort();
+    assert!(walks.len() >= 7, "the library walks are missing");
+    let mut stale = Vec::new();
+    for path in walks {
+        let src = std::fs::read_to_string(&path).unwrap();
+        let (program, info) = wayfarer_compiler::compile_source(&src).unwrap();
+        // Parameters are read from memory at run time, so their values do not change the code.
+        let values: Vec<ParamValue> = program
+            .params
+            .iter()
+            .map(|p| match p.ty {
+                ParamType::Scalar(s) => ParamValue::Scalar(zero(s)),
+                ParamType::Array(s, n) => ParamValue::Array(vec![zero(s); n]),
+            })
+            .collect();
+        let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, true).unwrap();
+        let text: String = jit.clif.iter().map(|(name, f)| format!("; {name}\n{f}\n")).collect();
+        let golden = root.join("tests/golden").join(format!("{}.clif", program.name));
+        if bless {
+            std::fs::write(&golden, &text).unwrap();
+            continue;
+        }
+        match std::fs::read_to_string(&golden) {
+            Ok(want) if want == text => {}
+            Ok(_) => stale.push(format!("{}: differs", golden.display())),
+            Err(_) => stale.push(format!("{}: missing", golden.display())),
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "{}\n\nIf the change is intended, run `WAYFARER_BLESS=1 cargo test -p wayfarer-jit --test golden` and commit the files.",
+        stale.join("\n")
+    );
+}
