@@ -86,6 +86,7 @@ pub(crate) struct JitCtx {
 
 type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
 type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64);
+type EnvelopeFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64, *mut f32);
 
 /// A walk compiled by Cranelift, ready for the CPU engine.
 pub struct JitWalk {
@@ -107,6 +108,7 @@ pub struct JitWalk {
     weight: ValueFn,
     bound: ValueFn,
     estimate: ValueFn,
+    envelope: Option<EnvelopeFn>,
     init: Option<RoutineFn>,
     update: Option<RoutineFn>,
     stop: Option<RoutineFn>,
@@ -204,6 +206,7 @@ impl JitWalk {
         let bound_h = info.bound.unwrap_or(info.sum_estimate);
         let bound = c.value_fn("wf_bound", &info.derived.exprs, &info.derived.types, bound_h).map_err(err)?;
         let estimate = c.value_fn("wf_estimate", &info.derived.exprs, &info.derived.types, info.sum_estimate).map_err(err)?;
+        let envelope = c.envelope_fn("wf_envelope").map_err(err)?;
         let mut routines = [None, None, None];
         for (k, (name, r)) in
             [("wf_init", &program.init), ("wf_update", &program.update), ("wf_stop", &program.stop)].into_iter().enumerate()
@@ -228,6 +231,8 @@ impl JitWalk {
             id.map(|id| unsafe { std::mem::transmute::<*const u8, RoutineFn>(module.get_finalized_function(id)) })
         };
         let (init, update, stop) = (routine(routines[0]), routine(routines[1]), routine(routines[2]));
+        // SAFETY: defined above with exactly this signature.
+        let envelope = envelope.map(|id| unsafe { std::mem::transmute::<*const u8, EnvelopeFn>(module.get_finalized_function(id)) });
         use wayfarer_compiler::ir::{Expr, StepField};
         let mut arenas = vec![&program.exprs];
         arenas.extend([&program.init, &program.update, &program.stop].into_iter().flatten().map(|r| &r.exprs));
@@ -261,6 +266,7 @@ impl JitWalk {
             weight,
             bound,
             estimate,
+            envelope,
             init,
             update,
             stop,
@@ -367,6 +373,17 @@ impl Walk for JitWalk {
     #[inline]
     fn weight(&self, ctx: &Ctx, w: &Walker<JitState>, e: usize) -> f32 {
         self.call_value(self.weight, ctx, w, e as u64)
+    }
+    #[inline]
+    fn weight_envelope(&self, ctx: &Ctx, w: &Walker<JitState>, e: usize) -> Option<(f32, f32)> {
+        let f = self.envelope?;
+        let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
+        let jc = self.jit_ctx(ctx, &[], &props);
+        let jw = Self::walker(w);
+        let mut out = [0f32; 2];
+        // SAFETY: as in `call_value`; `out` holds the two floats the function writes.
+        unsafe { f(&jc, &jw, e as u64, out.as_mut_ptr()) };
+        Some((out[0], out[1]))
     }
     fn bound(&self, ctx: &Ctx, w: &Walker<JitState>) -> Bound {
         if self.has_bound { Bound::Max(self.call_value(self.bound, ctx, w, 0)) } else { Bound::Unknown }

@@ -232,6 +232,26 @@ impl<'m> Compiler<'m> {
         })
     }
 
+    /// `fn(ctx, walker, edge, out: *mut f32)` writing the weight's squeeze envelope `(lo, hi)`,
+    /// or `None` if the weight has no expensive part to skip (or no envelope).
+    pub(crate) fn envelope_fn(&mut self, name: &str) -> Result<Option<FuncId>, String> {
+        let (exprs, types_, root) = (&self.program.exprs, &self.program.types, self.program.result);
+        if !is_expensive(exprs, root) || !has_envelope(exprs, root) {
+            return Ok(None);
+        }
+        let mut sig = self.module.make_signature();
+        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(types::I64), AbiParam::new(PTR)]);
+        self.define(name, sig, exprs, types_, |l| {
+            let out = l.b.block_params(l.b.current_block().expect("in the entry block"))[3];
+            let (lo, hi) = l.envelope(root)?.ok_or("no envelope")?;
+            l.b.ins().store(trusted(), lo, out, 0);
+            l.b.ins().store(trusted(), hi, out, 4);
+            l.b.ins().return_(&[]);
+            Ok(())
+        })
+        .map(Some)
+    }
+
     /// `fn(ctx, walker, out: *mut u64)` writing each output's bits to `out[i]`.
     pub(crate) fn routine_fn(&mut self, name: &str, r: &Routine) -> Result<FuncId, String> {
         let mut sig = self.module.make_signature();
@@ -254,6 +274,14 @@ impl<'m> Compiler<'m> {
             l.b.ins().return_(&[]);
             Ok(())
         })
+    }
+}
+
+/// Whether the envelope scheme applies: expensive parts only in select conditions.
+fn has_envelope(exprs: &Arena<Expr>, h: Handle<Expr>) -> bool {
+    match exprs.get(h) {
+        Expr::Select { then, other, .. } => has_envelope(exprs, *then) && has_envelope(exprs, *other),
+        _ => !is_expensive(exprs, h),
     }
 }
 
@@ -457,6 +485,33 @@ impl L<'_, '_> {
         };
         self.memo.insert(h.index(), v);
         Ok(v)
+    }
+
+    /// The squeeze envelope of the weight, as the native backend builds it (the same ends, so
+    /// eRJS decides every trial the same way): cheap conditions are evaluated, expensive ones
+    /// replaced by the min and max of both outcomes.
+    fn envelope(&mut self, h: Handle<Expr>) -> Result<Option<(CValue, CValue)>, String> {
+        match self.exprs.get(h).clone() {
+            Expr::Select { cond, then, other } => {
+                let Some((lt, ht)) = self.envelope(then)? else { return Ok(None) };
+                let Some((lf, hf)) = self.envelope(other)? else { return Ok(None) };
+                if is_expensive(self.exprs, cond) {
+                    let lo = self.builtin(Builtin::Min, Scalar::F32, &[lt, lf]);
+                    let hi = self.builtin(Builtin::Max, Scalar::F32, &[ht, hf]);
+                    Ok(Some((lo, hi)))
+                } else {
+                    let c = self.lower(cond)?;
+                    let lo = self.b.ins().select(c, lt, lf);
+                    let hi = self.b.ins().select(c, ht, hf);
+                    Ok(Some((lo, hi)))
+                }
+            }
+            _ if is_expensive(self.exprs, h) => Ok(None),
+            _ => {
+                let v = self.lower(h)?;
+                Ok(Some((v, v)))
+            }
+        }
     }
 
     /// `base[e]`, or 0 when the array is absent (null).
