@@ -51,16 +51,8 @@ pub enum JitError {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct JitState(pub [u64; MAX_STATE]);
 
-/// The walker as compiled code reads it.
-#[repr(C)]
-pub(crate) struct JitWalker {
-    pub start: u32,
-    pub cur: u32,
-    pub prev: u32,
-    pub step: u32,
-    pub last_edge: u64,
-    pub state: [u64; MAX_STATE],
-}
+/// The walker as compiled code reads it: the engine's own walker, read in place.
+pub(crate) type JitWalker = Walker<JitState>;
 
 /// The graph, arrays and parameters as compiled code reads them (raw pointers into the
 /// caller's graph and stats, valid for one call).
@@ -308,27 +300,23 @@ impl JitWalk {
         self.props.iter().map(|p| ctx.graph.node_property(p).map_or(std::ptr::null(), |v| v.as_ptr())).collect()
     }
 
-    fn walker(w: &Walker<JitState>) -> JitWalker {
-        JitWalker { start: w.start, cur: w.cur, prev: w.prev, step: w.step, last_edge: w.last_edge, state: w.state.0 }
-    }
-
+    #[inline]
     fn call_value(&self, f: ValueFn, ctx: &Ctx, w: &Walker<JitState>, e: u64) -> f32 {
         let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
         let jc = self.jit_ctx(ctx, &[], &props);
-        let jw = Self::walker(w);
         // SAFETY: `jc` points into `ctx`'s live graph and arrays; the compiled code reads only
-        // in-bounds entries (edge `e` of the walker's row, nodes checked against num_nodes).
-        unsafe { f(&jc, &jw, e) }
+        // in-bounds entries (edge `e` of the walker's row, nodes checked against num_nodes) and
+        // the walker in place (`Walker` is `repr(C)`).
+        unsafe { f(&jc, w, e) }
     }
 
     fn call_routine(&self, k: usize, f: RoutineFn, ctx: &Ctx, w: &Walker<JitState>, rng: &mut StepRng) -> Vec<u64> {
         let draws: Vec<f64> = (0..self.draws[k]).map(|_| rng.uniform()).collect();
         let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
         let jc = self.jit_ctx(ctx, &draws, &props);
-        let jw = Self::walker(w);
         let mut out = vec![0u64; self.state_types.len() + 2];
         // SAFETY: as in `call_value`; `out` has room for every output the routine writes.
-        unsafe { f(&jc, &jw, out.as_mut_ptr()) };
+        unsafe { f(&jc, w, out.as_mut_ptr()) };
         out
     }
 
@@ -379,10 +367,9 @@ impl Walk for JitWalk {
         let f = self.envelope?;
         let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
         let jc = self.jit_ctx(ctx, &[], &props);
-        let jw = Self::walker(w);
         let mut out = [0f32; 2];
         // SAFETY: as in `call_value`; `out` holds the two floats the function writes.
-        unsafe { f(&jc, &jw, e as u64, out.as_mut_ptr()) };
+        unsafe { f(&jc, w, e as u64, out.as_mut_ptr()) };
         Some((out[0], out[1]))
     }
     fn bound(&self, ctx: &Ctx, w: &Walker<JitState>) -> Bound {

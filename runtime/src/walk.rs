@@ -18,8 +18,10 @@ use crate::graph::{CsrGraph, NO_NODE};
 use crate::rng::StepRng;
 use rayon::prelude::*;
 
-/// A walker's built-in state plus the program's own state `S`.
+/// A walker's built-in state plus the program's own state `S`. `repr(C)` so that code
+/// generated at run time (the Cranelift backend) can read it in place.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct Walker<S> {
     /// The node the walk started from.
     pub start: u32,
