@@ -35,6 +35,8 @@ pub mod front;
 pub mod ir;
 pub mod print;
 pub mod rust_backend;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use analysis::{Scope, WalkInfo, analyze};
 pub use diag::{Diagnostic, Diagnostics};

@@ -61,6 +61,20 @@ extern "C" fn wf_powf(x: f32, y: f32) -> f32 {
 extern "C" fn wf_fmodf(x: f32, y: f32) -> f32 {
     x % y
 }
+// Float min/max call Rust's own: how ±0 and NaN operands resolve is the platform's
+// (`f32::max(0.0, -0.0)` may give either zero), and the native backend compiles these calls.
+extern "C" fn wf_minf(x: f32, y: f32) -> f32 {
+    x.min(y)
+}
+extern "C" fn wf_maxf(x: f32, y: f32) -> f32 {
+    x.max(y)
+}
+extern "C" fn wf_mind(x: f64, y: f64) -> f64 {
+    x.min(y)
+}
+extern "C" fn wf_maxd(x: f64, y: f64) -> f64 {
+    x.max(y)
+}
 extern "C" fn wf_exp(x: f64) -> f64 {
     x.exp()
 }
@@ -75,7 +89,11 @@ extern "C" fn wf_fmod(x: f64, y: f64) -> f64 {
 }
 
 pub(crate) fn register_helpers(jb: &mut JITBuilder) {
-    let syms: [(&str, *const u8); 15] = [
+    let syms: [(&str, *const u8); 19] = [
+        ("wf_minf", wf_minf as *const u8),
+        ("wf_maxf", wf_maxf as *const u8),
+        ("wf_mind", wf_mind as *const u8),
+        ("wf_maxd", wf_maxd as *const u8),
         ("wf_has_edge", wf_has_edge as *const u8),
         ("wf_prop", wf_prop as *const u8),
         ("wf_back_weight", wf_back_weight as *const u8),
@@ -208,7 +226,7 @@ impl<'m> Compiler<'m> {
             "wf_prop" | "wf_back_weight" | "wf_label_max" | "wf_label_sum" => (&[PTR, types::I32, types::I32], types::F32),
             "wf_back_count" | "wf_label_count" => (&[PTR, types::I32, types::I32], types::I32),
             "wf_expf" | "wf_lnf" => (&[types::F32], types::F32),
-            "wf_powf" | "wf_fmodf" => (&[types::F32, types::F32], types::F32),
+            "wf_powf" | "wf_fmodf" | "wf_minf" | "wf_maxf" => (&[types::F32, types::F32], types::F32),
             "wf_exp" | "wf_ln" => (&[types::F64], types::F64),
             _ => (&[types::F64, types::F64], types::F64),
         };
@@ -285,7 +303,11 @@ fn has_envelope(exprs: &Arena<Expr>, h: Handle<Expr>) -> bool {
     }
 }
 
-const HELPERS: [&str; 15] = [
+const HELPERS: [&str; 19] = [
+    "wf_minf",
+    "wf_maxf",
+    "wf_mind",
+    "wf_maxd",
     "wf_has_edge",
     "wf_prop",
     "wf_back_weight",
@@ -355,10 +377,6 @@ impl L<'_, '_> {
             Scalar::I32 | Scalar::U32 => self.b.ins().iconst(types::I32, 0),
             Scalar::Bool => self.b.ins().iconst(types::I8, 0),
         }
-    }
-
-    fn is_nan(&mut self, v: CValue) -> CValue {
-        self.b.ins().fcmp(FloatCC::Unordered, v, v)
     }
 
     fn lower(&mut self, h: Handle<Expr>) -> Result<CValue, String> {
@@ -618,18 +636,13 @@ impl L<'_, '_> {
         let f64 = t == Scalar::F64;
         match func {
             Builtin::Min | Builtin::Max if t.is_float() => {
-                // Rust's min/max: a NaN operand yields the other one.
-                let (x, y) = (a[0], a[1]);
-                let pick_x = if func == Builtin::Min {
-                    self.b.ins().fcmp(FloatCC::LessThan, x, y)
-                } else {
-                    self.b.ins().fcmp(FloatCC::GreaterThan, x, y)
+                let name = match (func, f64) {
+                    (Builtin::Min, false) => "wf_minf",
+                    (Builtin::Max, false) => "wf_maxf",
+                    (Builtin::Min, true) => "wf_mind",
+                    _ => "wf_maxd",
                 };
-                let m = self.b.ins().select(pick_x, x, y);
-                let xn = self.is_nan(x);
-                let yn = self.is_nan(y);
-                let m = self.b.ins().select(yn, x, m);
-                self.b.ins().select(xn, y, m)
+                self.call(name, &[a[0], a[1]])
             }
             Builtin::Min | Builtin::Max => {
                 let signed = t == Scalar::I32;
