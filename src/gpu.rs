@@ -253,10 +253,8 @@ fn store_cost(key: &str, m: CostModel) {
 
 /// The edge data a program reads must be in the graph (as the CPU's generated `check` does).
 fn check_graph(program: &wayfarer_compiler::ir::Program, graph: &CsrGraph) -> Result<(), WalkError> {
-    use wayfarer_compiler::ir::{Expr, StepField};
-    let mut arenas = vec![&program.exprs];
-    arenas.extend([&program.init, &program.update, &program.stop].into_iter().flatten().map(|r| &r.exprs));
-    let reads = |f: StepField| arenas.iter().any(|a| a.iter().any(|(_, e)| matches!(e, Expr::Step(x) if *x == f)));
+    use wayfarer_compiler::ir::StepField;
+    let reads = |f: StepField| program.reads(f);
     let missing = |what: &str| Err(WalkError::MissingGraphData { walk: program.name.clone(), what: what.into() });
     if reads(StepField::Time) && graph.timestamps().is_none() {
         return missing("edge timestamps");

@@ -218,12 +218,7 @@ pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
     let _ = writeln!(out, "#define WF_BOUND_PER_KERNEL {}", (info.bound.is_some() && info.bound_scope == Scope::PerKernel) as u8);
     let _ = writeln!(out, "#define WF_POSSIBLE_ZERO {}", info.possible_zero as u8);
     let _ = writeln!(out, "#define WF_SUM_EXACT {}", info.sum_exact as u8);
-    let reads_walker = crate::print::live(f).into_iter().any(|h| match f.exprs.get(h) {
-        Expr::Step(s) => !s.is_per_edge(),
-        Expr::State(_) => true,
-        _ => false,
-    });
-    let _ = writeln!(out, "#define WF_STATIC_WEIGHT {}", (!reads_walker) as u8);
+    let _ = writeln!(out, "#define WF_STATIC_WEIGHT {}", f.static_weight() as u8);
     let _ = writeln!(out, "#define WF_NUM_PROPS {}u\n", f.props.len());
 
     let w = Cuda { exprs: &f.exprs, types: &f.types, f };

@@ -86,7 +86,8 @@ pub struct Evaluator<'a> {
     pub draws: &'a [f64],
 }
 
-fn zero_of(t: Scalar) -> Value {
+/// The zero of a type (what out-of-range reads and absent data give).
+pub fn zero_of(t: Scalar) -> Value {
     match t {
         Scalar::F32 => Value::F32(0.0),
         Scalar::F64 => Value::F64(0.0),

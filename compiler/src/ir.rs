@@ -540,6 +540,20 @@ pub struct Program {
 }
 
 impl Program {
+    /// Whether any of the walk's functions reads step accessor `field` (backends check that
+    /// the graph carries the data behind it: timestamps, labels).
+    pub fn reads(&self, field: StepField) -> bool {
+        let mut arenas = vec![&self.exprs];
+        arenas.extend([&self.init, &self.update, &self.stop].into_iter().flatten().map(|r| &r.exprs));
+        arenas.iter().any(|a| a.iter().any(|(_, e)| matches!(e, Expr::Step(x) if *x == field)))
+    }
+
+    /// Whether the weight depends only on the edge and the hyperparameters, never on the walker
+    /// or its state (so per-row prefix tables may replace sampling).
+    pub fn static_weight(&self) -> bool {
+        !any_in(&self.exprs, self.result, &|e| matches!(e, Expr::Step(f) if !f.is_per_edge()) || matches!(e, Expr::State(_)))
+    }
+
     /// The type of an expression.
     pub fn ty(&self, h: Handle<Expr>) -> Scalar {
         self.types[h.index()]

@@ -70,23 +70,11 @@ pub(crate) fn params(program: &Program, values: &[ParamValue]) -> Vec<u8> {
             (ParamType::Scalar(t), ParamValue::Scalar(x)) => s.value(*x, t),
             (ParamType::Array(t, n), ParamValue::Array(xs)) => {
                 for i in 0..n {
-                    let x = xs.get(i).copied().unwrap_or(Value::U32(0));
-                    let x = if xs.get(i).is_none() { zero(t) } else { x };
-                    s.value(x, t);
+                    s.value(xs.get(i).copied().unwrap_or_else(|| wayfarer_compiler::eval::zero_of(t)), t);
                 }
             }
             _ => unreachable!("parameter shape checked by the caller"),
         }
     }
     s.finish()
-}
-
-fn zero(t: Scalar) -> Value {
-    match t {
-        Scalar::F32 => Value::F32(0.0),
-        Scalar::F64 => Value::F64(0.0),
-        Scalar::I32 => Value::I32(0),
-        Scalar::U32 => Value::U32(0),
-        Scalar::Bool => Value::Bool(false),
-    }
 }

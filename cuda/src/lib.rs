@@ -142,7 +142,7 @@ pub fn standalone_source(
     cost: (f64, f64),
 ) -> String {
     use wayfarer_compiler::eval::{ParamValue, Value};
-    use wayfarer_compiler::ir::{Expr, StepField};
+    use wayfarer_compiler::ir::StepField;
     let lit = |v: &Value| match v {
         Value::F32(x) => format!("{:?}f", x),
         Value::F64(x) => format!("{:?}", x),
@@ -161,9 +161,7 @@ pub fn standalone_source(
         init.push("0u".into());
     }
     let req = wayfarer_compiler::analysis::requirements(info);
-    let mut arenas = vec![&program.exprs];
-    arenas.extend([&program.init, &program.update, &program.stop].into_iter().flatten().map(|r| &r.exprs));
-    let reads = |f: StepField| arenas.iter().any(|a| a.iter().any(|(_, e)| matches!(e, Expr::Step(x) if *x == f)));
+    let reads = |f: StepField| program.reads(f);
     let names: Vec<String> = program.props.iter().map(|p| format!("{p:?}")).collect();
     format!(
         "// wayfarer emit: the `{name}` walk as one CUDA file. Build: nvcc -O3 -arch=sm_90 {name}.cu -o {name}\n\

@@ -20,7 +20,7 @@ use std::time::Instant;
 use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::eval::{ParamValue, Value};
 use wayfarer_compiler::ir::{Form, ParamType, Program, Scalar};
-use wayfarer_runtime::graph::{CsrGraph, NO_NODE};
+use wayfarer_runtime::graph::CsrGraph;
 use wayfarer_runtime::{Bound, BoundScope, Ctx, Requirements, StepRng, Walk, WalkError, Walker};
 
 /// State fields a JIT-compiled walk may have.
@@ -225,16 +225,7 @@ impl JitWalk {
         let (init, update, stop) = (routine(routines[0]), routine(routines[1]), routine(routines[2]));
         // SAFETY: defined above with exactly this signature.
         let envelope = envelope.map(|id| unsafe { std::mem::transmute::<*const u8, EnvelopeFn>(module.get_finalized_function(id)) });
-        use wayfarer_compiler::ir::{Expr, StepField};
-        let mut arenas = vec![&program.exprs];
-        arenas.extend([&program.init, &program.update, &program.stop].into_iter().flatten().map(|r| &r.exprs));
-        let reads = |f: StepField| arenas.iter().any(|a| a.iter().any(|(_, e)| matches!(e, Expr::Step(x) if *x == f)));
-        let live = wayfarer_compiler::print::live(program);
-        let static_weight = !live.iter().any(|h| match program.exprs.get(*h) {
-            Expr::Step(s) => !s.is_per_edge(),
-            Expr::State(_) => true,
-            _ => false,
-        });
+        use wayfarer_compiler::ir::StepField;
         Ok(JitWalk {
             name: program.name.clone(),
             program_form: program.form,
@@ -251,9 +242,9 @@ impl JitWalk {
             },
             possible_zero: info.possible_zero,
             sum_exact: info.sum_exact,
-            static_weight,
-            reads_time: reads(StepField::Time),
-            reads_label: reads(StepField::Label),
+            static_weight: program.static_weight(),
+            reads_time: program.reads(StepField::Time),
+            reads_label: program.reads(StepField::Label),
             draws: [&program.init, &program.update, &program.stop].map(|r| r.as_ref().map_or(0, |r| r.draws)),
             weight,
             bound,
@@ -407,6 +398,3 @@ impl Walk for JitWalk {
         }
     }
 }
-
-// Keep NO_NODE referenced for the docs of the semantics above.
-const _: u32 = NO_NODE;

@@ -3,18 +3,8 @@
 //! `WAYFARER_BLESS=1 cargo test -p wayfarer-jit --test golden` and review the diff.
 
 use std::path::Path;
-use wayfarer_compiler::eval::{ParamValue, Value};
-use wayfarer_compiler::ir::{ParamType, Scalar};
-
-fn zero(s: Scalar) -> Value {
-    match s {
-        Scalar::F32 => Value::F32(0.0),
-        Scalar::F64 => Value::F64(0.0),
-        Scalar::I32 => Value::I32(0),
-        Scalar::U32 => Value::U32(0),
-        Scalar::Bool => Value::Bool(false),
-    }
-}
+use wayfarer_compiler::eval::{ParamValue, zero_of};
+use wayfarer_compiler::ir::ParamType;
 
 #[test]
 fn library_walks_match_their_golden_clif() {
@@ -32,8 +22,8 @@ fn library_walks_match_their_golden_clif() {
             .params
             .iter()
             .map(|p| match p.ty {
-                ParamType::Scalar(s) => ParamValue::Scalar(zero(s)),
-                ParamType::Array(s, n) => ParamValue::Array(vec![zero(s); n]),
+                ParamType::Scalar(s) => ParamValue::Scalar(zero_of(s)),
+                ParamType::Array(s, n) => ParamValue::Array(vec![zero_of(s); n]),
             })
             .collect();
         let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, true).unwrap();
