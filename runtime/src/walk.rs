@@ -126,7 +126,9 @@ impl NodeStats {
                                 second = x;
                             }
                         }
-                        (first, second, row.iter().map(|&x| x as f64).sum::<f64>() as f32)
+                        // `fold` from +0: `Sum` for floats starts from -0.0, and an empty row's sum is +0
+                        // on every backend (the interpreter defines it so).
+                        (first, second, row.iter().fold(0f64, |acc, &x| acc + x as f64) as f32)
                     }
                     None => {
                         let d = g.degree(v);
