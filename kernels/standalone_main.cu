@@ -1,5 +1,5 @@
 // Standalone host program for `wayfarer emit`: loads a .wfg graph, computes the per-node
-// arrays the walk's bound needs, runs the walk kernel above on GPU 0, and writes the walks as
+// arrays the walk's bound needs (the preprocessing kernels above), runs the walk kernel above on GPU 0, and writes the walks as
 // a .npy matrix of uint32 (internal node ids, padded with 4294967295 after an early end).
 //
 //   nvcc -O3 -arch=sm_90 walk.cu -o walk
@@ -23,6 +23,13 @@ template <typename T> static T* wf_upload(const T* host, size_t n) {
     T* d = nullptr;
     WF_CHECK(cudaMalloc(&d, n * sizeof(T)));
     WF_CHECK(cudaMemcpy(d, host, n * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+
+template <typename T> static T* wf_zeroed(size_t n) {
+    T* d = nullptr;
+    WF_CHECK(cudaMalloc(&d, n * sizeof(T)));
+    WF_CHECK(cudaMemset(d, 0, n * sizeof(T)));
     return d;
 }
 
@@ -78,41 +85,11 @@ int main(int argc, char** argv) {
     if (WF_NEEDS_LABELS && !labels) wf_die("this walk reads edge labels, which the graph does not have", path);
     if (WF_NEEDS_TIMES && !times) wf_die("this walk reads edge timestamps, which the graph does not have", path);
 
-    // ---- per-node arrays (what the walk's bound and estimate read) ----
-    std::vector<float> wmax, wmin, wsum, lmax, lsum; std::vector<u32> lcount, ndmax, ndmin;
+    // ---- labels with per-label arrays (what the walk's bound and estimate read) ----
     u32 label_k = 0;
-    if (WF_NEEDS_WEIGHT_STATS) {
-        wmax.resize(n); wmin.resize(n); wsum.resize(n);
-        for (u64 v = 0; v < n; ++v) {
-            float hi = 0.0f, lo = 0.0f; double s = 0.0;
-            for (u64 e = offsets[v]; e < offsets[v + 1]; ++e) {
-                float h = weights ? weights[e] : 1.0f;
-                hi = e == offsets[v] ? h : fmaxf(hi, h); lo = e == offsets[v] ? h : fminf(lo, h); s += h;
-            }
-            wmax[v] = hi; wmin[v] = lo; wsum[v] = (float)s;
-        }
-    }
     if (WF_NEEDS_LABEL_STATS && labels) {
         for (u64 e = 0; e < m; ++e) label_k = labels[e] + 1 > label_k ? labels[e] + 1 : label_k;
         if (label_k > 64) label_k = 0;  // whole-row aggregates instead, as the runtime does
-        lmax.assign(n * label_k, 0.0f); lsum.assign(n * label_k, 0.0f); lcount.assign(n * label_k, 0u);
-        std::vector<double> acc(label_k);
-        for (u64 v = 0; v < n && label_k; ++v) {
-            for (u32 l = 0; l < label_k; ++l) acc[l] = 0.0;
-            for (u64 e = offsets[v]; e < offsets[v + 1]; ++e) {
-                float h = weights ? weights[e] : 1.0f; u32 l = labels[e];
-                acc[l] += h; lmax[v * label_k + l] = fmaxf(lmax[v * label_k + l], h); lcount[v * label_k + l] += 1;
-            }
-            for (u32 l = 0; l < label_k; ++l) lsum[v * label_k + l] = (float)acc[l];
-        }
-    }
-    if (WF_NEEDS_NEIGHBOR_DEGREE) {
-        ndmax.assign(n, 0u); ndmin.assign(n, 0u);
-        for (u64 v = 0; v < n; ++v) {
-            u32 hi = 0, lo = 0xFFFFFFFFu;
-            for (u64 e = offsets[v]; e < offsets[v + 1]; ++e) { u64 d = offsets[targets[e] + 1] - offsets[targets[e]]; u32 d32 = d > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)d; hi = hi > d32 ? hi : d32; lo = lo < d32 ? lo : d32; }
-            ndmax[v] = hi; ndmin[v] = offsets[v + 1] == offsets[v] ? 0u : lo;
-        }
     }
     std::vector<const float*> prop_ptrs;
     for (int i = 0; i < (int)WF_NUM_PROPS; ++i) {
@@ -122,24 +99,38 @@ int main(int argc, char** argv) {
         prop_ptrs.push_back(wf_upload(found, n));
     }
 
-    // ---- upload and run ----
+    // ---- upload, then the per-node arrays on the device (kernels/prep.cu, as the runtime) ----
     WfGraph g;
     memset(&g, 0, sizeof(g));
     g.num_nodes = (u32)n;
     g.offsets = wf_upload(offsets, n + 1); g.targets = wf_upload(targets, m);
     g.weights = wf_upload(weights, weights ? m : 0); g.labels = wf_upload(labels, labels ? m : 0); g.timestamps = wf_upload(times, times ? m : 0);
-    if (weights) {
-        std::vector<uint2> packed(m);
-        for (u64 e = 0; e < m; ++e) { u32 bits; memcpy(&bits, &weights[e], 4); packed[e] = make_uint2(targets[e], bits); }
-        g.edges = wf_upload(packed.data(), m);
-    }
-    std::vector<float4> nw(wmax.size());
-    for (size_t v = 0; v < wmax.size(); ++v) nw[v] = make_float4(wmax[v], wmin[v], wsum[v], 0.0f);
-    g.node_w = wf_upload(nw.data(), nw.size());
-    g.weight_max = wf_upload(wmax.data(), wmax.size()); g.weight_min = wf_upload(wmin.data(), wmin.size()); g.weight_sum = wf_upload(wsum.data(), wsum.size());
-    g.label_k = label_k; g.label_max = wf_upload(lmax.data(), lmax.size()); g.label_sum = wf_upload(lsum.data(), lsum.size()); g.label_count = wf_upload(lcount.data(), lcount.size());
-    g.nbr_degree_max = wf_upload(ndmax.data(), ndmax.size()); g.nbr_degree_min = wf_upload(ndmin.data(), ndmin.size());
     g.node_props = (const float* const*)wf_upload(prop_ptrs.data(), prop_ptrs.size());
+    int sms = 0; WF_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    if (weights) {
+        uint2* edges = wf_zeroed<uint2>(m);
+        wf_prep_edges<<<sms * 8, 256>>>(g.targets, g.weights, edges, m);
+        g.edges = edges;
+    }
+    if (WF_NEEDS_WEIGHT_STATS) {
+        float4* nw = wf_zeroed<float4>(n);
+        float *wmax = wf_zeroed<float>(n), *wmin = wf_zeroed<float>(n), *wsum = wf_zeroed<float>(n);
+        wf_prep_weight_stats<<<sms * 8, 256>>>(g.offsets, g.weights, (u32)n, nw, wmax, wmin, wsum);
+        g.node_w = nw; g.weight_max = wmax; g.weight_min = wmin; g.weight_sum = wsum;
+    }
+    if (label_k) {
+        float *lmax = wf_zeroed<float>(n * label_k), *lsum = wf_zeroed<float>(n * label_k);
+        u32* lcount = wf_zeroed<u32>(n * label_k);
+        wf_prep_label_stats<<<sms * 8, 256>>>(g.offsets, g.weights, g.labels, (u32)n, label_k, lmax, lsum, lcount);
+        g.label_k = label_k; g.label_max = lmax; g.label_sum = lsum; g.label_count = lcount;
+    }
+    if (WF_NEEDS_NEIGHBOR_DEGREE) {
+        u32 *ndmax = wf_zeroed<u32>(n), *ndmin = wf_zeroed<u32>(n);
+        wf_prep_neighbor_degree<<<sms * 8, 256>>>(g.offsets, g.targets, (u32)n, ndmax, ndmin);
+        g.nbr_degree_max = ndmax; g.nbr_degree_min = ndmin;
+    }
+    WF_CHECK(cudaGetLastError());
+    WF_CHECK(cudaDeviceSynchronize());
 
     const u64 walks = n * per_node, stride = (u64)length + 1;
     WfParams params = WF_PARAMS;
@@ -153,7 +144,6 @@ int main(int argc, char** argv) {
     WF_CHECK(cudaMalloc(&a.stats, WF_NUM_STATS * sizeof(u64))); WF_CHECK(cudaMemset(a.stats, 0, WF_NUM_STATS * sizeof(u64)));
     WF_CHECK(cudaMalloc(&a.error, 5 * sizeof(u64))); WF_CHECK(cudaMemset(a.error, 0, 5 * sizeof(u64)));
     WfGraph* gd = wf_upload(&g, 1); WfParams* pd = wf_upload(&params, 1); WfRunArgs* ad = wf_upload(&a, 1);
-    int sms = 0; WF_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     cudaEvent_t t0, t1; WF_CHECK(cudaEventCreate(&t0)); WF_CHECK(cudaEventCreate(&t1));
     WF_CHECK(cudaEventRecord(t0));
     wf_walk<<<sms * 8, 256>>>(gd, pd, ad);

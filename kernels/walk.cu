@@ -1,16 +1,16 @@
 // wayfarer walk kernel: a persistent grid fed by a global query counter; each lane holds one
 // walker; the adaptive rule picks eRJS (the lane alone: uniform proposals, accept w/B) or eRVS
 // (the whole warp: ballot finds the lanes that chose it, the warp serves each in turn with
-// exponential keys over the row, coalesced, and a warp argmin) at every step.
+// exponential-key reservoir sampling with jumps over the row, coalesced, and a warp argmin)
+// at every step.
 //
 // Spliced after prelude.cuh and the generated device functions (WfParams, WfWalker,
 // wf_weight, wf_bound, wf_estimate, wf_init, wf_update, wf_stop, WF_* flags).
 //
 // Same streams as the CPU: (seed, query, step, purpose). eRJS steps consume the Sample stream
-// exactly as the CPU engine does (Lemire proposals, f64 levels, the same trial cap); eRVS uses
-// one counter-based uniform per edge (word i mod 4 of counter block 2^31 + i/4 of the Sample
-// stream), which the warp computes in parallel, so eRVS steps are exact but not the CPU's
-// choices.
+// exactly as the CPU engine does (Lemire proposals, f64 levels, the same trial cap); eRVS
+// lanes draw from counter blocks 2^31 + lane * 2^24 + k of the step's Sample stream, so eRVS
+// steps are exact but not the CPU's choices (the CPU's A-ExpJ scans the row in order).
 
 struct WfRunArgs {
     u64 first_query;      // global index of this batch's first query
@@ -185,7 +185,16 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             }
         }
 
-        // eRVS: the warp serves each lane that needs it.
+        // eRVS with jumps: the warp serves each lane that needs it. Lane L reads items L, L+32,
+        // ... (one coalesced 8-byte load per lane per round) and runs A-ExpJ over its share:
+        // its first positive item gets a key E/w; after that it draws only how much weight to
+        // skip before the next item that beats its threshold (exponential with that rate) and
+        // gives that item a key conditioned to beat it. The threshold is the lower of the
+        // lane's own best key and the warp's best at the last sync: items whose key is above
+        // either cannot win, so skipping them is exact. At a sync the remaining skip is
+        // rescaled to the lower threshold (memorylessness: X ~ Exp(t) gives X t/t' ~ Exp(t')),
+        // which costs no draw. A lane draws from its own counter-based stream, so the choice
+        // depends only on (seed, query, step).
         u32 pending = __ballot_sync(WF_FULL, need_ervs);
         while (pending) {
             const int src = __ffs(pending) - 1;
@@ -194,23 +203,46 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             const u64 sbase = __shfl_sync(WF_FULL, base, src);
             const u32 sd = __shfl_sync(WF_FULL, d, src);
             const u64 sq = __shfl_sync(WF_FULL, gq, src);
-            double best = __longlong_as_double(0x7ff0000000000000ll);
-            u32 best_i = 0xFFFFFFFFu;
-            // Each lane takes four consecutive edges (one Philox block of uniforms) per round:
-            // the warp reads 128 consecutive edges, coalesced.
-            for (u32 i0 = 4 * lane; i0 < sd; i0 += 128) {
-                WfU32x4 c = { 0x80000000u | (i0 >> 2), sw.b.step, (u32)sq, ((u32)(sq >> 32) & 0x00FFFFFFu) | ((u32)WF_SAMPLE << 24) };
-                WfU32x4 r = wf_philox(c, (u32)a.seed, (u32)(a.seed >> 32));
-                const u32 words[4] = { r.x, r.y, r.z, r.w };
-                #pragma unroll
-                for (u32 k = 0; k < 4; ++k) {
-                    const u32 i = i0 + k;
-                    if (i >= sd) break;
-                    float wi = wf_weight(g, p, sw, sbase + i);
-                    if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, sq, sw.b.step, sbase + i, wi); continue; }
-                    if (wi > 0.0f) {
-                        double key = -log(((double)words[k] + 0.5) * (1.0 / 4294967296.0)) / (double)wi;
-                        if (key < best) { best = key; best_i = i; }
+            const double inf = __longlong_as_double(0x7ff0000000000000ll);
+            WfRng lr = wf_rng(a.seed, sq, sw.b.step, WF_SAMPLE);
+            lr.ctr.x = 0x80000000u | ((u32)lane << 24);   // disjoint from the step's eRJS draws
+            double best = inf, thr = inf, skip = 0.0;
+            bool have_skip = false;
+            u32 best_i = 0xFFFFFFFFu, round = 0, next_sync = 1;
+            for (u32 r0 = 0; r0 < sd; r0 += 32) {
+                const u32 i = r0 + (u32)lane;
+                if (i < sd) {
+                    const float wi = wf_weight(g, p, sw, sbase + i);
+                    if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) {
+                        wf_report(a, WF_ERR_BAD_WEIGHT, sq, sw.b.step, sbase + i, wi);
+                    } else if (wi > 0.0f) {
+                        const double wd = (double)wi;
+                        if (thr == inf) {
+                            best = -log(wf_uniform(lr)) / wd;
+                            best_i = i;
+                            thr = best;
+                        } else {
+                            if (!have_skip) { skip = -log(wf_uniform(lr)) / thr; have_skip = true; }
+                            skip -= wd;
+                            if (skip <= 0.0) {
+                                // E conditioned on E < thr * w: -log1p(-V (1 - e^{-thr w})), V ~ U(0,1).
+                                const double c = -expm1(-thr * wd);
+                                best = -log1p(-wf_uniform(lr) * c) / wd;
+                                best_i = i;
+                                thr = best;
+                                have_skip = false;
+                            }
+                        }
+                    }
+                }
+                if (++round == next_sync) {
+                    next_sync = next_sync < 8 ? 2 * next_sync : next_sync + 8;
+                    double m = best;
+                    #pragma unroll
+                    for (int off = 16; off > 0; off >>= 1) m = fmin(m, __shfl_xor_sync(WF_FULL, m, off));
+                    if (m < thr) {
+                        if (have_skip) skip *= thr / m;
+                        thr = m;
                     }
                 }
             }

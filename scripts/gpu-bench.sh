@@ -51,17 +51,17 @@ gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format
 rows = []
 for line in open(raw):
     key, weights, sampler, summary = line.rstrip("\n").split("|", 3)
-    m = re.search(r"(\d+) walkers, (\d+) steps in .*kernel ([\d.]+) ms, end-to-end ([\d.]+) s.*?\[(.*?)\]", summary)
+    m = re.search(r"(\d+) walkers, (\d+) steps in .*kernel ([\d.]+) ms, end-to-end ([\d.]+) s, preprocessing ([\d.]+) ms, writing ([\d.]+) s.*?\[(.*?)\]", summary)
     if not m:
-        rows.append(f"| {key} | {weights} | {sampler} | error: {summary[:120]} | | | | | |")
+        rows.append(f"| {key} | {weights} | {sampler} | error: {summary[:120]} | | | | | | | |")
         continue
-    walkers, steps, kernel, e2e, mix = m.groups()
+    walkers, steps, kernel, e2e, prep, write, mix = m.groups()
     rate = int(steps) / (float(kernel) / 1e3) / 1e6
-    rows.append(f"| {key} | {weights} | {sampler} | {walkers} | {steps} | {float(kernel):.2f} | {float(e2e)*1000:.1f} | {rate:.1f} | {mix} |")
+    rows.append(f"| {key} | {weights} | {sampler} | {walkers} | {steps} | {float(kernel):.2f} | {float(e2e)*1000:.1f} | {float(prep):.1f} | {float(write)*1000:.1f} | {rate:.1f} | {mix} |")
 with open(out, "w") as f:
     f.write(f"# GPU walk benchmark\n\n- GPU: {gpu}\n- graph: R-MAT scale {scale} (Graph500 a=0.57 b=0.19 c=0.19, edge factor 16), labels U{{0..4}}, one query per vertex, seed 1\n")
-    f.write("- kernel ms: the walk kernels (all batches), launch to completion; end-to-end ms: per-node arrays, upload, kernels, download\n\n")
-    f.write("| workload | weights | sampler | walkers | steps | kernel ms | end-to-end ms | M steps/s (kernel) | sampler mix |\n|---|---|---|---|---|---|---|---|---|\n")
+    f.write("- kernel ms: the walk kernels (all batches), launch to completion; end-to-end ms: upload, preprocessing kernels, walk kernels, download and writing the .npy (streamed); prep ms: the preprocessing kernels; write ms: writing the .npy\n\n")
+    f.write("| workload | weights | sampler | walkers | steps | kernel ms | end-to-end ms | prep ms | write ms | M steps/s (kernel) | sampler mix |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
     f.write("\n".join(rows) + "\n")
 print(open(out).read())
 PY

@@ -94,8 +94,10 @@ fi
 echo "== walk kernel resources" | tee -a "$LOG"
 for f in "$BUILD"/cache/ptx/node2vec-*.cu; do
     [ -e "$f" ] || continue
-    nvcc -arch=sm_90 -std=c++17 --fmad=false -Xptxas -v -cubin -o "$BUILD/k.cubin" "$f" 2>&1 | grep -E "wf_walk|registers|spill" | tee -a "$LOG" | tail -2
-    regs="$(nvcc -arch=sm_90 -std=c++17 --fmad=false -Xptxas -v -cubin -o "$BUILD/k.cubin" "$f" 2>&1 | grep -o 'Used [0-9]* registers' | tail -1)"
+    nvcc -arch=sm_90 -std=c++17 --fmad=false -Xptxas -v -cubin -o "$BUILD/k.cubin" "$f" >"$BUILD/ptxas.txt" 2>&1
+    cat "$BUILD/ptxas.txt" >>"$LOG"
+    # The module also holds the preprocessing kernels: report the walk kernel's own line.
+    regs="$(awk '/entry function .wf_walk/{f=1} f && /Used [0-9]+ registers/{print; exit}' "$BUILD/ptxas.txt" | grep -o 'Used [0-9]* registers.*')"
     row "node2vec walk kernel (ptxas)" ok "$regs"
     break
 done

@@ -138,6 +138,50 @@ pub fn run_program(
     cost: GpuCost,
     verbose: bool,
 ) -> Result<(Walks, RunReport, GpuReport), CudaError> {
+    let stride = length as usize + 1;
+    let mut walks = Walks { stride, nodes: Vec::new(), lengths: Vec::new() };
+    let (report, rep) = run_program_streaming(
+        dev,
+        program,
+        info,
+        values,
+        name,
+        graph,
+        starts,
+        length,
+        seed,
+        sampler,
+        cost,
+        verbose,
+        usize::MAX,
+        &mut |batch| {
+            walks.nodes.extend(batch.nodes);
+            walks.lengths.extend(batch.lengths);
+            Ok(())
+        },
+    )?;
+    Ok((walks, report, rep))
+}
+
+/// Runs a compiled program on the GPU like [`run_program`], handing the walks to `sink` in
+/// query order, in batches of at most `host_batch_bytes` of output.
+#[allow(clippy::too_many_arguments)]
+pub fn run_program_streaming(
+    dev: &CudaDevice,
+    program: &wayfarer_compiler::ir::Program,
+    info: &wayfarer_compiler::WalkInfo,
+    values: &[ParamValue],
+    name: &str,
+    graph: &CsrGraph,
+    starts: &Starts,
+    length: u32,
+    seed: u64,
+    sampler: SamplerMode,
+    cost: GpuCost,
+    verbose: bool,
+    host_batch_bytes: usize,
+    sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
+) -> Result<(RunReport, GpuReport), CudaError> {
     check_graph(program, graph)?;
     let compiled = dev.compile(program, info)?;
     // Like the CPU engine: the cost model only matters to the adaptive rule; the other policies
@@ -168,7 +212,7 @@ pub fn run_program(
         hub_min_degree: None,
         profile,
     };
-    let (walks, rep) = wayfarer_cuda::run(dev, &compiled, graph, values, program, &cfg)?;
+    let rep = wayfarer_cuda::run_streaming(dev, &compiled, graph, values, program, &cfg, host_batch_bytes, sink)?;
     let source = if rep.profiled {
         store_cost(&key, rep.cost);
         "tuned"
@@ -195,7 +239,7 @@ pub fn run_program(
         threads: 0,
         sampler,
     };
-    Ok((walks, report, rep))
+    Ok((report, rep))
 }
 
 fn cost_cache_file() -> Option<std::path::PathBuf> {
@@ -263,6 +307,46 @@ fn check_graph(program: &wayfarer_compiler::ir::Program, graph: &CsrGraph) -> Re
         return missing("edge labels");
     }
     Ok(())
+}
+
+/// Runs a library walk on the GPU like [`run_library_walk`], handing the walks to `sink` in
+/// query order, in batches of at most `host_batch_bytes` of output.
+#[allow(clippy::too_many_arguments)]
+pub fn run_library_walk_streaming(
+    dev: &CudaDevice,
+    walk: &LibraryWalk,
+    graph: &CsrGraph,
+    starts: &Starts,
+    length: u32,
+    seed: u64,
+    sampler: SamplerMode,
+    cost: GpuCost,
+    verbose: bool,
+    host_batch_bytes: usize,
+    sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
+) -> Result<(RunReport, GpuReport), CudaError> {
+    let Some((source, values)) = walk.program() else {
+        return Err(WalkError::Config(format!("`{}` is a hand-written CPU reference; it does not run on the GPU", walk.name())).into());
+    };
+    let (program, info) = compile_program(source, walk.name())?;
+    let anonymous = walk.is_anonymous();
+    let mut convert = |batch: Walks| sink(if anonymous { batch.to_anonymous() } else { batch });
+    run_program_streaming(
+        dev,
+        &program,
+        &info,
+        &values,
+        walk.name(),
+        graph,
+        starts,
+        length,
+        seed,
+        sampler,
+        cost,
+        verbose,
+        host_batch_bytes,
+        &mut convert,
+    )
 }
 
 /// Runs a library walk on the GPU.

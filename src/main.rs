@@ -406,6 +406,10 @@ fn gpu_cost(s: Option<&str>) -> Result<wayfarer::gpu::GpuCost> {
     })
 }
 
+/// The most walk output the GPU path holds on the host at once when writing to a file: larger
+/// outputs stream to disk batch by batch.
+const HOST_BATCH_BYTES: usize = 1 << 30;
+
 fn cmd_walk(a: WalkArgs) -> Result<()> {
     let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
     let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
@@ -458,13 +462,39 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
                 eprintln!("backend auto: running on the GPU ({}, {})", dev.name, dev.arch);
             }
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
-            let (walks, report, rep) =
-                wayfarer::gpu::run_library_walk(dev, &walk, &g, &starts, cfg.length, cfg.seed, cfg.sampler, cost, !a.quiet)?;
+            // With -o the batches stream to the file as they come off the device.
+            let (walks, report, rep) = match &a.output {
+                Some(o) => {
+                    let mut writer = wayfarer::output::WalkWriter::create(o, &g, ids, total as usize, cfg.length as usize + 1)?;
+                    let (report, rep) = wayfarer::gpu::run_library_walk_streaming(
+                        dev,
+                        &walk,
+                        &g,
+                        &starts,
+                        cfg.length,
+                        cfg.seed,
+                        cfg.sampler,
+                        cost,
+                        !a.quiet,
+                        HOST_BATCH_BYTES,
+                        &mut |batch| Ok(writer.write(&batch)?),
+                    )?;
+                    writer.finish()?;
+                    (None, report, rep)
+                }
+                None => {
+                    let (walks, report, rep) =
+                        wayfarer::gpu::run_library_walk(dev, &walk, &g, &starts, cfg.length, cfg.seed, cfg.sampler, cost, !a.quiet)?;
+                    (Some(walks), report, rep)
+                }
+            };
             let name = format!(
-                "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, {} batch{})",
+                "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, preprocessing {:.1} ms, writing {:.3} s, {} batch{})",
                 dev.name,
                 rep.kernel_seconds * 1e3,
                 rep.total_seconds,
+                rep.precompute_seconds * 1e3,
+                rep.output_seconds,
                 rep.batches,
                 if rep.batches == 1 { "" } else { "es" }
             );
@@ -472,12 +502,13 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         }
         None => {
             let (walks, report) = with_progress(total, a.quiet, |c| walk.run(&g, &starts, &cfg, Some(c)))?;
-            (walks, report, "cpu".to_string())
+            (Some(walks), report, "cpu".to_string())
         }
     };
-    match &a.output {
-        Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
-        None => {
+    match (&a.output, walks) {
+        (_, None) => {}
+        (Some(o), Some(walks)) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
+        (None, Some(walks)) => {
             println!(
                 "first walks ({} ids; -o walks.txt or walks.npy writes them all):",
                 if ids == IdSpace::Original { "original" } else { "internal" }
@@ -530,7 +561,12 @@ fn walk_program_file(
     let (walks, report, backend_name) = match &dev {
         Some(dev) => {
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
-            let (walks, report, rep) = wayfarer::gpu::run_program(
+            let total = starts.count(g.num_nodes()) as usize;
+            let mut writer = match &a.output {
+                Some(o) => Some(wayfarer::output::WalkWriter::create(o, &g, ids, total, length as usize + 1)?),
+                None => None,
+            };
+            let (report, rep) = wayfarer::gpu::run_program_streaming(
                 dev,
                 &program,
                 &info,
@@ -543,9 +579,17 @@ fn walk_program_file(
                 sampler,
                 cost,
                 !a.quiet,
+                HOST_BATCH_BYTES,
+                &mut |batch| match &mut writer {
+                    Some(w) => Ok(w.write(&batch)?),
+                    None => Ok(()),
+                },
             )?;
+            if let Some(w) = writer {
+                w.finish()?;
+            }
             (
-                walks,
+                None,
                 report,
                 format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", dev.name, rep.kernel_seconds * 1e3, rep.total_seconds),
             )
@@ -565,12 +609,13 @@ fn walk_program_file(
             };
             let total = starts.count(g.num_nodes());
             let (walks, report) = with_progress(total, a.quiet, |c| wayfarer::engine::run(&jit, &g, &starts, &cfg, Some(c)))?;
-            (walks, report, format!("cpu (cranelift, compiled in {:.1} ms)", jit.compile_seconds * 1e3))
+            (Some(walks), report, format!("cpu (cranelift, compiled in {:.1} ms)", jit.compile_seconds * 1e3))
         }
     };
-    match &a.output {
-        Some(o) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
-        None => eprintln!("(no -o given: the walks are not written)"),
+    match (&a.output, walks) {
+        (Some(o), Some(walks)) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
+        (Some(_), None) => {}
+        (None, _) => eprintln!("(no -o given: the walks are not written)"),
     }
     eprintln!("{}", report.summary(&backend_name));
     Ok(())

@@ -138,6 +138,31 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
     assert_eq!(r1.batches, 1);
     assert!(r2.batches > 1, "{} batches", r2.batches);
     assert_eq!(whole, batched, "batching changed the walks");
+    // Streaming to the host in batches of at most 300 walks: the same walks, in order.
+    let cfg = wayfarer_cuda::GpuRun {
+        length: 10,
+        seed: 5,
+        sampler: SamplerMode::Adaptive,
+        cost: wayfarer::gpu::GPU_COST_MODEL,
+        starts: &s,
+        memory_budget: None,
+        verbose: false,
+        hub_budget: Some(0),
+        hub_min_degree: None,
+        profile: false,
+    };
+    let mut sizes = Vec::new();
+    let mut streamed = wayfarer::Walks { stride: 11, nodes: Vec::new(), lengths: Vec::new() };
+    let r3 = wayfarer_cuda::run_streaming(&dev, &compiled, &g, &[], &program, &cfg, 300 * (11 * 4 + 4), &mut |b| {
+        sizes.push(b.len());
+        streamed.nodes.extend(b.nodes);
+        streamed.lengths.extend(b.lengths);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(r3.batches, sizes.len());
+    assert!(sizes.iter().all(|&k| k <= 300) && sizes.len() > 1, "{sizes:?}");
+    assert_eq!(whole, streamed, "streaming changed the walks");
 }
 
 /// `has_edge` on hub rows reads a bitmap: with every row a "hub", Node2Vec and second-order
@@ -238,4 +263,90 @@ fn the_gpu_cost_ratio_is_tuned_and_cached() {
     assert_eq!(second.cost, first.cost);
     eprintln!("tuned R = {:.3} for node2vec on R-MAT 14, Pareto(1)", first.cost.ratio);
     let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// The preprocessing kernels compute the per-node arrays on the device: they must equal the
+/// CPU's `NodeStats` bit for bit (sums included: both follow `row_sum`'s order), on graphs
+/// with skewed weights, empty rows, hubs and labels, weighted and not.
+#[test]
+fn device_node_arrays_equal_the_cpus() {
+    let Some(dev) = device() else { return };
+    // Reads weight, label and neighbor-degree aggregates in its bound and estimate.
+    let source = "#[walk] fn mix(s: &Step, l: u32) -> f32 { if s.label() == l { s.weight() } else { s.degree(s.dst()) as f32 + s.weight() } }";
+    let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
+    let req = wayfarer_compiler::analysis::requirements(&info);
+    assert!(req.weight_stats && req.label_stats && req.neighbor_degree, "{req:?}");
+    let compiled = dev.compile(&program, &info).unwrap();
+    for (scale, weights, weighted) in [(8, "pareto:1", true), (11, "uniform:1,5", true), (10, "pareto:2", false)] {
+        let mut g = wayfarer::graph::generate::rmat(scale, 16, scale as u64).unwrap();
+        g.set_weights(Some(wayfarer::graph::generate::weights(&g, weights.parse().unwrap(), 4))).unwrap();
+        g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 5 }, 5).unwrap())).unwrap();
+        if !weighted {
+            g.set_weights(None).unwrap();
+        }
+        assert!((0..g.num_nodes() as u32).any(|v| g.degree(v) == 0), "R-MAT leaves some rows empty");
+        let cpu = wayfarer::NodeStats::compute(&g, req, weighted);
+        let gpu = wayfarer_cuda::node_stats_on_device(&dev, &compiled, &g).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let what = format!("scale {scale} {weights} weighted={weighted}");
+        assert_eq!(bits(&gpu.weight_max), bits(&cpu.weight_max), "weight max, {what}");
+        assert_eq!(bits(&gpu.weight_min), bits(&cpu.weight_min), "weight min, {what}");
+        assert_eq!(bits(&gpu.weight_sum), bits(&cpu.weight_sum), "weight sum, {what}");
+        assert_eq!(gpu.label_k, cpu.label_k, "label k, {what}");
+        assert_eq!(bits(&gpu.label_max), bits(&cpu.label_max), "label max, {what}");
+        assert_eq!(bits(&gpu.label_sum), bits(&cpu.label_sum), "label sum, {what}");
+        assert_eq!(gpu.label_count, cpu.label_count, "label count, {what}");
+        assert_eq!(gpu.neighbor_degree_max, cpu.neighbor_degree_max, "neighbor degree max, {what}");
+        assert_eq!(gpu.neighbor_degree_min, cpu.neighbor_degree_min, "neighbor degree min, {what}");
+    }
+}
+
+/// eRVS with jumps on long rows: a star whose centre has 5,000 edges with Pareto(1) weights
+/// (a few dominate, many are zero), where lanes sync and rescale their skips many times. The
+/// next-step frequencies from the centre must match w / Σw (chi-square, as everywhere).
+#[test]
+fn ervs_jumps_are_exact_on_long_skewed_rows() {
+    let Some(dev) = device() else { return };
+    let d = 5000u32;
+    let mut state = 12345u64;
+    let mut uni = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    // Star: row 0 holds the long skewed row, rows 1..=d one edge back each.
+    let mut parts = wayfarer::graph::CsrParts { offsets: vec![0], weights: Some(Vec::new()), ..Default::default() };
+    let mut probs = std::collections::HashMap::<u32, f64>::new();
+    for t in 1..=d {
+        let u = uni();
+        // Pareto(1) weights, every seventh edge zero.
+        let w = if t % 7 == 0 { 0.0 } else { (1.0 / (1.0 - u)) as f32 };
+        parts.targets.push(t);
+        parts.weights.as_mut().unwrap().push(w);
+        if w > 0.0 {
+            probs.insert(t, w as f64);
+        }
+    }
+    parts.offsets.push(d as u64);
+    for _ in 1..=d {
+        parts.targets.push(0);
+        parts.weights.as_mut().unwrap().push(1.0);
+        parts.offsets.push(parts.targets.len() as u64);
+    }
+    let g = wayfarer::CsrGraph::from_parts(parts, wayfarer::graph::Orientation::Directed).unwrap();
+    let total: f64 = probs.values().sum();
+    probs.values_mut().for_each(|p| *p /= total);
+    let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    for mode in [SamplerMode::Reservoir, SamplerMode::Adaptive] {
+        let s = Starts::Nodes(vec![0u32; 400_000]);
+        let (walks, _, _) = run_library_walk(&dev, &walk, &g, &s, 1, 31, mode, GpuCost::Default, false).unwrap();
+        let mut counts = std::collections::HashMap::<u32, u64>::new();
+        for i in 0..walks.len() {
+            *counts.entry(walks.walk(i)[1]).or_default() += 1;
+        }
+        let p = chi_square_p(&counts, &probs, &format!("ervs jumps {mode}"));
+        assert!(p > 1e-4, "{mode}: chi-square p = {p}");
+        eprintln!("{mode}: p = {p:.3}");
+    }
 }

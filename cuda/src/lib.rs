@@ -11,7 +11,7 @@
 mod layout;
 mod run;
 
-pub use run::{CompiledWalk, GpuReport, GpuRun, MIN_HUB_DEGREE, run};
+pub use run::{CompiledWalk, GpuReport, GpuRun, MIN_HUB_DEGREE, node_stats_on_device, run, run_streaming};
 
 use cudarc::driver::{CudaContext, CudaStream};
 use std::path::PathBuf;
@@ -42,6 +42,9 @@ pub enum CudaError {
     /// The walk broke its contract on the GPU (a bad weight, an exceeded bound).
     #[error(transparent)]
     Walk(#[from] wayfarer_runtime::WalkError),
+    /// Writing the walks failed (streamed output).
+    #[error(transparent)]
+    Output(#[from] wayfarer_runtime::GraphError),
 }
 
 impl From<cudarc::driver::DriverError> for CudaError {
@@ -119,13 +122,18 @@ pub(crate) fn fnv64(parts: &[&[u8]]) -> u64 {
 /// The kernel template (after the prelude and the generated functions).
 pub const WALK_KERNEL: &str = include_str!("../../kernels/walk.cu");
 
-/// The complete CUDA source of a walk: prelude, generated device functions, kernel.
+/// The preprocessing kernels (per-node arrays, packed edges, hub bitmaps), after the walk kernel.
+pub const PREP_KERNELS: &str = include_str!("../../kernels/prep.cu");
+
+/// The complete CUDA source of a walk: prelude, generated device functions, walk kernel,
+/// preprocessing kernels.
 pub fn walk_source(program: &wayfarer_compiler::ir::Program, info: &wayfarer_compiler::WalkInfo) -> String {
     format!(
-        "{}\n{}\n{}",
+        "{}\n{}\n{}\n{}",
         wayfarer_compiler::cuda_backend::PRELUDE,
         wayfarer_compiler::cuda_backend::emit_device_functions(program, info),
-        WALK_KERNEL
+        WALK_KERNEL,
+        PREP_KERNELS
     )
 }
 

@@ -2,20 +2,22 @@
 
 use crate::layout::{self, CStruct};
 use crate::{CudaDevice, CudaError, fnv64, walk_source};
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{CompileOptions, Ptx};
-use rayon::prelude::*;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_compiler::ir::Program;
 use wayfarer_runtime::engine::{CostModel, SHORT_ROW, SamplerStats};
-use wayfarer_runtime::{CsrGraph, NodeStats, Requirements, SamplerMode, Starts, WalkError, Walks};
+use wayfarer_runtime::walk::MAX_LABEL_STATS;
+use wayfarer_runtime::{CsrGraph, Requirements, SamplerMode, Starts, WalkError, Walks};
 
 /// A walk compiled for one device.
 pub struct CompiledWalk {
     function: CudaFunction,
+    module: Arc<CudaModule>,
     requirements: Requirements,
     props: Vec<String>,
     name: String,
@@ -72,6 +74,7 @@ impl CudaDevice {
         let function = module.load_function("wf_walk")?;
         Ok(CompiledWalk {
             function,
+            module,
             requirements: wayfarer_compiler::analysis::requirements(info),
             props: program.props.clone(),
             name: program.name.clone(),
@@ -79,6 +82,13 @@ impl CudaDevice {
             compile_seconds,
             cached,
         })
+    }
+}
+
+impl CompiledWalk {
+    /// One of the preprocessing kernels of the walk's module (kernels/prep.cu).
+    fn prep(&self, name: &str) -> Result<CudaFunction, CudaError> {
+        Ok(self.module.load_function(name)?)
     }
 }
 
@@ -116,8 +126,10 @@ pub struct GpuReport {
     pub steps: u64,
     /// Seconds in the walk kernels (launch to completion, all batches).
     pub kernel_seconds: f64,
-    /// Seconds from the start of the upload to the walks on the host.
+    /// Seconds from the start of the upload to the walks on the host (or, streamed, written).
     pub total_seconds: f64,
+    /// Seconds the sink took with the batches (writing them, when streamed to a file).
+    pub output_seconds: f64,
     /// Seconds computing the per-node arrays (on the host).
     pub precompute_seconds: f64,
     /// Batches the queries were split into to fit device memory.
@@ -138,14 +150,17 @@ pub struct GpuReport {
     pub profile_seconds: f64,
 }
 
-/// The longest rows as bitmaps over all nodes, longest first, within a byte budget: a
-/// `has_edge` on a hub is then one bit test instead of a binary search over thousands of
-/// entries (a chain of dependent loads that stalls the whole warp).
-struct HubBitmaps {
+/// Which rows become bitmaps over all nodes for `has_edge`: the longest, longest first, within
+/// a byte budget. A `has_edge` on a hub is then one bit test instead of a binary search over
+/// thousands of entries (a chain of dependent loads that stalls the whole warp). The bits
+/// themselves are set on the device (`wf_prep_hub_bits`).
+struct HubPlan {
+    /// Per node: its bitmap's index, or `u32::MAX` (empty when there are no hubs).
     slot: Vec<u32>,
-    bits: Vec<u32>,
+    /// The hub rows, in bitmap order.
+    nodes: Vec<u32>,
+    /// 32-bit words per bitmap.
     words: usize,
-    count: usize,
 }
 
 /// The ladder of `R` values the GPU profile tries.
@@ -154,28 +169,22 @@ const PROFILE_RATIOS: [f64; 7] = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
 /// Rows shorter than this are searched: a few loads, mostly in one cache line.
 pub const MIN_HUB_DEGREE: u64 = 256;
 
-impl HubBitmaps {
-    fn build(graph: &CsrGraph, budget: usize, min_degree: u64) -> Self {
+impl HubPlan {
+    fn choose(graph: &CsrGraph, budget: usize, min_degree: u64) -> Self {
         let n = graph.num_nodes();
         let words = n.div_ceil(32);
         let off = graph.offsets();
         let mut order: Vec<u32> = (0..n as u32).filter(|&v| off[v as usize + 1] - off[v as usize] >= min_degree.max(1)).collect();
-        order.sort_unstable_by_key(|&v| std::cmp::Reverse(off[v as usize + 1] - off[v as usize]));
-        let count = order.len().min(budget / (words * 4).max(1));
-        if count == 0 {
-            return HubBitmaps { slot: Vec::new(), bits: Vec::new(), words, count: 0 };
+        order.sort_unstable_by_key(|&v| (std::cmp::Reverse(off[v as usize + 1] - off[v as usize]), v));
+        order.truncate(budget / (words * 4).max(1));
+        if order.is_empty() {
+            return HubPlan { slot: Vec::new(), nodes: Vec::new(), words };
         }
         let mut slot = vec![u32::MAX; n];
-        for (k, &v) in order[..count].iter().enumerate() {
+        for (k, &v) in order.iter().enumerate() {
             slot[v as usize] = k as u32;
         }
-        let mut bits = vec![0u32; count * words];
-        bits.par_chunks_mut(words).zip(order[..count].par_iter()).for_each(|(row, &v)| {
-            for &t in graph.neighbors(v) {
-                row[t as usize / 32] |= 1 << (t % 32);
-            }
-        });
-        HubBitmaps { slot, bits, words, count }
+        HubPlan { slot, nodes: order, words }
     }
 }
 
@@ -186,7 +195,7 @@ struct Uploads {
     slices_i64: Vec<CudaSlice<i64>>,
 }
 
-/// Runs `walk` with parameter `values` on `graph`.
+/// Runs `walk` with parameter `values` on `graph`, and returns all walks in query order.
 pub fn run(
     dev: &CudaDevice,
     walk: &CompiledWalk,
@@ -195,6 +204,31 @@ pub fn run(
     program: &Program,
     cfg: &GpuRun,
 ) -> Result<(Walks, GpuReport), CudaError> {
+    let total = cfg.starts.count(graph.num_nodes());
+    let stride = cfg.length as usize + 1;
+    let mut walks = Walks { stride, nodes: Vec::with_capacity(total as usize * stride), lengths: Vec::with_capacity(total as usize) };
+    let report = run_streaming(dev, walk, graph, values, program, cfg, usize::MAX, &mut |batch| {
+        walks.nodes.extend(batch.nodes);
+        walks.lengths.extend(batch.lengths);
+        Ok(())
+    })?;
+    Ok((walks, report))
+}
+
+/// Runs `walk` like [`run`], handing the walks to `sink` batch by batch in query order, each
+/// batch at most `host_batch_bytes` of output (and what fits on the device): outputs larger
+/// than either memory go straight to disk.
+#[allow(clippy::too_many_arguments)]
+pub fn run_streaming(
+    dev: &CudaDevice,
+    walk: &CompiledWalk,
+    graph: &CsrGraph,
+    values: &[ParamValue],
+    program: &Program,
+    cfg: &GpuRun,
+    host_batch_bytes: usize,
+    sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
+) -> Result<GpuReport, CudaError> {
     let started = Instant::now();
     let mut report = GpuReport::default();
     let n = graph.num_nodes();
@@ -209,20 +243,22 @@ pub fn run(
             return Err(WalkError::MissingGraphData { walk: walk.name.clone(), what: format!("node property `{p}`") }.into());
         }
     }
-    let t = Instant::now();
-    let stats = NodeStats::compute(graph, walk.requirements, graph.weights().is_some());
-    report.precompute_seconds = t.elapsed().as_secs_f64();
+    let req = walk.requirements;
+    let label_k = stats_label_k(graph, req);
+    let m = graph.num_edges() as usize;
 
     // Memory: the graph and its arrays, then as many queries per batch as fit.
     let total = cfg.starts.count(n);
     let stride = cfg.length as u64 + 1;
+    let node_arrays = if req.weight_stats { n * 7 * 4 } else { 0 }
+        + label_k as usize * n * 12
+        + if req.neighbor_degree { n * 8 } else { 0 };
     let graph_bytes = graph.offsets().len() * 12
-        + graph.num_edges() as usize * 4
+        + m * 4
         + graph.weights().map_or(0, |w| w.len() * 12)
         + graph.labels().map_or(0, |l| l.len() * 4)
         + graph.timestamps().map_or(0, |t| t.len() * 8)
-        + (stats.weight_max.len() * 7 + stats.label_max.len() + stats.label_sum.len()) * 4
-        + (stats.label_count.len() + stats.neighbor_degree_max.len() + stats.neighbor_degree_min.len()) * 4
+        + node_arrays
         + walk.props.len() * n * 4;
     let per_query = (stride as usize) * 4 + 4 + if matches!(cfg.starts, Starts::Nodes(_)) { 4 } else { 0 };
     let (free, _) = dev.ctx.mem_get_info()?;
@@ -235,7 +271,8 @@ pub fn run(
             free as f64 / (1u64 << 30) as f64
         )));
     }
-    let batch = (((budget - graph_bytes) / per_query) as u64).clamp(1, total.max(1));
+    let host_batch = (host_batch_bytes / (stride as usize * 4 + 4)).max(1) as u64;
+    let batch = (((budget - graph_bytes) / per_query) as u64).min(host_batch).clamp(1, total.max(1));
     report.batches = total.div_ceil(batch) as usize;
     report.estimated_bytes = graph_bytes + batch as usize * per_query;
     if cfg.verbose {
@@ -251,61 +288,13 @@ pub fn run(
         );
     }
 
+    let prepared = prepare(dev, walk, graph, cfg.hub_budget.unwrap_or(budget / 8), cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE))?;
+    report.precompute_seconds = prepared.seconds;
+    report.hubs = prepared.hubs;
     let s = &dev.stream;
-    let mut up = Uploads { slices_u64: Vec::new(), slices_u32: Vec::new(), slices_f32: Vec::new(), slices_i64: Vec::new() };
-    macro_rules! upload {
-        ($vec:ident, $data:expr) => {{
-            let d: &[_] = $data;
-            if d.is_empty() {
-                0u64
-            } else {
-                let slice = s.clone_htod(d)?;
-                let ptr = slice.device_ptr(s).0;
-                up.$vec.push(slice);
-                ptr
-            }
-        }};
-    }
-    let offsets = upload!(slices_u64, graph.offsets());
-    let targets = upload!(slices_u32, graph.targets());
-    let weights = graph.weights().map_or(Ok(0), |w| -> Result<u64, CudaError> { Ok(upload!(slices_f32, w)) })?;
-    // (target, weight bits) interleaved: a sampled edge's destination and weight in one load.
-    let edges = match graph.weights() {
-        Some(w) => {
-            let packed: Vec<u32> = graph.targets().iter().zip(w).flat_map(|(&t, &x)| [t, x.to_bits()]).collect();
-            upload!(slices_u32, &packed)
-        }
-        None => 0,
-    };
-    let labels = graph.labels().map_or(Ok(0), |l| -> Result<u64, CudaError> { Ok(upload!(slices_u32, l)) })?;
-    let times = graph.timestamps().map_or(Ok(0), |t| -> Result<u64, CudaError> { Ok(upload!(slices_i64, t)) })?;
-    let node_w: Vec<f32> =
-        (0..stats.weight_max.len()).flat_map(|v| [stats.weight_max[v], stats.weight_min[v], stats.weight_sum[v], 0.0]).collect();
-    let node_w = upload!(slices_f32, &node_w);
-    let weight_max = upload!(slices_f32, &stats.weight_max);
-    let weight_min = upload!(slices_f32, &stats.weight_min);
-    let weight_sum = upload!(slices_f32, &stats.weight_sum);
-    let label_max = upload!(slices_f32, &stats.label_max);
-    let label_sum = upload!(slices_f32, &stats.label_sum);
-    let label_count = upload!(slices_u32, &stats.label_count);
-    let nbr_max = upload!(slices_u32, &stats.neighbor_degree_max);
-    let nbr_min = upload!(slices_u32, &stats.neighbor_degree_min);
-    let mut prop_ptrs = Vec::new();
-    for p in &walk.props {
-        let data = graph.node_property(p).expect("checked above");
-        prop_ptrs.push(upload!(slices_f32, data));
-    }
-    let props = upload!(slices_u64, &prop_ptrs);
-    let hubs = HubBitmaps::build(graph, cfg.hub_budget.unwrap_or(budget / 8), cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE));
-    let hub_slot = upload!(slices_u32, &hubs.slot);
-    let hub_bits = upload!(slices_u32, &hubs.bits);
-
-    let mut g = CStruct::default();
-    g.u32(n as u32).u64(offsets).u64(targets).u64(edges).u64(weights).u64(labels).u64(times);
-    g.u64(node_w).u64(weight_max).u64(weight_min).u64(weight_sum).u32(stats.label_k).u64(label_max).u64(label_sum).u64(label_count);
-    g.u64(nbr_max).u64(nbr_min).u64(props).u64(hub_slot).u64(hub_bits).u64(hubs.words as u64);
-    report.hubs = hubs.count;
-    let graph_dev = s.clone_htod(&g.finish())?;
+    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let graph_dev = s.clone_htod(&prepared.image)?;
     let params_dev = s.clone_htod(&layout::params(program, values))?;
 
     let mode_of = |sampler: SamplerMode| match sampler {
@@ -317,8 +306,6 @@ pub fn run(
         }
     };
     let mode = mode_of(cfg.sampler)?;
-    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-    let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
 
     // One launch over queries `first..first+count` (global indices; `starts` holds theirs, or
     // None for one walker per node): the walks, the lengths, the counters and the seconds.
@@ -391,11 +378,6 @@ pub fn run(
     }
     report.cost = cost;
 
-    let mut walks = Walks {
-        stride: stride as usize,
-        nodes: Vec::with_capacity((total * stride) as usize),
-        lengths: Vec::with_capacity(total as usize),
-    };
     let mut kernel_stats = [0u64; 8];
     let mut first = 0u64;
     while first < total {
@@ -409,11 +391,12 @@ pub fn run(
         for (k, v) in st.iter().enumerate() {
             kernel_stats[k] += v;
         }
-        walks.nodes.extend(out);
-        walks.lengths.extend(lens);
+        let t = Instant::now();
+        sink(Walks { stride: stride as usize, nodes: out, lengths: lens })?;
+        report.output_seconds += t.elapsed().as_secs_f64();
         first += count;
     }
-    drop(up);
+    drop(prepared);
     report.walkers = total;
     report.steps = kernel_stats[6];
     report.ervs_edges = kernel_stats[7];
@@ -427,7 +410,178 @@ pub fn run(
         ..Default::default()
     };
     report.total_seconds = started.elapsed().as_secs_f64();
-    Ok((walks, report))
+    Ok(report)
+}
+
+/// The graph on the device: uploads, the arrays the preprocessing kernels computed, and the
+/// `WfGraph` image that points at them.
+struct Prepared {
+    up: Uploads,
+    image: Vec<u8>,
+    hubs: usize,
+    seconds: f64,
+    /// Device pointers of weight max, min, sum, label max, sum, count, neighbor degree max, min.
+    stats: [u64; 8],
+}
+
+/// Labels with per-label arrays (0: none, or too many; see [`MAX_LABEL_STATS`]).
+fn stats_label_k(graph: &CsrGraph, req: Requirements) -> u32 {
+    match graph.labels() {
+        Some(_) if req.label_stats && graph.num_labels() <= MAX_LABEL_STATS => graph.num_labels(),
+        _ => 0,
+    }
+}
+
+/// Uploads `graph` and computes, on the device, what `walk` reads besides it.
+fn prepare(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGraph, hub_budget: usize, hub_min_degree: u64) -> Result<Prepared, CudaError> {
+    let s = &dev.stream;
+    let n = graph.num_nodes();
+    let m = graph.num_edges() as usize;
+    let req = walk.requirements;
+    let weighted = graph.weights().is_some();
+    let label_k = stats_label_k(graph, req);
+    let mut up = Uploads { slices_u64: Vec::new(), slices_u32: Vec::new(), slices_f32: Vec::new(), slices_i64: Vec::new() };
+    macro_rules! upload {
+        ($vec:ident, $data:expr) => {{
+            let d: &[_] = $data;
+            if d.is_empty() {
+                0u64
+            } else {
+                let slice = s.clone_htod(d)?;
+                let ptr = slice.device_ptr(s).0;
+                up.$vec.push(slice);
+                ptr
+            }
+        }};
+    }
+    // Zeroed device arrays for the preprocessing kernels to fill.
+    macro_rules! zeroed {
+        ($vec:ident, $len:expr) => {{
+            let len: usize = $len;
+            if len == 0 {
+                0u64
+            } else {
+                let slice = s.alloc_zeros(len)?;
+                let ptr = slice.device_ptr(s).0;
+                up.$vec.push(slice);
+                ptr
+            }
+        }};
+    }
+    let offsets = upload!(slices_u64, graph.offsets());
+    let targets = upload!(slices_u32, graph.targets());
+    let weights = graph.weights().map_or(Ok(0), |w| -> Result<u64, CudaError> { Ok(upload!(slices_f32, w)) })?;
+    let labels = graph.labels().map_or(Ok(0), |l| -> Result<u64, CudaError> { Ok(upload!(slices_u32, l)) })?;
+    let times = graph.timestamps().map_or(Ok(0), |t| -> Result<u64, CudaError> { Ok(upload!(slices_i64, t)) })?;
+    let mut prop_ptrs = Vec::new();
+    for p in &walk.props {
+        let data = graph.node_property(p).expect("checked above");
+        prop_ptrs.push(upload!(slices_f32, data));
+    }
+    let props = upload!(slices_u64, &prop_ptrs);
+
+    // The per-node arrays, packed edges and hub bitmaps, computed on the device.
+    s.synchronize()?;
+    let t = Instant::now();
+    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    let grid = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let n32 = n as u32;
+    let edges = if weighted { zeroed!(slices_u32, 2 * m) } else { 0 };
+    if weighted {
+        let f = walk.prep("wf_prep_edges")?;
+        let m64 = m as u64;
+        let mut b = s.launch_builder(&f);
+        b.arg(&targets).arg(&weights).arg(&edges).arg(&m64);
+        // SAFETY: targets and weights hold m entries, edges 2m words.
+        unsafe { b.launch(grid) }?;
+    }
+    let (node_w, weight_max, weight_min, weight_sum) = if req.weight_stats {
+        let ptrs = (zeroed!(slices_f32, 4 * n), zeroed!(slices_f32, n), zeroed!(slices_f32, n), zeroed!(slices_f32, n));
+        let f = walk.prep("wf_prep_weight_stats")?;
+        let mut b = s.launch_builder(&f);
+        b.arg(&offsets).arg(&weights).arg(&n32).arg(&ptrs.0).arg(&ptrs.1).arg(&ptrs.2).arg(&ptrs.3);
+        // SAFETY: offsets has n + 1 entries, weights (or null) m, the outputs n (node_w 4n).
+        unsafe { b.launch(grid) }?;
+        ptrs
+    } else {
+        (0, 0, 0, 0)
+    };
+    let kn = label_k as usize * n;
+    let (label_max, label_sum, label_count) = (zeroed!(slices_f32, kn), zeroed!(slices_f32, kn), zeroed!(slices_u32, kn));
+    if label_k > 0 {
+        let f = walk.prep("wf_prep_label_stats")?;
+        let mut b = s.launch_builder(&f);
+        b.arg(&offsets).arg(&weights).arg(&labels).arg(&n32).arg(&label_k).arg(&label_max).arg(&label_sum).arg(&label_count);
+        // SAFETY: labels hold m entries below label_k; the outputs n * label_k.
+        unsafe { b.launch(grid) }?;
+    }
+    let (nbr_max, nbr_min) = if req.neighbor_degree {
+        let ptrs = (zeroed!(slices_u32, n), zeroed!(slices_u32, n));
+        let f = walk.prep("wf_prep_neighbor_degree")?;
+        let mut b = s.launch_builder(&f);
+        b.arg(&offsets).arg(&targets).arg(&n32).arg(&ptrs.0).arg(&ptrs.1);
+        // SAFETY: every target is a node (checked when the graph was built).
+        unsafe { b.launch(grid) }?;
+        ptrs
+    } else {
+        (0, 0)
+    };
+    let hubs = HubPlan::choose(graph, hub_budget, hub_min_degree);
+    let hub_slot = upload!(slices_u32, &hubs.slot);
+    let hub_nodes = upload!(slices_u32, &hubs.nodes);
+    let hub_bits = zeroed!(slices_u32, hubs.nodes.len() * hubs.words);
+    if !hubs.nodes.is_empty() {
+        let f = walk.prep("wf_prep_hub_bits")?;
+        let (count, words) = (hubs.nodes.len() as u32, hubs.words as u64);
+        let mut b = s.launch_builder(&f);
+        b.arg(&offsets).arg(&targets).arg(&hub_nodes).arg(&count).arg(&hub_bits).arg(&words);
+        // SAFETY: hub_bits holds count * words zeroed words; targets are nodes.
+        unsafe { b.launch(LaunchConfig { grid_dim: (count.min(sms * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
+    }
+    s.synchronize()?;
+    let seconds = t.elapsed().as_secs_f64();
+
+    let mut g = CStruct::default();
+    g.u32(n as u32).u64(offsets).u64(targets).u64(edges).u64(weights).u64(labels).u64(times);
+    g.u64(node_w).u64(weight_max).u64(weight_min).u64(weight_sum).u32(label_k).u64(label_max).u64(label_sum).u64(label_count);
+    g.u64(nbr_max).u64(nbr_min).u64(props).u64(hub_slot).u64(hub_bits).u64(hubs.words as u64);
+    Ok(Prepared { up, image: g.finish(), hubs: hubs.nodes.len(), seconds, stats: [weight_max, weight_min, weight_sum, label_max, label_sum, label_count, nbr_max, nbr_min] })
+}
+
+/// The per-node arrays `walk` needs, computed by the device's preprocessing kernels and read
+/// back (for tests: they must equal [`wayfarer_runtime::NodeStats::compute`] bit for bit).
+pub fn node_stats_on_device(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGraph) -> Result<wayfarer_runtime::NodeStats, CudaError> {
+    let prepared = prepare(dev, walk, graph, 0, MIN_HUB_DEGREE)?;
+    let s = &dev.stream;
+    let n = graph.num_nodes();
+    let kn = stats_label_k(graph, walk.requirements) as usize * n;
+    let find_f32 = |ptr: u64, len: usize| -> Result<Vec<f32>, CudaError> {
+        if ptr == 0 {
+            return Ok(Vec::new());
+        }
+        let slice = prepared.up.slices_f32.iter().find(|x| x.device_ptr(s).0 == ptr).expect("an uploaded array");
+        Ok(s.clone_dtoh(&slice.slice(..len))?)
+    };
+    let find_u32 = |ptr: u64, len: usize| -> Result<Vec<u32>, CudaError> {
+        if ptr == 0 {
+            return Ok(Vec::new());
+        }
+        let slice = prepared.up.slices_u32.iter().find(|x| x.device_ptr(s).0 == ptr).expect("an uploaded array");
+        Ok(s.clone_dtoh(&slice.slice(..len))?)
+    };
+    let st = prepared.stats;
+    Ok(wayfarer_runtime::NodeStats {
+        weight_max: find_f32(st[0], n)?,
+        weight_second: Vec::new(),
+        weight_sum: find_f32(st[2], n)?,
+        label_k: stats_label_k(graph, walk.requirements),
+        label_sum: find_f32(st[4], kn)?,
+        label_max: find_f32(st[3], kn)?,
+        label_count: find_u32(st[5], kn)?,
+        weight_min: find_f32(st[1], n)?,
+        neighbor_degree_max: find_u32(st[6], n)?,
+        neighbor_degree_min: find_u32(st[7], n)?,
+    })
 }
 
 /// The walk error the kernel reported: `[code, query, step, edge, weight bits]`.

@@ -57,23 +57,90 @@ fn npy_header(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
 
 /// Writes walks to `path` in the format its extension names.
 pub fn write_walks(walks: &Walks, graph: &CsrGraph, ids: IdSpace, path: &Path) -> Result<(), GraphError> {
-    let format = OutputFormat::for_path(path)?;
-    let file = std::fs::File::create(path).map_err(|e| GraphError::io(path, e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    let res = match format {
-        OutputFormat::Npy => write_npy(walks, graph, ids, &mut w),
-        OutputFormat::Text => write_text(walks, graph, ids, &mut w),
-    };
-    res.and_then(|_| w.flush()).map_err(|e| GraphError::io(path, e))
+    let mut w = WalkWriter::create(path, graph, ids, walks.len(), walks.stride)?;
+    w.write(walks)?;
+    w.finish()
+}
+
+/// Writes walks to a file batch by batch, in order, so outputs larger than memory never exist
+/// whole (the GPU streams its batches here). The shape is fixed up front: the `.npy` header
+/// needs it, and [`WalkWriter::finish`] checks that exactly that many walks arrived.
+pub struct WalkWriter<'g> {
+    format: OutputFormat,
+    w: std::io::BufWriter<std::fs::File>,
+    path: std::path::PathBuf,
+    graph: &'g CsrGraph,
+    ids: IdSpace,
+    wide: bool,
+    rows: usize,
+    stride: usize,
+    written: usize,
+}
+
+impl<'g> WalkWriter<'g> {
+    /// Creates `path` for `rows` walks of `stride` slots (length + 1) and writes the header.
+    pub fn create(path: &Path, graph: &'g CsrGraph, ids: IdSpace, rows: usize, stride: usize) -> Result<Self, GraphError> {
+        let format = OutputFormat::for_path(path)?;
+        let file = std::fs::File::create(path).map_err(|e| GraphError::io(path, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        let wide = format == OutputFormat::Npy
+            && ids == IdSpace::Original
+            && graph.id_map().max_original(graph.num_nodes()).is_some_and(|m| m >= NO_NODE as u64);
+        if format == OutputFormat::Npy {
+            w.write_all(&npy_header(if wide { "<u8" } else { "<u4" }, rows, stride)).map_err(|e| GraphError::io(path, e))?;
+        }
+        Ok(WalkWriter { format, w, path: path.to_path_buf(), graph, ids, wide, rows, stride, written: 0 })
+    }
+
+    /// Appends the next walks.
+    pub fn write(&mut self, walks: &Walks) -> Result<(), GraphError> {
+        if walks.stride != self.stride || self.written + walks.len() > self.rows {
+            return Err(GraphError::param(
+                "output",
+                format!(
+                    "{}: {} walks of {} slots do not fit the declared {} x {} ({} written)",
+                    self.path.display(),
+                    walks.len(),
+                    walks.stride,
+                    self.rows,
+                    self.stride,
+                    self.written
+                ),
+            ));
+        }
+        let res = match self.format {
+            OutputFormat::Npy => npy_rows(walks, self.graph, self.ids, self.wide, &mut self.w),
+            OutputFormat::Text => write_text(walks, self.graph, self.ids, &mut self.w),
+        };
+        res.map_err(|e| GraphError::io(&self.path, e))?;
+        self.written += walks.len();
+        Ok(())
+    }
+
+    /// Flushes the file; an error if fewer walks than declared were written.
+    pub fn finish(mut self) -> Result<(), GraphError> {
+        if self.written != self.rows {
+            return Err(GraphError::param(
+                "output",
+                format!("{}: {} of the declared {} walks were written", self.path.display(), self.written, self.rows),
+            ));
+        }
+        self.w.flush().map_err(|e| GraphError::io(&self.path, e))
+    }
 }
 
 /// Writes the `.npy` form to any writer.
 pub fn write_npy(walks: &Walks, graph: &CsrGraph, ids: IdSpace, w: &mut impl Write) -> std::io::Result<()> {
+    let wide = ids == IdSpace::Original && graph.id_map().max_original(graph.num_nodes()).is_some_and(|m| m >= NO_NODE as u64);
+    w.write_all(&npy_header(if wide { "<u8" } else { "<u4" }, walks.len(), walks.stride))?;
+    npy_rows(walks, graph, ids, wide, w)
+}
+
+/// The `.npy` body: `uint64` ids when `wide`, else `uint32`.
+fn npy_rows(walks: &Walks, graph: &CsrGraph, ids: IdSpace, wide: bool, w: &mut impl Write) -> std::io::Result<()> {
     let map = graph.id_map();
-    let wide = ids == IdSpace::Original && map.max_original(graph.num_nodes()).is_some_and(|m| m >= NO_NODE as u64);
-    let (rows, cols) = (walks.len(), walks.stride);
+    let cols = walks.stride;
     if wide {
-        w.write_all(&npy_header("<u8", rows, cols))?;
         let mut buf = Vec::with_capacity(cols * 8);
         for row in walks.nodes.chunks(cols.max(1)) {
             buf.clear();
@@ -83,26 +150,23 @@ pub fn write_npy(walks: &Walks, graph: &CsrGraph, ids: IdSpace, w: &mut impl Wri
             }
             w.write_all(&buf)?;
         }
+    } else if ids == IdSpace::Internal || matches!(map, crate::graph::IdMap::Identity) {
+        for chunk in walks.nodes.chunks(1 << 16) {
+            let mut buf = Vec::with_capacity(chunk.len() * 4);
+            for &v in chunk {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
+            w.write_all(&buf)?;
+        }
     } else {
-        w.write_all(&npy_header("<u4", rows, cols))?;
-        if ids == IdSpace::Internal || matches!(map, crate::graph::IdMap::Identity) {
-            for chunk in walks.nodes.chunks(1 << 16) {
-                let mut buf = Vec::with_capacity(chunk.len() * 4);
-                for &v in chunk {
-                    buf.extend_from_slice(&v.to_le_bytes());
-                }
-                w.write_all(&buf)?;
+        let mut buf = Vec::with_capacity(cols * 4);
+        for row in walks.nodes.chunks(cols.max(1)) {
+            buf.clear();
+            for &v in row {
+                let x = if v == NO_NODE { NPY_SENTINEL_U32 } else { map.original(v) as u32 };
+                buf.extend_from_slice(&x.to_le_bytes());
             }
-        } else {
-            let mut buf = Vec::with_capacity(cols * 4);
-            for row in walks.nodes.chunks(cols.max(1)) {
-                buf.clear();
-                for &v in row {
-                    let x = if v == NO_NODE { NPY_SENTINEL_U32 } else { map.original(v) as u32 };
-                    buf.extend_from_slice(&x.to_le_bytes());
-                }
-                w.write_all(&buf)?;
-            }
+            w.write_all(&buf)?;
         }
     }
     Ok(())
@@ -138,5 +202,33 @@ mod tests {
         assert_eq!(&h[..6], b"\x93NUMPY");
         let s = std::str::from_utf8(&h[10..]).unwrap();
         assert!(s.contains("'shape': (3, 81)") && s.ends_with('\n'));
+    }
+
+    #[test]
+    fn streamed_batches_give_the_same_file_as_one_write() {
+        let parts = crate::graph::CsrParts { offsets: vec![0, 1, 2, 2], targets: vec![1, 0], ..Default::default() };
+        let g = CsrGraph::from_parts(parts, crate::graph::Orientation::Directed).unwrap();
+        let walks = Walks { stride: 3, nodes: vec![0, 1, 0, 1, 0, 1, 2, NO_NODE, NO_NODE, 0, 1, 0], lengths: vec![3, 3, 1, 3] };
+        let dir = std::env::temp_dir().join(format!("wayfarer-writer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for ext in ["npy", "txt"] {
+            let whole = dir.join(format!("whole.{ext}"));
+            let parts = dir.join(format!("parts.{ext}"));
+            write_walks(&walks, &g, IdSpace::Internal, &whole).unwrap();
+            let mut w = WalkWriter::create(&parts, &g, IdSpace::Internal, 4, 3).unwrap();
+            for (a, b) in [(0, 1), (1, 3), (3, 4)] {
+                let batch = Walks { stride: 3, nodes: walks.nodes[a * 3..b * 3].to_vec(), lengths: walks.lengths[a..b].to_vec() };
+                w.write(&batch).unwrap();
+            }
+            w.finish().unwrap();
+            assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&parts).unwrap(), "{ext}");
+            // Too few, too many, or the wrong shape is an error naming the file.
+            let mut short = WalkWriter::create(&parts, &g, IdSpace::Internal, 5, 3).unwrap();
+            short.write(&walks).unwrap();
+            assert!(short.finish().unwrap_err().to_string().contains("4 of the declared 5"));
+            let mut over = WalkWriter::create(&parts, &g, IdSpace::Internal, 3, 3).unwrap();
+            assert!(over.write(&walks).unwrap_err().to_string().contains("parts."));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

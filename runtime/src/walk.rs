@@ -79,6 +79,25 @@ pub struct Requirements {
 /// Labels above this many get no per-label arrays (they would cost `n × k` floats twice).
 pub const MAX_LABEL_STATS: u32 = 64;
 
+/// The sum of a row's values as every backend computes it, so that per-node sums agree to the
+/// bit: 32 partial sums in `f64` (partial `j` adds items `j, j + 32, …` in order, from +0),
+/// combined pairwise as a warp's butterfly does (`p[j] += p[j + h]` for h = 16, 8, 4, 2, 1),
+/// rounded once to `f32`. The GPU computes it with a warp per row. An empty row sums to +0.
+pub fn row_sum(xs: impl IntoIterator<Item = f32>) -> f32 {
+    let mut p = [0f64; 32];
+    for (i, x) in xs.into_iter().enumerate() {
+        p[i % 32] += x as f64;
+    }
+    let mut h = 16;
+    while h > 0 {
+        for j in 0..h {
+            p[j] += p[j + h];
+        }
+        h /= 2;
+    }
+    p[0] as f32
+}
+
 /// Per-node aggregates over each row, computed once per run.
 #[derive(Debug, Default)]
 pub struct NodeStats {
@@ -126,9 +145,7 @@ impl NodeStats {
                                 second = x;
                             }
                         }
-                        // `fold` from +0: `Sum` for floats starts from -0.0, and an empty row's sum is +0
-                        // on every backend (the interpreter defines it so).
-                        (first, second, row.iter().fold(0f64, |acc, &x| acc + x as f64) as f32)
+                        (first, second, row_sum(row.iter().copied()))
                     }
                     None => {
                         let d = g.degree(v);
@@ -158,16 +175,22 @@ impl NodeStats {
                 let mut count = vec![0u32; n * ku];
                 sum.par_chunks_mut(ku).zip(max.par_chunks_mut(ku)).zip(count.par_chunks_mut(ku)).enumerate().for_each(
                     |(v, ((sv, mv), cv))| {
-                        let mut acc = [0f64; MAX_LABEL_STATS as usize];
-                        for e in g.row(v as u32) {
+                        let row = g.row(v as u32);
+                        for e in row.clone() {
                             let h = w.map_or(1.0, |w| w[e]);
                             let l = labels[e] as usize;
-                            acc[l] += h as f64;
                             mv[l] = mv[l].max(h);
                             cv[l] += 1;
                         }
-                        for l in 0..ku {
-                            sv[l] = acc[l] as f32;
+                        if w.is_none() {
+                            for l in 0..ku {
+                                sv[l] = cv[l] as f32;
+                            }
+                        } else if let Some(w) = w {
+                            // One pass per label, in the summation order every backend uses.
+                            for (l, slot) in sv.iter_mut().enumerate() {
+                                *slot = row_sum(row.clone().map(|e| if labels[e] as usize == l { w[e] } else { 0.0 }));
+                            }
                         }
                     },
                 );
