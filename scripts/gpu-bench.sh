@@ -44,6 +44,21 @@ if [ "${SWEEP:-0}" = 1 ]; then
         done
     done
 fi
+# TUNED=1: the adaptive rule with R measured on this device and graph (--cost-ratio profile:
+# a pilot after a burn-in walk tries a ladder of R; its time is not in the kernel time).
+if [ "${TUNED:-0}" = 1 ]; then
+    for weights in uniform pareto:1 pareto:2 pareto:4; do
+        "$BIN" gen rmat --scale "$SCALE" --edge-factor 16 --seed 1 --weights "$weights" --labels 5 -o "$TMP/g.wfg" >/dev/null 2>&1
+        for spec in "node2vec|80|" "metapath|5|" "ppr2|80|--unweighted"; do
+            IFS='|' read -r walk length extra <<<"$spec"
+            if [ -n "$extra" ] && [ "$weights" != uniform ]; then continue; fi
+            # shellcheck disable=SC2086
+            line="$(WAYFARER_CACHE_DIR="$TMP/cache" "$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio profile --seed 1 -q -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
+            r="$(grep -o 'R = [0-9.]*' <<<"$line" | head -1)"
+            echo "$walk (tuned, $r)|$([ -n "$extra" ] && echo - || echo "$weights")|adaptive|$line" >>"$RAW"
+        done
+    done
+fi
 python3 - "$RAW" "$OUTMD" "$SCALE" <<'PY'
 import re, sys, subprocess
 raw, out, scale = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -176,8 +176,9 @@ struct WalkArgs {
     sampler: String,
     /// Fix the cost model instead of profiling it: `R`, `R,F` or `R,F,R_short` (trial/edge
     /// cost ratio, eRVS fixed cost in edges, the ratio on rows of at most 64 edges; all are
-    /// printed by every run). Makes runs reproducible across machines.
-    #[arg(long, value_name = "R[,F[,R_SHORT]]")]
+    /// printed by every run). Makes runs reproducible across machines. `profile` measures it
+    /// now (on the GPU: a pilot after a burn-in walk, cached per device, walk and graph).
+    #[arg(long, value_name = "R[,F[,R_SHORT]]|profile")]
     cost_ratio: Option<String>,
     /// Write original (input) ids or internal ids.
     #[arg(long, default_value = "original")]
@@ -382,8 +383,11 @@ fn read_starts(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
     Ok(v)
 }
 
-/// `--cost-ratio R[,F[,R_SHORT]]`.
+/// `--cost-ratio R[,F[,R_SHORT]]` or `profile`.
 fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
+    if s == "profile" {
+        return Ok(CostRatio::Profile);
+    }
     let nums: Vec<f64> = s
         .split(',')
         .map(|x| x.trim().parse::<f64>())
@@ -400,7 +404,8 @@ fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
 /// The GPU's cost model for `--cost-ratio` (absent: the GPU default).
 fn gpu_cost(s: Option<&str>) -> Result<wayfarer::gpu::GpuCost> {
     Ok(match s.map(parse_cost_ratio).transpose()? {
-        None | Some(CostRatio::Cached | CostRatio::Profile) => wayfarer::gpu::GpuCost::Default,
+        None | Some(CostRatio::Cached) => wayfarer::gpu::GpuCost::Default,
+        Some(CostRatio::Profile) => wayfarer::gpu::GpuCost::Tuned,
         Some(CostRatio::Fixed(r)) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
         Some(CostRatio::Model(m)) => wayfarer::gpu::GpuCost::Fixed(m),
     })

@@ -277,7 +277,7 @@ fn device_node_arrays_equal_the_cpus() {
     let req = wayfarer_compiler::analysis::requirements(&info);
     assert!(req.weight_stats && req.label_stats && req.neighbor_degree, "{req:?}");
     let compiled = dev.compile(&program, &info).unwrap();
-    for (scale, weights, weighted) in [(8, "pareto:1", true), (11, "uniform:1,5", true), (10, "pareto:2", false)] {
+    for (scale, weights, weighted) in [(8, "pareto:1", true), (11, "uniform:1:5", true), (10, "pareto:2", false)] {
         let mut g = wayfarer::graph::generate::rmat(scale, 16, scale as u64).unwrap();
         g.set_weights(Some(wayfarer::graph::generate::weights(&g, weights.parse().unwrap(), 4))).unwrap();
         g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 5 }, 5).unwrap())).unwrap();

@@ -349,7 +349,7 @@ pub fn run_streaming(
         Ok((s.clone_dtoh(&out)?, s.clone_dtoh(&lens)?, s.clone_dtoh(&stats_dev)?, secs))
     };
 
-    // The adaptive rule's R, tuned here when asked: a pilot of walkers spread over the id space
+    // The adaptive rule's R, tuned here when asked: a pilot of 65,536 walkers (after a burn-in)
     // runs the adaptive kernel on the uploaded graph under a ladder of R values, and the fastest
     // wins. (Timing eRJS and eRVS apart and dividing misleads on a GPU: in the fused kernel an
     // eRVS step holds its whole warp, which a pure-eRVS pilot never shows.) Every R is exact;
@@ -358,7 +358,14 @@ pub fn run_streaming(
     if cfg.profile && mode == 0 {
         let t = Instant::now();
         let pilot = (n as u64).min(1 << 16);
-        let pilot_starts: Vec<u32> = (0..pilot).map(|i| ((i * n as u64) / pilot) as u32).collect();
+        let spread: Vec<u32> = (0..pilot).map(|i| ((i * n as u64) / pilot) as u32).collect();
+        // Burn-in: long walks spend their time where a walk leads (hubs, degree-biased), not
+        // on uniformly chosen nodes, so the pilot starts where 16 eRJS steps from an even
+        // spread ended.
+        const BURN_IN: u32 = 16;
+        let (out, lens, _, _) = launch(0, pilot, Some(&spread), 1, CostModel::uniform(1.0, 0.0), BURN_IN)?;
+        let pilot_starts: Vec<u32> =
+            (0..pilot as usize).map(|i| out[i * (BURN_IN as usize + 1) + lens[i].max(1) as usize - 1]).collect();
         let length = cfg.length.clamp(1, 16);
         let mut best: Option<(f64, f64)> = None;
         // Warm caches and the module once before timing.
