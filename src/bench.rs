@@ -60,6 +60,14 @@ pub struct BenchArgs {
     /// Also write the table to this Markdown file.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Compare each cell's native (macro-compiled) walk with the same walk compiled at run
+    /// time by Cranelift: both run `--repeat` times, alternating; the table gives the median
+    /// rates, their ratio, and whether the walks were identical.
+    #[arg(long)]
+    pub cranelift: bool,
+    /// Runs per backend for `--cranelift` (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
 }
 
 /// A multi-line description of a graph (what `wayfarer info` prints).
@@ -201,11 +209,19 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
     );
     let _ = writeln!(out, "- command: `wayfarer {}`", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
     let _ = writeln!(out, "- timing: walk phase only (wall clock); `vs eRVS` = steps/s over eRVS-only steps/s on the same cell\n");
-    let _ = writeln!(
-        out,
-        "| workload | weights | sampler | interleave | walkers | steps | seconds | M steps/s | vs eRVS | sampler mix | R, F |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
+    if a.cranelift {
+        let _ = writeln!(
+            out,
+            "| workload | weights | sampler | walkers | steps | native M steps/s (runs) | Cranelift M steps/s (runs) | Cranelift / native (medians) | identical walks | compile ms |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    } else {
+        let _ = writeln!(
+            out,
+            "| workload | weights | sampler | interleave | walkers | steps | seconds | M steps/s | vs eRVS | sampler mix | R, F |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
+    }
     print!("{out}");
     for (si, spec) in specs.iter().enumerate() {
         let ws: generate::WeightSpec = spec.parse()?;
@@ -228,6 +244,15 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                 WalkConfig { length: 1, seed: a.seed, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Profile, interleave: 1 };
             let (_, pr) = walk.run(&g, &Starts::Nodes(vec![0]), &probe, None)?;
             let model = pr.cost;
+            if a.cranelift {
+                let lines = compare_cranelift(&a, &g, &walk, wl.key, &weights_col, &samplers, length, model)?;
+                print!("{lines}");
+                out.push_str(&lines);
+                if let Some(w) = saved {
+                    g.set_weights(Some(w))?;
+                }
+                continue;
+            }
             let mut ervs_rate = None;
             let mut rows = Vec::new();
             for &mode in &samplers {
@@ -280,6 +305,63 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
         eprintln!("wrote {}", p.display());
     }
     Ok(())
+}
+
+/// `--cranelift` rows of one cell: the native walk and its Cranelift-compiled twin, alternating.
+#[allow(clippy::too_many_arguments)]
+fn compare_cranelift(
+    a: &BenchArgs,
+    g: &CsrGraph,
+    walk: &LibraryWalk,
+    key: &str,
+    weights_col: &str,
+    samplers: &[SamplerMode],
+    length: u32,
+    model: crate::engine::CostModel,
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    let Some((source, values)) = walk.program() else {
+        return Ok(format!("| {key} | {weights_col} | - | - | - | hand-written reference: no program for Cranelift | | | | |\n"));
+    };
+    let (program, info) = wayfarer_compiler::compile_source(source).map_err(|d| d.render(source, key))?;
+    let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?;
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|x, y| x.total_cmp(y));
+        v[v.len() / 2]
+    };
+    let mut lines = String::new();
+    for &mode in samplers {
+        let cfg = WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Model(model), interleave: 8 };
+        let n = g.num_nodes() as u64;
+        let mut limit = if a.walkers > 0 { a.walkers.min(n) } else { n };
+        if !matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection) && a.slow_walkers > 0 {
+            limit = limit.min(a.slow_walkers);
+        }
+        let starts = if limit < n { Starts::Nodes((0..limit as u32).collect()) } else { Starts::EveryNode { per_node: 1 } };
+        let (mut native, mut cranelift) = (Vec::new(), Vec::new());
+        let mut identical = true;
+        let mut steps = 0;
+        for r in 0..a.repeat.max(1) {
+            let (wn, rn) = walk.run(g, &starts, &cfg, None)?;
+            let (wj, rj) = crate::engine::run(&jit, g, &starts, &cfg, None)?;
+            if r == 0 {
+                identical = wn == wj;
+            }
+            steps = rn.steps;
+            native.push(rn.steps_per_second() / 1e6);
+            cranelift.push(rj.steps_per_second() / 1e6);
+        }
+        let runs = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(", ");
+        let (rn, rj) = (runs(&native), runs(&cranelift));
+        let (mn, mj) = (median(&mut native), median(&mut cranelift));
+        lines.push_str(&format!(
+            "| {key} | {weights_col} | {mode} | {} | {steps} | {mn:.2} ({rn}) | {mj:.2} ({rj}) | {:.2} | {} | {:.1} |\n",
+            starts.count(g.num_nodes()),
+            mj / mn,
+            if identical { "yes" } else { "NO" },
+            jit.compile_seconds * 1e3
+        ));
+    }
+    Ok(lines)
 }
 
 /// UTC date and time from the system clock, without a date crate.

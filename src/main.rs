@@ -593,15 +593,11 @@ fn walk_program_file(
             if let Some(w) = writer {
                 w.finish()?;
             }
-            (
-                None,
-                report,
-                format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", dev.name, rep.kernel_seconds * 1e3, rep.total_seconds),
-            )
+            (None, report, format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", dev.name, rep.kernel_seconds * 1e3, rep.total_seconds))
         }
         None => {
             // The CPU engine, with the walk JIT-compiled by Cranelift.
-            let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?;
+            let (jit, _) = wayfarer_jit::JitWalk::compile_cached(&program, &info, &values, g.weights().is_some())?;
             let cfg = WalkConfig {
                 length,
                 seed: a.seed,
@@ -613,7 +609,7 @@ fn walk_program_file(
                 interleave: a.interleave,
             };
             let total = starts.count(g.num_nodes());
-            let (walks, report) = with_progress(total, a.quiet, |c| wayfarer::engine::run(&jit, &g, &starts, &cfg, Some(c)))?;
+            let (walks, report) = with_progress(total, a.quiet, |c| wayfarer::engine::run(&*jit, &g, &starts, &cfg, Some(c)))?;
             (Some(walks), report, format!("cpu (cranelift, compiled in {:.1} ms)", jit.compile_seconds * 1e3))
         }
     };

@@ -82,7 +82,7 @@ fn dsl_second_order_pagerank_is_exact() {
 fn the_function_itself_is_plain_rust_and_the_bound_is_compiled() {
     let g = build(&shaped_edges(Shape::Uniform));
     let stats = wayfarer::NodeStats::compute(&g, Node2vec { a: 2.0, b: 0.5 }.requirements(), true);
-    let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
+    let ctx = wayfarer::Ctx::new(&g, &stats);
     let mut w = wayfarer::Walker::<()>::new(0);
     let e = g.row(0).start;
     // Called directly, the user's function and the compiled weight agree.
@@ -105,7 +105,7 @@ fn compiled_squeeze_and_dead_end_tests_are_exact() {
     let g = build(&shaped_edges(Shape::Pareto1));
     let reqs = Node2vec { a: 0.25, b: 4.0 }.requirements();
     let stats = wayfarer::NodeStats::compute(&g, reqs, true);
-    let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
+    let ctx = wayfarer::Ctx::new(&g, &stats);
     let walk = Node2vec { a: 0.25, b: 4.0 };
     let mut enveloped = 0;
     for cur in 0..g.num_nodes() as u32 {
@@ -126,7 +126,7 @@ fn compiled_squeeze_and_dead_end_tests_are_exact() {
     // MetaPath's estimate is an exact per-label sum, so dead ends are found in O(1).
     let mp = Metapath::new(&[0, 1, 2, 0, 1]).unwrap();
     let stats = wayfarer::NodeStats::compute(&g, mp.requirements(), true);
-    let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
+    let ctx = wayfarer::Ctx::new(&g, &stats);
     for cur in 0..g.num_nodes() as u32 {
         for step in 0..3 {
             let mut w = wayfarer::Walker::<()>::new(cur);

@@ -272,7 +272,8 @@ fn the_gpu_cost_ratio_is_tuned_and_cached() {
 fn device_node_arrays_equal_the_cpus() {
     let Some(dev) = device() else { return };
     // Reads weight, label and neighbor-degree aggregates in its bound and estimate.
-    let source = "#[walk] fn mix(s: &Step, l: u32) -> f32 { if s.label() == l { s.weight() } else { s.degree(s.dst()) as f32 + s.weight() } }";
+    let source =
+        "#[walk] fn mix(s: &Step, l: u32) -> f32 { if s.label() == l { s.weight() } else { s.degree(s.dst()) as f32 + s.weight() } }";
     let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
     let req = wayfarer_compiler::analysis::requirements(&info);
     assert!(req.weight_stats && req.label_stats && req.neighbor_degree, "{req:?}");

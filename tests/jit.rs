@@ -105,7 +105,7 @@ fn jit_values_match_the_interpreter_bit_for_bit() {
         ];
         let jit = JitWalk::compile(&program, &info, &values, true).unwrap();
         let stats = wayfarer::NodeStats::compute(&g, jit.requirements(), true);
-        let ctx = wayfarer::Ctx { graph: &g, stats: &stats };
+        let ctx = wayfarer::Ctx::new(&g, &stats);
         for cur in 0..g.num_nodes() as u32 {
             for prev in [wayfarer::NO_NODE, 0, 2, 5] {
                 for step in 0..6 {
@@ -128,4 +128,29 @@ fn jit_values_match_the_interpreter_bit_for_bit() {
             }
         }
     }
+}
+
+/// Compiled code is cached within the process: the same program, values and weightedness
+/// compile once and share the machine code; different values compile anew.
+#[test]
+fn the_process_cache_compiles_a_program_once() {
+    let g = graph();
+    let walk = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
+    let (source, values) = walk.program().unwrap();
+    let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
+    let (a, hit_a) = JitWalk::compile_cached(&program, &info, &values, true).unwrap();
+    let (b, hit_b) = JitWalk::compile_cached(&program, &info, &values, true).unwrap();
+    assert!(!hit_a && hit_b && std::sync::Arc::ptr_eq(&a, &b));
+    let other = LibraryWalk::from_name("node2vec", &[("a".into(), "0.25".into())], &g, false).unwrap();
+    let (_, other_values) = other.program().unwrap();
+    let (c, hit_c) = JitWalk::compile_cached(&program, &info, &other_values, true).unwrap();
+    assert!(!hit_c && !std::sync::Arc::ptr_eq(&a, &c));
+    let (d, _) = JitWalk::compile_cached(&program, &info, &values, false).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&a, &d), "weighted and unweighted code differ");
+    // The shared code walks like a fresh compile.
+    let cfg = WalkConfig { length: 10, seed: 3, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(2.0), interleave: 4 };
+    let s = Starts::EveryNode { per_node: 1 };
+    let (wa, _) = wayfarer::engine::run(&*b, &g, &s, &cfg, None).unwrap();
+    let (wn, _) = walk.run(&g, &s, &cfg, None).unwrap();
+    assert_eq!(wa, wn);
 }

@@ -577,6 +577,8 @@ pub fn reads_edge(exprs: &Arena<Expr>, h: Handle<Expr>) -> bool {
 pub fn is_expensive(exprs: &Arena<Expr>, h: Handle<Expr>) -> bool {
     any_in(exprs, h, &|e| match e {
         Expr::Call { func: Builtin::HasEdge | Builtin::NodeProp(_), .. } => true,
+        // Derived (bound) expressions: the edges back to prev are a binary search of cur's row.
+        Expr::Node(NodeQuery::BackWeight | NodeQuery::BackCount) => true,
         // The degree of a walker-level node (cur, prev) is one cached offsets read.
         Expr::Call { func: Builtin::Degree, args } => reads_edge(exprs, args[0]),
         _ => false,

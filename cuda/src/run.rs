@@ -250,9 +250,8 @@ pub fn run_streaming(
     // Memory: the graph and its arrays, then as many queries per batch as fit.
     let total = cfg.starts.count(n);
     let stride = cfg.length as u64 + 1;
-    let node_arrays = if req.weight_stats { n * 7 * 4 } else { 0 }
-        + label_k as usize * n * 12
-        + if req.neighbor_degree { n * 8 } else { 0 };
+    let node_arrays =
+        if req.weight_stats { n * 7 * 4 } else { 0 } + label_k as usize * n * 12 + if req.neighbor_degree { n * 8 } else { 0 };
     let graph_bytes = graph.offsets().len() * 12
         + m * 4
         + graph.weights().map_or(0, |w| w.len() * 12)
@@ -349,7 +348,7 @@ pub fn run_streaming(
         Ok((s.clone_dtoh(&out)?, s.clone_dtoh(&lens)?, s.clone_dtoh(&stats_dev)?, secs))
     };
 
-    // The adaptive rule's R, tuned here when asked: a pilot of 65,536 walkers (after a burn-in)
+    // The adaptive rule's R, tuned here when asked: a pilot that fills the grid (after a burn-in)
     // runs the adaptive kernel on the uploaded graph under a ladder of R values, and the fastest
     // wins. (Timing eRJS and eRVS apart and dividing misleads on a GPU: in the fused kernel an
     // eRVS step holds its whole warp, which a pure-eRVS pilot never shows.) Every R is exact;
@@ -357,15 +356,18 @@ pub fn run_streaming(
     let mut cost = cfg.cost;
     if cfg.profile && mode == 0 {
         let t = Instant::now();
-        let pilot = (n as u64).min(1 << 16);
+        // As many walkers as the grid has lanes (at least): a smaller pilot leaves lanes idle,
+        // which flatters eRVS (a warp serving one walker costs little when its lanes had
+        // nothing else to do) and picks too large an R.
+        let lanes = launch_cfg.grid_dim.0 as u64 * launch_cfg.block_dim.0 as u64;
+        let pilot = (n as u64).min(lanes.max(1 << 16));
         let spread: Vec<u32> = (0..pilot).map(|i| ((i * n as u64) / pilot) as u32).collect();
         // Burn-in: long walks spend their time where a walk leads (hubs, degree-biased), not
         // on uniformly chosen nodes, so the pilot starts where 16 eRJS steps from an even
         // spread ended.
         const BURN_IN: u32 = 16;
         let (out, lens, _, _) = launch(0, pilot, Some(&spread), 1, CostModel::uniform(1.0, 0.0), BURN_IN)?;
-        let pilot_starts: Vec<u32> =
-            (0..pilot as usize).map(|i| out[i * (BURN_IN as usize + 1) + lens[i].max(1) as usize - 1]).collect();
+        let pilot_starts: Vec<u32> = (0..pilot as usize).map(|i| out[i * (BURN_IN as usize + 1) + lens[i].max(1) as usize - 1]).collect();
         let length = cfg.length.clamp(1, 16);
         let mut best: Option<(f64, f64)> = None;
         // Warm caches and the module once before timing.
@@ -552,7 +554,13 @@ fn prepare(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGraph, hub_budget: 
     g.u32(n as u32).u64(offsets).u64(targets).u64(edges).u64(weights).u64(labels).u64(times);
     g.u64(node_w).u64(weight_max).u64(weight_min).u64(weight_sum).u32(label_k).u64(label_max).u64(label_sum).u64(label_count);
     g.u64(nbr_max).u64(nbr_min).u64(props).u64(hub_slot).u64(hub_bits).u64(hubs.words as u64);
-    Ok(Prepared { up, image: g.finish(), hubs: hubs.nodes.len(), seconds, stats: [weight_max, weight_min, weight_sum, label_max, label_sum, label_count, nbr_max, nbr_min] })
+    Ok(Prepared {
+        up,
+        image: g.finish(),
+        hubs: hubs.nodes.len(),
+        seconds,
+        stats: [weight_max, weight_min, weight_sum, label_max, label_sum, label_count, nbr_max, nbr_min],
+    })
 }
 
 /// The per-node arrays `walk` needs, computed by the device's preprocessing kernels and read

@@ -55,8 +55,9 @@ pub struct JitState(pub [u64; MAX_STATE]);
 pub(crate) type JitWalker = Walker<JitState>;
 
 /// The graph, arrays and parameters as compiled code reads them (raw pointers into the
-/// caller's graph and stats, valid for one call).
+/// caller's graph and stats, valid for one call, or for one run when prepared).
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub(crate) struct JitCtx {
     pub offsets: *const u64,
     pub targets: *const u32,
@@ -76,12 +77,33 @@ pub(crate) struct JitCtx {
     pub props: *const *const f32,
 }
 
+/// What [`Walk::prepare`] keeps for one run: the pointer image (built once instead of at
+/// every call) and the context the Rust helpers read.
+struct JitPrepared {
+    graph: *const CsrGraph,
+    stats: *const wayfarer_runtime::NodeStats,
+    // `jc.ctx` points here; `jc.props` into `props`. Both live as long as the box.
+    helper_ctx: Ctx<'static>,
+    props: Vec<*const f32>,
+    jc: JitCtx,
+}
+
+// SAFETY: the pointers refer to the run's graph and arrays, which are shared read-only by all
+// threads for the run's duration (the box lives in the engine's run and is dropped with it).
+unsafe impl Send for JitPrepared {}
+unsafe impl Sync for JitPrepared {}
+
+/// Draws a routine may take without a heap allocation.
+const STACK_DRAWS: usize = 16;
+
 type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
 type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64);
 type EnvelopeFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64, *mut f32);
 
 /// A walk compiled by Cranelift, ready for the CPU engine.
 pub struct JitWalk {
+    /// Unique per compiled walk: the owner tag of its prepared data.
+    id: u64,
     name: String,
     program_form: Form,
     state_types: Vec<Scalar>,
@@ -193,7 +215,7 @@ impl JitWalk {
         let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
         lower::register_helpers(&mut jb);
         let mut module = JITModule::new(jb);
-        let mut c = lower::Compiler::new(&mut module, program, &offsets, weighted);
+        let mut c = lower::Compiler::new(&mut module, program, values, &offsets, weighted);
         let weight = c.value_fn("wf_weight", &program.exprs, &program.types, program.result).map_err(err)?;
         let bound_h = info.bound.unwrap_or(info.sum_estimate);
         let bound = c.value_fn("wf_bound", &info.derived.exprs, &info.derived.types, bound_h).map_err(err)?;
@@ -226,7 +248,9 @@ impl JitWalk {
         // SAFETY: defined above with exactly this signature.
         let envelope = envelope.map(|id| unsafe { std::mem::transmute::<*const u8, EnvelopeFn>(module.get_finalized_function(id)) });
         use wayfarer_compiler::ir::StepField;
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(JitWalk {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             name: program.name.clone(),
             program_form: program.form,
             state_types: program.state.iter().map(|s| s.ty).collect(),
@@ -257,6 +281,28 @@ impl JitWalk {
             clif,
             _module: module,
         })
+    }
+
+    /// [`JitWalk::compile`], cached for the life of the process: the same program (its IR,
+    /// analysis, hyperparameter values and weightedness) compiles once; later calls share the
+    /// machine code (`compile_seconds` then reports the first compile).
+    pub fn compile_cached(
+        program: &Program,
+        info: &WalkInfo,
+        values: &[ParamValue],
+        weighted: bool,
+    ) -> Result<(std::sync::Arc<Self>, bool), JitError> {
+        use std::collections::HashMap;
+        use std::sync::{Arc, Mutex, OnceLock};
+        static CACHE: OnceLock<Mutex<HashMap<String, Arc<JitWalk>>>> = OnceLock::new();
+        let key = format!("{program:?}|{info:?}|{values:?}|{weighted}");
+        let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+        if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok((hit.clone(), true));
+        }
+        let walk = Arc::new(Self::compile(program, info, values, weighted)?);
+        cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, walk.clone());
+        Ok((walk, false))
     }
 
     /// The form the walk was written in.
@@ -291,23 +337,59 @@ impl JitWalk {
         self.props.iter().map(|p| ctx.graph.node_property(p).map_or(std::ptr::null(), |v| v.as_ptr())).collect()
     }
 
+    /// This walk's prepared image for `ctx`, if the engine prepared one (for this walk, this
+    /// graph and these arrays).
     #[inline]
-    fn call_value(&self, f: ValueFn, ctx: &Ctx, w: &Walker<JitState>, e: u64) -> f32 {
-        let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
-        let jc = self.jit_ctx(ctx, &[], &props);
-        // SAFETY: `jc` points into `ctx`'s live graph and arrays; the compiled code reads only
-        // in-bounds entries (edge `e` of the walker's row, nodes checked against num_nodes) and
-        // the walker in place (`Walker` is `repr(C)`).
-        unsafe { f(&jc, w, e) }
+    fn prepared<'c>(&self, ctx: &Ctx<'c>) -> Option<&'c JitCtx> {
+        let p = ctx.prepared?;
+        if p.owner != self.id {
+            return None;
+        }
+        // SAFETY: only this walk's `prepare` makes a `Prepared` with its id, always holding a
+        // `JitPrepared` (ids are unique per JitWalk: a global counter).
+        let jp = unsafe { &*(p.data.as_ref() as *const (dyn std::any::Any + Send + Sync) as *const JitPrepared) };
+        (std::ptr::eq(jp.graph, ctx.graph) && std::ptr::eq(jp.stats, ctx.stats)).then_some(&jp.jc)
     }
 
-    fn call_routine(&self, k: usize, f: RoutineFn, ctx: &Ctx, w: &Walker<JitState>, rng: &mut StepRng) -> Vec<u64> {
-        let draws: Vec<f64> = (0..self.draws[k]).map(|_| rng.uniform()).collect();
-        let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
-        let jc = self.jit_ctx(ctx, &draws, &props);
-        let mut out = vec![0u64; self.state_types.len() + 2];
-        // SAFETY: as in `call_value`; `out` has room for every output the routine writes.
-        unsafe { f(&jc, w, out.as_mut_ptr()) };
+    /// Calls `f` with the pointer image of `ctx` (prepared, or built for this call) and `draws`.
+    #[inline]
+    fn with_jit_ctx<R>(&self, ctx: &Ctx, draws: &[f64], f: impl FnOnce(&JitCtx) -> R) -> R {
+        match self.prepared(ctx) {
+            Some(jc) if draws.is_empty() => f(jc),
+            Some(jc) => f(&JitCtx { draws: draws.as_ptr(), ..*jc }),
+            None => {
+                let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
+                f(&self.jit_ctx(ctx, draws, &props))
+            }
+        }
+    }
+
+    #[inline]
+    fn call_value(&self, f: ValueFn, ctx: &Ctx, w: &Walker<JitState>, e: u64) -> f32 {
+        // SAFETY: the image points into `ctx`'s live graph and arrays; the compiled code reads
+        // only in-bounds entries (edge `e` of the walker's row, nodes checked against
+        // num_nodes) and the walker in place (`Walker` is `repr(C)`).
+        self.with_jit_ctx(ctx, &[], |jc| unsafe { f(jc, w, e) })
+    }
+
+    /// Runs routine `k`; returns the new state fields followed by cur and prev.
+    fn call_routine(&self, k: usize, f: RoutineFn, ctx: &Ctx, w: &Walker<JitState>, rng: &mut StepRng) -> [u64; MAX_STATE + 2] {
+        let n = self.draws[k] as usize;
+        let mut stack = [0f64; STACK_DRAWS];
+        let heap: Vec<f64>;
+        let draws: &[f64] = if n <= STACK_DRAWS {
+            for d in &mut stack[..n] {
+                *d = rng.uniform();
+            }
+            &stack[..n]
+        } else {
+            heap = (0..n).map(|_| rng.uniform()).collect();
+            &heap
+        };
+        let mut out = [0u64; MAX_STATE + 2];
+        // SAFETY: as in `call_value`; `out` has room for every output the routine writes
+        // (at most MAX_STATE fields, then cur and prev).
+        self.with_jit_ctx(ctx, draws, |jc| unsafe { f(jc, w, out.as_mut_ptr()) });
         out
     }
 
@@ -343,6 +425,16 @@ impl Walk for JitWalk {
         }
         Ok(())
     }
+    fn prepare(&self, ctx: &Ctx) -> Option<wayfarer_runtime::Prepared> {
+        // SAFETY (lifetime): the box lives in the engine's run, which borrows the graph and
+        // arrays for longer; `prepared` checks the graph, arrays and walk before every use.
+        let helper_ctx: Ctx<'static> = unsafe { std::mem::transmute::<Ctx<'_>, Ctx<'static>>(Ctx::new(ctx.graph, ctx.stats)) };
+        let props = self.props(ctx);
+        let mut p = Box::new(JitPrepared { graph: ctx.graph, stats: ctx.stats, helper_ctx, props, jc: self.jit_ctx(ctx, &[], &[]) });
+        p.jc.ctx = (&p.helper_ctx as *const Ctx<'static>).cast();
+        p.jc.props = p.props.as_ptr();
+        Some(wayfarer_runtime::Prepared { owner: self.id, data: p })
+    }
     fn init(&self, ctx: &Ctx, w: &mut Walker<JitState>, rng: &mut StepRng) {
         if let Some(f) = self.init {
             let out = self.call_routine(0, f, ctx, w, rng);
@@ -356,11 +448,9 @@ impl Walk for JitWalk {
     #[inline]
     fn weight_envelope(&self, ctx: &Ctx, w: &Walker<JitState>, e: usize) -> Option<(f32, f32)> {
         let f = self.envelope?;
-        let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
-        let jc = self.jit_ctx(ctx, &[], &props);
         let mut out = [0f32; 2];
         // SAFETY: as in `call_value`; `out` holds the two floats the function writes.
-        unsafe { f(&jc, w, e as u64, out.as_mut_ptr()) };
+        self.with_jit_ctx(ctx, &[], |jc| unsafe { f(jc, w, e as u64, out.as_mut_ptr()) });
         Some((out[0], out[1]))
     }
     fn bound(&self, ctx: &Ctx, w: &Walker<JitState>) -> Bound {

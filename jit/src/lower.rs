@@ -12,8 +12,10 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
 use std::collections::HashMap;
 use std::mem::offset_of;
+use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
 use wayfarer_compiler::ir::*;
 use wayfarer_runtime::Ctx;
+use wayfarer_runtime::graph::{CsrGraph, NO_NODE};
 
 // ---- helpers the compiled code calls (graph queries and libm, as the native backend) ----
 
@@ -127,6 +129,9 @@ fn ty(s: Scalar) -> Type {
 pub(crate) struct Compiler<'m> {
     module: &'m mut JITModule,
     program: &'m Program,
+    values: &'m [ParamValue],
+    /// A graph with no nodes: the evaluator's graph when it folds constants (which read none).
+    no_graph: CsrGraph,
     param_offsets: &'m [usize],
     weighted: bool,
     fctx: FunctionBuilderContext,
@@ -140,6 +145,10 @@ struct L<'a, 'b> {
     exprs: &'a Arena<Expr>,
     types: &'a [Scalar],
     program: &'a Program,
+    values: &'a [ParamValue],
+    no_graph: &'a CsrGraph,
+    /// Which expressions are constants for these hyperparameter values (see `constant`).
+    consts: HashMap<usize, Option<Value>>,
     param_offsets: &'a [usize],
     weighted: bool,
     ctx: CValue,
@@ -155,11 +164,31 @@ fn trusted() -> MemFlagsData {
     MemFlagsData::trusted()
 }
 
+/// Loads: nothing a compiled function reads (graph, arrays, walker, parameters, draws) is
+/// written while it runs (its outputs go to a separate buffer), so Cranelift may reuse a
+/// load's value across calls. Not `can_move`: guarded loads must stay behind their guards.
+fn readonly() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly()
+}
+
 impl<'m> Compiler<'m> {
-    pub(crate) fn new(module: &'m mut JITModule, program: &'m Program, param_offsets: &'m [usize], weighted: bool) -> Self {
+    pub(crate) fn new(
+        module: &'m mut JITModule,
+        program: &'m Program,
+        values: &'m [ParamValue],
+        param_offsets: &'m [usize],
+        weighted: bool,
+    ) -> Self {
+        let no_graph = CsrGraph::from_parts(
+            wayfarer_runtime::graph::CsrParts { offsets: vec![0], ..Default::default() },
+            wayfarer_runtime::graph::Orientation::Directed,
+        )
+        .expect("an empty graph is valid");
         Compiler {
             module,
             program,
+            values,
+            no_graph,
             param_offsets,
             weighted,
             fctx: FunctionBuilderContext::new(),
@@ -200,6 +229,9 @@ impl<'m> Compiler<'m> {
                 exprs,
                 types: types_,
                 program: self.program,
+                values: self.values,
+                no_graph: &self.no_graph,
+                consts: HashMap::new(),
                 param_offsets: self.param_offsets,
                 weighted: self.weighted,
                 ctx: params[0],
@@ -282,7 +314,7 @@ impl<'m> Compiler<'m> {
             l.e = if init {
                 l.b.ins().iconst(types::I64, 0)
             } else {
-                l.b.ins().load(types::I64, trusted(), l.w, offset_of!(JitWalker, last_edge) as i32)
+                l.b.ins().load(types::I64, readonly(), l.w, offset_of!(JitWalker, last_edge) as i32)
             };
             for (i, h) in r.outputs.iter().enumerate() {
                 let v = l.lower(*h)?;
@@ -327,14 +359,14 @@ const HELPERS: [&str; 19] = [
 
 impl L<'_, '_> {
     fn ctx_field(&mut self, t: Type, off: usize) -> CValue {
-        self.b.ins().load(t, trusted(), self.ctx, off as i32)
+        self.b.ins().load(t, readonly(), self.ctx, off as i32)
     }
 
     /// `base[idx]` for a 64-bit index.
     fn load_at(&mut self, t: Type, base: CValue, idx64: CValue, size: i64) -> CValue {
         let scaled = self.b.ins().imul_imm_s(idx64, size);
         let addr = self.b.ins().iadd(base, scaled);
-        self.b.ins().load(t, trusted(), addr, 0)
+        self.b.ins().load(t, readonly(), addr, 0)
     }
 
     fn u32_to_i64(&mut self, v: CValue) -> CValue {
@@ -379,9 +411,64 @@ impl L<'_, '_> {
         }
     }
 
+    /// The value of `h` if it depends on hyperparameters and literals only (the walk is
+    /// compiled for fixed values, so `a > 0.0` or `h_max / a` with a known `a` fold away,
+    /// and a branch on a constant keeps one arm). Computed by the reference interpreter, so
+    /// folding cannot change a result. A select with a constant condition is constant if its
+    /// taken arm is; the interpreter evaluates only that arm.
+    fn constant(&mut self, h: Handle<Expr>) -> Option<Value> {
+        if let Some(c) = self.consts.get(&h.index()) {
+            return *c;
+        }
+        let all = |l: &mut Self, xs: &[Handle<Expr>]| xs.iter().all(|&x| l.constant(x).is_some());
+        let foldable = match self.exprs.get(h).clone() {
+            Expr::Literal(_) | Expr::Param(_) => true,
+            Expr::ParamIndex { index, .. } => all(self, &[index]),
+            Expr::Unary { arg, .. } => all(self, &[arg]),
+            Expr::Binary { lhs, rhs, .. } => all(self, &[lhs, rhs]),
+            Expr::Cast { expr, .. } => all(self, &[expr]),
+            Expr::Select { cond, then, other } => match self.constant(cond) {
+                Some(c) => all(self, &[if c == Value::Bool(true) { then } else { other }]),
+                None => false,
+            },
+            Expr::Call { func: Builtin::Degree | Builtin::HasEdge | Builtin::NodeProp(_), .. } => false,
+            Expr::Call { args, .. } => all(self, &args),
+            _ => false,
+        };
+        let v = foldable.then(|| {
+            let ev = Evaluator {
+                graph: self.no_graph,
+                params: self.values,
+                state: State { cur: NO_NODE, prev: NO_NODE, start: NO_NODE, step: 0 },
+                edge: None,
+                props: &[],
+                fields: &[],
+                draws: &[],
+            };
+            ev.eval(self.exprs, self.types, h)
+        });
+        self.consts.insert(h.index(), v);
+        v
+    }
+
+    fn const_value(&mut self, v: Value) -> CValue {
+        match v {
+            Value::F32(x) => self.b.ins().f32const(x),
+            Value::F64(x) => self.b.ins().f64const(x),
+            Value::I32(x) => self.b.ins().iconst(types::I32, x as u32 as i64),
+            Value::U32(x) => self.b.ins().iconst(types::I32, x as i64),
+            Value::Bool(x) => self.b.ins().iconst(types::I8, x as i64),
+        }
+    }
+
     fn lower(&mut self, h: Handle<Expr>) -> Result<CValue, String> {
         if let Some(v) = self.memo.get(&h.index()) {
             return Ok(*v);
+        }
+        if let Some(c) = self.constant(h) {
+            let v = self.const_value(c);
+            self.memo.insert(h.index(), v);
+            return Ok(v);
         }
         let t = self.types[h.index()];
         let v = match self.exprs.get(h).clone() {
@@ -391,7 +478,7 @@ impl L<'_, '_> {
             Expr::Literal(Literal::Bool(x)) => self.b.ins().iconst(types::I8, x as i64),
             Expr::Param(i) => {
                 let p = self.ctx_field(PTR, offset_of!(JitCtx, params));
-                self.b.ins().load(ty(t), trusted(), p, self.param_offsets[i] as i32)
+                self.b.ins().load(ty(t), readonly(), p, self.param_offsets[i] as i32)
             }
             Expr::ParamIndex { param, index } => {
                 let (elem, n) = match self.program.params[param].ty {
@@ -410,10 +497,10 @@ impl L<'_, '_> {
                 self.b.ins().select(inside, v, z)
             }
             Expr::Step(f) => match f {
-                StepField::Cur => self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, cur) as i32),
-                StepField::Prev => self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, prev) as i32),
-                StepField::Start => self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, start) as i32),
-                StepField::Step => self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, step) as i32),
+                StepField::Cur => self.b.ins().load(types::I32, readonly(), self.w, offset_of!(JitWalker, cur) as i32),
+                StepField::Prev => self.b.ins().load(types::I32, readonly(), self.w, offset_of!(JitWalker, prev) as i32),
+                StepField::Start => self.b.ins().load(types::I32, readonly(), self.w, offset_of!(JitWalker, start) as i32),
+                StepField::Step => self.b.ins().load(types::I32, readonly(), self.w, offset_of!(JitWalker, step) as i32),
                 StepField::Edge => self.b.ins().ireduce(types::I32, self.e),
                 StepField::Dst => {
                     let base = self.ctx_field(PTR, offset_of!(JitCtx, targets));
@@ -442,12 +529,12 @@ impl L<'_, '_> {
                     return Err("too many state fields".into());
                 }
                 let off = offset_of!(JitWalker, state) + 8 * i;
-                let raw = self.b.ins().load(types::I64, trusted(), self.w, off as i32);
+                let raw = self.b.ins().load(types::I64, readonly(), self.w, off as i32);
                 self.from_bits(raw, t)
             }
             Expr::Draw(k) => {
                 let d = self.ctx_field(PTR, offset_of!(JitCtx, draws));
-                self.b.ins().load(types::F64, trusted(), d, 8 * k as i32)
+                self.b.ins().load(types::F64, readonly(), d, 8 * k as i32)
             }
             Expr::Unary { op: UnaryOp::Not, arg } => {
                 let a = self.lower(arg)?;
@@ -462,6 +549,10 @@ impl L<'_, '_> {
                 let a = self.lower(lhs)?;
                 let b = self.lower(rhs)?;
                 self.binary(op, lt, a, b)
+            }
+            Expr::Select { cond, then, other } if self.constant(cond).is_some() => {
+                let taken = if self.constant(cond) == Some(Value::Bool(true)) { then } else { other };
+                self.lower(taken)?
             }
             Expr::Select { cond, then, other } => {
                 let c = self.lower(cond)?;
@@ -693,7 +784,7 @@ impl L<'_, '_> {
     }
 
     fn node(&mut self, q: NodeQuery) -> Result<CValue, String> {
-        let cur = self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, cur) as i32);
+        let cur = self.b.ins().load(types::I32, readonly(), self.w, offset_of!(JitWalker, cur) as i32);
         let cur64 = self.u32_to_i64(cur);
         let ctx = self.ctx;
         Ok(match q {
@@ -714,7 +805,7 @@ impl L<'_, '_> {
             }
             NodeQuery::Degree => self.degree(cur),
             NodeQuery::BackWeight | NodeQuery::BackCount => {
-                let prev = self.b.ins().load(types::I32, trusted(), self.w, offset_of!(JitWalker, prev) as i32);
+                let prev = self.b.ins().load(types::I32, readonly(), self.w, offset_of!(JitWalker, prev) as i32);
                 self.call(if q == NodeQuery::BackWeight { "wf_back_weight" } else { "wf_back_count" }, &[ctx, cur, prev])
             }
             NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l) => {

@@ -22,7 +22,7 @@ proptest! {
         let params = vec![ParamValue::Scalar(Value::F32(a)), ParamValue::Scalar(Value::F32(b))];
         let jit = JitWalk::compile(&program, &info, &params, true).unwrap();
         let stats = NodeStats::compute(&g, jit.requirements(), true);
-        let ctx = Ctx { graph: &g, stats: &stats };
+        let ctx = Ctx::new(&g, &stats);
         let n = g.num_nodes();
         let state = State { cur: cur.index(n) as u32, prev: prev.map_or(NO_NODE, |p| p.index(n) as u32), start: 0, step };
         let fields = if impl_form { vec![Value::F32(x), Value::U32(k)] } else { Vec::new() };

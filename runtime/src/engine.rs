@@ -671,7 +671,9 @@ pub fn run<W: Walk>(
     let t0 = Instant::now();
     let stats = NodeStats::compute(graph, walk.requirements(), walk.weighted());
     let precompute_seconds = t0.elapsed().as_secs_f64();
-    let ctx = Ctx { graph, stats: &stats };
+    let base = Ctx::new(graph, &stats);
+    let prepared = walk.prepare(&base);
+    let ctx = Ctx { prepared: prepared.as_ref(), ..base };
     let needs_ratio = cfg.sampler == SamplerMode::Adaptive;
     let t1 = Instant::now();
     let (cost, source) = if !needs_ratio {
@@ -942,7 +944,7 @@ mod tests {
         g.set_weights(Some(crate::graph::generate::weights(&g, "uniform".parse().unwrap(), 2))).unwrap();
         let walk = Node2vec::new(2.0, 0.5, Weighting::Weighted).unwrap();
         let stats = NodeStats::compute(&g, walk.requirements(), true);
-        let m = profile_cost_model(&walk, &Ctx { graph: &g, stats: &stats });
+        let m = profile_cost_model(&walk, &Ctx::new(&g, &stats));
         assert!(m.validate().is_ok(), "{m:?}");
     }
 }

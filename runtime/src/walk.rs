@@ -220,13 +220,32 @@ impl NodeStats {
     }
 }
 
-/// What a walk's functions can see: the graph and the precomputed per-node arrays.
+/// What a walk's functions can see: the graph, the precomputed per-node arrays, and what
+/// the walk itself prepared for this run ([`Walk::prepare`]).
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     /// The graph.
     pub graph: &'a CsrGraph,
     /// Precomputed per-node aggregates.
     pub stats: &'a NodeStats,
+    /// What [`Walk::prepare`] returned for this graph and these arrays, if anything.
+    pub prepared: Option<&'a Prepared>,
+}
+
+/// Per-run data of one walk ([`Walk::prepare`]), tagged with the walk's identity so that a
+/// walk only ever reads its own.
+pub struct Prepared {
+    /// An id unique to the walk object that made it (e.g. from a global counter).
+    pub owner: u64,
+    /// The data.
+    pub data: Box<dyn std::any::Any + Send + Sync>,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context with nothing prepared.
+    pub fn new(graph: &'a CsrGraph, stats: &'a NodeStats) -> Self {
+        Ctx { graph, stats, prepared: None }
+    }
 }
 
 impl Ctx<'_> {
@@ -381,6 +400,11 @@ pub trait Walk: Sync {
         Ok(())
     }
 
+    /// Data to compute once per run from the graph and arrays (a JIT-compiled walk keeps the
+    /// raw-pointer image its machine code reads); the engine puts it in [`Ctx::prepared`].
+    fn prepare(&self, _ctx: &Ctx) -> Option<Prepared> {
+        None
+    }
     /// Initialises a walker's program state.
     fn init(&self, _ctx: &Ctx, _walker: &mut Walker<Self::State>, _rng: &mut StepRng) {}
 
