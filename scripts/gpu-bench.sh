@@ -44,18 +44,17 @@ if [ "${SWEEP:-0}" = 1 ]; then
         done
     done
 fi
-# TUNED=1: the adaptive rule with R measured on this device and graph (--cost-ratio profile:
-# a pilot after a burn-in walk tries a ladder of R; its time is not in the kernel time).
-if [ "${TUNED:-0}" = 1 ]; then
+# FIXED=1: the adaptive rule with the fixed model R = 4, F = 64 (the default tunes R on this
+# device and graph: a pilot after a burn-in walk tries a ladder of R; cached per graph).
+if [ "${FIXED:-0}" = 1 ]; then
     for weights in uniform pareto:1 pareto:2 pareto:4; do
         "$BIN" gen rmat --scale "$SCALE" --edge-factor 16 --seed 1 --weights "$weights" --labels 5 -o "$TMP/g.wfg" >/dev/null 2>&1
         for spec in "node2vec|80|" "metapath|5|" "ppr2|80|--unweighted"; do
             IFS='|' read -r walk length extra <<<"$spec"
             if [ -n "$extra" ] && [ "$weights" != uniform ]; then continue; fi
             # shellcheck disable=SC2086
-            line="$(WAYFARER_CACHE_DIR="$TMP/cache" "$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio profile --seed 1 -q -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
-            r="$(grep -o 'R = [0-9.]*' <<<"$line" | head -1)"
-            echo "$walk (tuned, $r)|$([ -n "$extra" ] && echo - || echo "$weights")|adaptive|$line" >>"$RAW"
+            line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio 4,64 --seed 1 -q -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
+            echo "$walk (fixed R=4)|$([ -n "$extra" ] && echo - || echo "$weights")|adaptive|$line" >>"$RAW"
         done
     done
 fi
@@ -66,11 +65,14 @@ gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format
 rows = []
 for line in open(raw):
     key, weights, sampler, summary = line.rstrip("\n").split("|", 3)
-    m = re.search(r"(\d+) walkers, (\d+) steps in .*kernel ([\d.]+) ms, end-to-end ([\d.]+) s, preprocessing ([\d.]+) ms, writing ([\d.]+) s.*?\[(.*?)\]", summary)
+    m = re.search(r"(\d+) walkers, (\d+) steps in .*kernel ([\d.]+) ms, end-to-end ([\d.]+) s, preprocessing ([\d.]+) ms, R profile [\d.]+ ms, writing ([\d.]+) s.*?\[(.*?)\]", summary)
     if not m:
         rows.append(f"| {key} | {weights} | {sampler} | error: {summary[:120]} | | | | | | | |")
         continue
     walkers, steps, kernel, e2e, prep, write, mix = m.groups()
+    rv = re.search(r"R = ([\d.]+)", summary)
+    if sampler == "adaptive" and rv:
+        mix = f"{mix} (R={float(rv.group(1)):g})"
     rate = int(steps) / (float(kernel) / 1e3) / 1e6
     rows.append(f"| {key} | {weights} | {sampler} | {walkers} | {steps} | {float(kernel):.2f} | {float(e2e)*1000:.1f} | {float(prep):.1f} | {float(write)*1000:.1f} | {rate:.1f} | {mix} |")
 with open(out, "w") as f:

@@ -50,9 +50,11 @@ pub enum GpuCost {
     Default,
     /// This model.
     Fixed(CostModel),
-    /// Tuned on a pilot on this device for this walk and graph (a ladder of `R`, the fastest
-    /// wins), then cached. Measured on R-MAT 20 it lost to the default on most cells
-    /// (`bench/results/2026-11-30-gpu-rmat20.md`), so it is opt-in.
+    /// Tuned on a pilot on this device for this walk and graph (a burn-in walk, then a ladder
+    /// of `R` on a pilot that fills the grid; the fastest wins), then cached per device, walk
+    /// and graph: what the CLI and the builder use unless a model is given. On R-MAT 20 it
+    /// beat [`GPU_COST_MODEL`] on four of nine adaptive cells and lost about 10% on two
+    /// (`bench/results/2026-11-30-gpu-rmat20-jumps-prep.md`).
     Tuned,
 }
 

@@ -401,11 +401,11 @@ fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
     })
 }
 
-/// The GPU's cost model for `--cost-ratio` (absent: the GPU default).
+/// The GPU's cost model for `--cost-ratio` (absent: tuned on this device for this walk and
+/// graph, then cached).
 fn gpu_cost(s: Option<&str>) -> Result<wayfarer::gpu::GpuCost> {
     Ok(match s.map(parse_cost_ratio).transpose()? {
-        None | Some(CostRatio::Cached) => wayfarer::gpu::GpuCost::Default,
-        Some(CostRatio::Profile) => wayfarer::gpu::GpuCost::Tuned,
+        None | Some(CostRatio::Cached | CostRatio::Profile) => wayfarer::gpu::GpuCost::Tuned,
         Some(CostRatio::Fixed(r)) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
         Some(CostRatio::Model(m)) => wayfarer::gpu::GpuCost::Fixed(m),
     })
@@ -494,11 +494,12 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
                 }
             };
             let name = format!(
-                "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, preprocessing {:.1} ms, writing {:.3} s, {} batch{})",
+                "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, preprocessing {:.1} ms, R profile {:.1} ms, writing {:.3} s, {} batch{})",
                 dev.name,
                 rep.kernel_seconds * 1e3,
                 rep.total_seconds,
                 rep.precompute_seconds * 1e3,
+                rep.profile_seconds * 1e3,
                 rep.output_seconds,
                 rep.batches,
                 if rep.batches == 1 { "" } else { "es" }

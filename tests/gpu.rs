@@ -6,6 +6,8 @@
 //! `WAYFARER_REQUIRE_GPU=1`, where a missing GPU is a failure.
 
 mod common;
+#[path = "programs/random.rs"]
+mod random_programs;
 
 use common::*;
 use wayfarer::gpu::{CudaDevice, GpuCost, run_library_walk};
@@ -350,4 +352,113 @@ fn ervs_jumps_are_exact_on_long_skewed_rows() {
         assert!(p > 1e-4, "{mode}: chi-square p = {p}");
         eprintln!("{mode}: p = {p:.3}");
     }
+}
+
+/// The CUDA half of `tests/backends.rs`: the pinned random programs (drawn from the walk
+/// grammar) on the GPU. Under eRJS the GPU walks equal the CPU's except after an eRJS->eRVS
+/// fallback (the GPU's eRVS draws differ by design), and a program that fails on the CPU
+/// (a NaN or infinite weight) fails on the GPU; under eRVS and adaptive, the first step from
+/// the busiest node matches the exact w / Σw (chi-square).
+struct GpuLikeCpu<'a> {
+    dev: &'a CudaDevice,
+    g: &'a wayfarer::CsrGraph,
+    what: String,
+    walked: usize,
+    checked_distributions: usize,
+}
+
+impl random_programs::Visitor for GpuLikeCpu<'_> {
+    fn visit<W: wayfarer::Walk>(&mut self, walk: &W) {
+        let g = self.g;
+        let src = walk.source().expect("macro walks carry their source");
+        let (program, info) = wayfarer_compiler::compile_source(src.source).unwrap();
+        let values = wayfarer::gpu::program_values(&program, &src.params).unwrap();
+        let run_gpu = |starts: &Starts, length: u32, sampler: SamplerMode| {
+            wayfarer::gpu::run_program(
+                self.dev,
+                &program,
+                &info,
+                &values,
+                "random",
+                g,
+                starts,
+                length,
+                21,
+                sampler,
+                GpuCost::Default,
+                false,
+            )
+        };
+        // eRJS: the CPU's walks.
+        let starts = Starts::EveryNode { per_node: 2 };
+        let cfg = WalkConfig { length: 12, seed: 21, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 4 };
+        let cpu = wayfarer::engine::run(walk, g, &starts, &cfg, None);
+        let gpu = run_gpu(&starts, 12, SamplerMode::Rejection);
+        match (&cpu, &gpu) {
+            (Ok((cw, cr)), Ok((gw, _, gr))) => {
+                let differ = (0..cw.len()).filter(|&i| cw.walk(i) != gw.walk(i)).count() as u64;
+                assert!(
+                    differ <= cr.stats.rejection_fallbacks.min(gr.stats.rejection_fallbacks),
+                    "{}: {differ} walks differ with {} / {} fallbacks\n{}",
+                    self.what,
+                    cr.stats.rejection_fallbacks,
+                    gr.stats.rejection_fallbacks,
+                    src.source
+                );
+                self.walked += 1;
+            }
+            (Err(_), Err(_)) => {}
+            _ => panic!(
+                "{}: CPU {:?} but GPU {:?}\n{}",
+                self.what,
+                cpu.as_ref().map(|_| "walked").map_err(|e| e.to_string()),
+                gpu.as_ref().map(|_| "walked").map_err(|e| e.to_string()),
+                src.source
+            ),
+        }
+        // eRVS and adaptive: the first step's distribution from the busiest node.
+        let v0 = (0..g.num_nodes() as u32).max_by_key(|&v| g.degree(v)).unwrap();
+        let stats = wayfarer::NodeStats::compute(g, walk.requirements(), walk.weighted());
+        let ctx = wayfarer::Ctx::new(g, &stats);
+        let w0 = wayfarer::Walker::<W::State>::new(v0);
+        let weights: Vec<f32> = g.row(v0).map(|e| walk.weight(&ctx, &w0, e)).collect();
+        if weights.iter().any(|w| !w.is_finite()) || weights.iter().all(|&w| w == 0.0) {
+            return;
+        }
+        let total: f64 = weights.iter().map(|&w| w as f64).sum();
+        let mut probs = std::collections::HashMap::<u32, f64>::new();
+        for (e, &w) in g.row(v0).zip(&weights) {
+            if w > 0.0 {
+                *probs.entry(g.targets()[e]).or_default() += w as f64 / total;
+            }
+        }
+        for sampler in [SamplerMode::Reservoir, SamplerMode::Adaptive] {
+            let s = Starts::Nodes(vec![v0; 100_000]);
+            let (walks, _, _) = run_gpu(&s, 1, sampler).unwrap_or_else(|e| panic!("{}: {e}\n{}", self.what, src.source));
+            let mut counts = std::collections::HashMap::<u32, u64>::new();
+            for i in 0..walks.len() {
+                *counts.entry(walks.walk(i)[1]).or_default() += 1;
+            }
+            let p = chi_square_p(&counts, &probs, &format!("{} {sampler}", self.what));
+            assert!(p > 1e-5, "{} {sampler}: chi-square p = {p}\n{}", self.what, src.source);
+        }
+        self.checked_distributions += 1;
+    }
+}
+
+#[test]
+fn random_programs_on_the_gpu_behave_like_on_the_cpu() {
+    let Some(dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(9, 8, 11).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 12))).unwrap();
+    g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 3 }, 13).unwrap())).unwrap();
+    let mut v = GpuLikeCpu { dev: &dev, g: &g, what: String::new(), walked: 0, checked_distributions: 0 };
+    for i in 0..random_programs::COUNT {
+        for (a, b) in [(0.5f32, 2.0f32), (-1.5, 0.25)] {
+            v.what = format!("random program {i} (a={a}, b={b})");
+            random_programs::visit(i, a, b, &mut v);
+        }
+    }
+    assert!(v.walked * 2 > 2 * random_programs::COUNT, "only {} runs walked", v.walked);
+    eprintln!("{} runs walked like the CPU; {} first-step distributions checked", v.walked, v.checked_distributions);
 }

@@ -344,6 +344,17 @@ impl Analyzer<'_> {
         if func == Builtin::Max && self.lit_value(args[0]) == Some(0.0) && self.lit_value(args[1]).is_some_and(|v| v >= 0.0) {
             return args[1];
         }
+        // Row maxima and sums are never below +0 (maxima start from 0, sums from +0), so
+        // max(0, x) is x: one call less in every step's bound.
+        if func == Builtin::Max
+            && self.lit_value(args[0]) == Some(0.0)
+            && matches!(
+                self.d.exprs.get(args[1]),
+                Expr::Node(NodeQuery::WeightMax | NodeQuery::WeightSum | NodeQuery::LabelMax(_) | NodeQuery::LabelSum(_))
+            )
+        {
+            return args[1];
+        }
         self.push(Expr::Call { func, args }, ty)
     }
 

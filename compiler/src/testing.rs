@@ -54,9 +54,9 @@ pub fn leaf() -> impl Strategy<Value = String> {
         "@a",
         "@b",
         "@x",
-        "1.5",
-        "0.0",
-        "0.25",
+        "1.5f32",
+        "0.0f32",
+        "0.25f32",
         "(s.degree(s.dst()) as f32)",
         "(s.degree(s.cur()) as f32)",
         "(s.step() as f32)",
@@ -104,7 +104,7 @@ pub fn spell(text: &str, impl_form: bool) -> String {
     if impl_form {
         text.replace("@a", "self.a").replace("@b", "self.b").replace("@x", "st.x").replace("@k", "st.k")
     } else {
-        text.replace("@a", "a").replace("@b", "b").replace("@x", "0.75").replace("@k", "s.step()")
+        text.replace("@a", "a").replace("@b", "b").replace("@x", "0.75f32").replace("@k", "s.step()")
     }
 }
 

@@ -339,7 +339,7 @@ impl JitWalk {
 
     /// This walk's prepared image for `ctx`, if the engine prepared one (for this walk, this
     /// graph and these arrays).
-    #[inline]
+    #[inline(always)]
     fn prepared<'c>(&self, ctx: &Ctx<'c>) -> Option<&'c JitCtx> {
         let p = ctx.prepared?;
         if p.owner != self.id {
@@ -352,19 +352,24 @@ impl JitWalk {
     }
 
     /// Calls `f` with the pointer image of `ctx` (prepared, or built for this call) and `draws`.
-    #[inline]
+    #[inline(always)]
     fn with_jit_ctx<R>(&self, ctx: &Ctx, draws: &[f64], f: impl FnOnce(&JitCtx) -> R) -> R {
         match self.prepared(ctx) {
             Some(jc) if draws.is_empty() => f(jc),
             Some(jc) => f(&JitCtx { draws: draws.as_ptr(), ..*jc }),
-            None => {
-                let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
-                f(&self.jit_ctx(ctx, draws, &props))
-            }
+            None => self.unprepared(ctx, draws, f),
         }
     }
 
-    #[inline]
+    /// The image built for one call (a context the engine did not prepare: tests, tools).
+    #[cold]
+    #[inline(never)]
+    fn unprepared<R>(&self, ctx: &Ctx, draws: &[f64], f: impl FnOnce(&JitCtx) -> R) -> R {
+        let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
+        f(&self.jit_ctx(ctx, draws, &props))
+    }
+
+    #[inline(always)]
     fn call_value(&self, f: ValueFn, ctx: &Ctx, w: &Walker<JitState>, e: u64) -> f32 {
         // SAFETY: the image points into `ctx`'s live graph and arrays; the compiled code reads
         // only in-bounds entries (edge `e` of the walker's row, nodes checked against
@@ -441,11 +446,11 @@ impl Walk for JitWalk {
             self.apply_state(w, &out);
         }
     }
-    #[inline]
+    #[inline(always)]
     fn weight(&self, ctx: &Ctx, w: &Walker<JitState>, e: usize) -> f32 {
         self.call_value(self.weight, ctx, w, e as u64)
     }
-    #[inline]
+    #[inline(always)]
     fn weight_envelope(&self, ctx: &Ctx, w: &Walker<JitState>, e: usize) -> Option<(f32, f32)> {
         let f = self.envelope?;
         let mut out = [0f32; 2];
@@ -453,12 +458,14 @@ impl Walk for JitWalk {
         self.with_jit_ctx(ctx, &[], |jc| unsafe { f(jc, w, e as u64, out.as_mut_ptr()) });
         Some((out[0], out[1]))
     }
+    #[inline(always)]
     fn bound(&self, ctx: &Ctx, w: &Walker<JitState>) -> Bound {
         if self.has_bound { Bound::Max(self.call_value(self.bound, ctx, w, 0)) } else { Bound::Unknown }
     }
     fn bound_scope(&self) -> BoundScope {
         self.bound_scope
     }
+    #[inline(always)]
     fn sum_estimate(&self, ctx: &Ctx, w: &Walker<JitState>) -> f32 {
         self.call_value(self.estimate, ctx, w, 0)
     }
@@ -468,6 +475,7 @@ impl Walk for JitWalk {
     fn static_weight(&self) -> bool {
         self.static_weight
     }
+    #[inline(always)]
     fn dead_end(&self, ctx: &Ctx, w: &Walker<JitState>) -> Option<bool> {
         self.sum_exact.then(|| self.sum_estimate(ctx, w) <= 0.0)
     }
