@@ -8,6 +8,8 @@
 //! Regenerate the programs after a grammar change with
 //! `WAYFARER_BLESS=1 cargo test --test backends` and review the diff.
 
+// Generated text, pinned byte for byte: rustfmt leaves it alone.
+#[rustfmt::skip]
 #[path = "programs/random.rs"]
 mod random_programs;
 

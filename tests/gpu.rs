@@ -6,6 +6,8 @@
 //! `WAYFARER_REQUIRE_GPU=1`, where a missing GPU is a failure.
 
 mod common;
+// Generated text, pinned byte for byte: rustfmt leaves it alone.
+#[rustfmt::skip]
 #[path = "programs/random.rs"]
 mod random_programs;
 

@@ -111,7 +111,8 @@ impl Cuda<'_> {
             Expr::Unary { op: UnaryOp::Not, arg } => format!("(!{})", self.e(*arg)),
             Expr::Unary { op: UnaryOp::Neg, arg } => {
                 let a = self.e(*arg);
-                if ty.is_float() { format!("(-{a})") } else { format!("wf_ineg({a})") }
+                // `-({a})`: a negative literal operand must not make `--`.
+                if ty.is_float() { format!("(-({a}))") } else { format!("wf_ineg({a})") }
             }
             Expr::Binary { op, lhs, rhs } => {
                 let (a, b) = (self.e(*lhs), self.e(*rhs));

@@ -1,6 +1,7 @@
 //! The CUDA backend's output compiles: every library walk's complete kernel source (prelude,
 //! generated device functions, the walk kernel template) and its device functions alone with
-//! a kernel that calls each of them go through NVRTC to PTX for sm_90.
+//! a kernel that calls each of them go through NVRTC to PTX for sm_90; so do the 32 random
+//! programs pinned in `tests/programs/random.rs` (drawn from the walk grammar).
 //!
 //! No GPU is needed, only libnvrtc (CI installs the pinned `nvidia-cuda-nvrtc==13.0.88` wheel
 //! and points `LD_LIBRARY_PATH` at it). Without the library the test says so and passes,
@@ -12,40 +13,65 @@ use std::path::Path;
 /// Calls every generated function, so NVRTC compiles all of them.
 const CHECK_KERNEL: &str = include_str!("../../kernels/tests/check_kernel.cu");
 
-#[test]
-fn every_library_walk_compiles_to_ptx_for_sm_90() {
+fn nvrtc_present() -> bool {
     // SAFETY: only checks whether the shared library can be loaded.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         assert!(std::env::var_os("WAYFARER_REQUIRE_NVRTC").is_none(), "WAYFARER_REQUIRE_NVRTC is set but libnvrtc cannot be loaded");
         eprintln!("skipping: libnvrtc is not available (see scripts/test.sh for the pinned wheel)");
+        return false;
+    }
+    true
+}
+
+/// Compiles `src`'s walk to PTX for sm_90 in both forms (all device functions called; the
+/// full kernel), panicking with the dumped source and NVRTC's log on failure.
+fn compile_to_ptx(src: &str) {
+    let f = wayfarer_compiler::lower_source(src).unwrap();
+    let info = wayfarer_compiler::analyze(&f);
+    let check = format!(
+        "{}\n{}\n{CHECK_KERNEL}",
+        wayfarer_compiler::cuda_backend::PRELUDE,
+        wayfarer_compiler::cuda_backend::emit_device_functions(&f, &info)
+    );
+    for (cu, entry) in [(check, "wf_check"), (wayfarer_cuda::walk_source(&f, &info), "wf_walk")] {
+        let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+        match compile_ptx_with_opts(&cu, opts) {
+            Ok(ptx) => {
+                let text = ptx.to_src();
+                assert!(text.contains(".target sm_90") && text.contains(entry), "{}: unexpected PTX", f.name);
+            }
+            Err(e) => {
+                let dump = std::env::temp_dir().join(format!("wayfarer-{}-{entry}.cu", f.name));
+                std::fs::write(&dump, &cu).unwrap();
+                panic!("{}: NVRTC failed on {} (options -arch=sm_90 -std=c++17 --fmad=false):\n{e:?}\n{src}", f.name, dump.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn every_library_walk_compiles_to_ptx_for_sm_90() {
+    if !nvrtc_present() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut walks: Vec<_> = std::fs::read_dir(root.join("../walks")).unwrap().map(|e| e.unwrap().path()).collect();
     walks.sort();
     for path in walks {
-        let src = std::fs::read_to_string(&path).unwrap();
-        let f = wayfarer_compiler::lower_source(&src).unwrap();
-        let info = wayfarer_compiler::analyze(&f);
-        let check = format!(
-            "{}\n{}\n{CHECK_KERNEL}",
-            wayfarer_compiler::cuda_backend::PRELUDE,
-            wayfarer_compiler::cuda_backend::emit_device_functions(&f, &info)
-        );
-        for (cu, entry) in [(check, "wf_check"), (wayfarer_cuda::walk_source(&f, &info), "wf_walk")] {
-            let opts =
-                CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-            match compile_ptx_with_opts(&cu, opts) {
-                Ok(ptx) => {
-                    let text = ptx.to_src();
-                    assert!(text.contains(".target sm_90") && text.contains(entry), "{}: unexpected PTX", f.name);
-                }
-                Err(e) => {
-                    let dump = std::env::temp_dir().join(format!("wayfarer-{}-{entry}.cu", f.name));
-                    std::fs::write(&dump, &cu).unwrap();
-                    panic!("{}: NVRTC failed on {} (options -arch=sm_90 -std=c++17 --fmad=false):\n{e:?}", f.name, dump.display());
-                }
-            }
-        }
+        compile_to_ptx(&std::fs::read_to_string(&path).unwrap());
+    }
+}
+
+#[test]
+fn random_programs_compile_to_ptx_for_sm_90() {
+    if !nvrtc_present() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("../tests/programs/random.rs")).unwrap();
+    let programs: Vec<&str> = text.lines().filter(|l| l.starts_with("#[walk")).collect();
+    assert!(programs.len() >= 32, "{} programs", programs.len());
+    for src in programs {
+        compile_to_ptx(src);
     }
 }

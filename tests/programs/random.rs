@@ -52,274 +52,66 @@ pub fn visit(i: usize, a: f32, b: f32, v: &mut impl Visitor) {
     }
 }
 
-#[walk]
-pub fn random_0(s: &Step, a: f32, b: f32) -> f32 {
-    if s.weight() > a {
-        return (-(-0.75f32)).abs();
-    }
-    (if (b).max(1.5f32) < ((s.step() as f32) - 0.75f32) { (b).exp() } else { (s.degree(s.dst()) as f32) }).abs()
-}
+#[walk] pub fn random_0(s: &Step, a: f32, b: f32) -> f32 { if s.weight() > a { return ((-(-0.75f32))).abs(); } ((if (b).max(1.5f32) < ((s.step() as f32) - 0.75f32) { (b).exp() } else { (s.degree(s.dst()) as f32) })).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random1 {
-    fn get_weight(&self, s: &Step, st: &Random1State) -> f32 {
-        if (if s.step() == 0 { (-s.weight()) } else { (s.step() as f32) })
-            < (-(if (s.degree(s.dst()) as f32) < 1.5f32 { self.a } else { (s.degree(s.cur()) as f32) }))
-        {
-            return (-(1.5f32).min((s.degree(s.cur()) as f32))).abs();
-        }
-        ((if s.label() != 2 { (s.step() as f32) } else { 0.25f32 }).exp()).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random1 { fn get_weight(&self, s: &Step, st: &Random1State) -> f32 { if (if s.step() == 0 { (-s.weight()) } else { (s.step() as f32) }) < (-(if (s.degree(s.dst()) as f32) < 1.5f32 { self.a } else { (s.degree(s.cur()) as f32) })) { return ((-(1.5f32).min((s.degree(s.cur()) as f32)))).abs(); } (((if s.label() != 2 { (s.step() as f32) } else { 0.25f32 })).exp()).abs() } }
 
-#[walk]
-pub fn random_2(s: &Step, a: f32, b: f32) -> f32 {
-    (-(b).sqrt()).abs()
-}
+#[walk] pub fn random_2(s: &Step, a: f32, b: f32) -> f32 { ((-(b).sqrt())).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random3 {
-    fn get_weight(&self, s: &Step, st: &Random3State) -> f32 {
-        (if (self.b * self.a) < ((s.degree(s.dst()) as f32) - 1.5f32) { (self.a).sqrt() } else { (self.a).exp() }).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random3 { fn get_weight(&self, s: &Step, st: &Random3State) -> f32 { ((if (self.b * self.a) < ((s.degree(s.dst()) as f32) - 1.5f32) { (self.a).sqrt() } else { (self.a).exp() })).abs() } }
 
-#[walk]
-pub fn random_4(s: &Step, a: f32, b: f32) -> f32 {
-    (s.weight() + (a * s.weight())).abs()
-}
+#[walk] pub fn random_4(s: &Step, a: f32, b: f32) -> f32 { ((s.weight() + (a * s.weight()))).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random5 {
-    fn get_weight(&self, s: &Step, st: &Random5State) -> f32 {
-        (((s.step() as f32) + 1.5f32).sqrt()).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random5 { fn get_weight(&self, s: &Step, st: &Random5State) -> f32 { ((((s.step() as f32) + 1.5f32)).sqrt()).abs() } }
 
-#[walk]
-pub fn random_6(s: &Step, a: f32, b: f32) -> f32 {
-    if s.step() == 0 {
-        return ((0.25f32).min((a).max(1.5f32))).abs();
-    }
-    ((s.degree(s.cur()) as f32).min(0.25f32)).abs()
-}
+#[walk] pub fn random_6(s: &Step, a: f32, b: f32) -> f32 { if s.step() == 0 { return ((0.25f32).min((a).max(1.5f32))).abs(); } (((s.degree(s.cur()) as f32)).min(0.25f32)).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random7 {
-    fn get_weight(&self, s: &Step, st: &Random7State) -> f32 {
-        if s.step() == 0 {
-            return ((s.degree(s.cur()) as f32).abs() * (s.degree(s.cur()) as f32).min(s.weight())).abs();
-        }
-        (-(s.step() as f32).abs()).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random7 { fn get_weight(&self, s: &Step, st: &Random7State) -> f32 { if s.step() == 0 { return ((((s.degree(s.cur()) as f32)).abs() * ((s.degree(s.cur()) as f32)).min(s.weight()))).abs(); } ((-((s.step() as f32)).abs())).abs() } }
 
-#[walk]
-pub fn random_8(s: &Step, a: f32, b: f32) -> f32 {
-    (if s.prev() == NO_NODE { (-(s.degree(s.cur()) as f32)) } else { (0.75f32).max(b) }).abs()
-}
+#[walk] pub fn random_8(s: &Step, a: f32, b: f32) -> f32 { ((if s.prev() == NO_NODE { (-(s.degree(s.cur()) as f32)) } else { (0.75f32).max(b) })).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random9 {
-    fn get_weight(&self, s: &Step, st: &Random9State) -> f32 {
-        if ((if s.label() != 2 { s.weight() } else { (s.degree(s.dst()) as f32) })
-            + (if s.weight() > self.a { 1.5f32 } else { (1.5f32 - 0.25f32) }))
-            < (-((s.step() as f32).sqrt()).exp())
-        {
-            return ((self.a).abs() * (-self.a)).abs();
-        }
-        (1.5f32).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random9 { fn get_weight(&self, s: &Step, st: &Random9State) -> f32 { if ((if s.label() != 2 { s.weight() } else { (s.degree(s.dst()) as f32) }) + (if s.weight() > self.a { 1.5f32 } else { (1.5f32 - 0.25f32) })) < (-(((s.step() as f32)).sqrt()).exp()) { return (((self.a).abs() * (-self.a))).abs(); } (1.5f32).abs() } }
 
-#[walk]
-pub fn random_10(s: &Step, a: f32, b: f32) -> f32 {
-    if (a).min((-0.0f32))
-        < (if 1.5f32 < 1.5f32 {
-            (-(s.degree(s.cur()) as f32))
-        } else {
-            (if s.label() != 2 { (s.degree(s.dst()) as f32) } else { (s.degree(s.cur()) as f32) })
-        })
-    {
-        return (if s.step() == 0 { (s.weight() * a) } else { (s.step() as f32).abs() }).abs();
-    }
-    ((b).min((if 0.0f32 < 0.75f32 { ((s.degree(s.cur()) as f32) - 0.75f32) } else { 1.5f32 }))).abs()
-}
+#[walk] pub fn random_10(s: &Step, a: f32, b: f32) -> f32 { if (a).min((-0.0f32)) < (if 1.5f32 < 1.5f32 { (-(s.degree(s.cur()) as f32)) } else { (if s.label() != 2 { (s.degree(s.dst()) as f32) } else { (s.degree(s.cur()) as f32) }) }) { return ((if s.step() == 0 { (s.weight() * a) } else { ((s.step() as f32)).abs() })).abs(); } ((b).min((if 0.0f32 < 0.75f32 { ((s.degree(s.cur()) as f32) - 0.75f32) } else { 1.5f32 }))).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random11 {
-    fn get_weight(&self, s: &Step, st: &Random11State) -> f32 {
-        if s.step() == 0 {
-            return ((-(s.step() as f32)) * (1.5f32).min((s.degree(s.dst()) as f32))).abs();
-        }
-        ((-s.weight()).max((if s.has_edge(s.prev(), s.dst()) { 0.25f32 } else { 0.25f32 }))).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random11 { fn get_weight(&self, s: &Step, st: &Random11State) -> f32 { if s.step() == 0 { return (((-(s.step() as f32)) * (1.5f32).min((s.degree(s.dst()) as f32)))).abs(); } (((-s.weight())).max((if s.has_edge(s.prev(), s.dst()) { 0.25f32 } else { 0.25f32 }))).abs() } }
 
-#[walk]
-pub fn random_12(s: &Step, a: f32, b: f32) -> f32 {
-    if s.dst() == s.prev() {
-        return (if s.label() != 2 {
-            (if s.weight() < (s.step() as f32) { (s.degree(s.dst()) as f32) } else { s.weight() })
-        } else {
-            (a * 1.5f32)
-        })
-        .abs();
-    }
-    (-(s.degree(s.cur()) as f32).max(1.5f32)).abs()
-}
+#[walk] pub fn random_12(s: &Step, a: f32, b: f32) -> f32 { if s.dst() == s.prev() { return ((if s.label() != 2 { (if s.weight() < (s.step() as f32) { (s.degree(s.dst()) as f32) } else { s.weight() }) } else { (a * 1.5f32) })).abs(); } ((-((s.degree(s.cur()) as f32)).max(1.5f32))).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random13 {
-    fn get_weight(&self, s: &Step, st: &Random13State) -> f32 {
-        if (self.a).min((s.degree(s.dst()) as f32)) < ((s.weight()).max(st.x)).exp() {
-            return (-(s.step() as f32)).abs();
-        }
-        (((self.b).min(self.a)).max((st.x - self.b))).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random13 { fn get_weight(&self, s: &Step, st: &Random13State) -> f32 { if (self.a).min((s.degree(s.dst()) as f32)) < ((s.weight()).max(st.x)).exp() { return ((-(s.step() as f32))).abs(); } (((self.b).min(self.a)).max((st.x - self.b))).abs() } }
 
-#[walk]
-pub fn random_14(s: &Step, a: f32, b: f32) -> f32 {
-    if s.label() != 2 {
-        return ((0.25f32).abs() + ((s.degree(s.dst()) as f32).sqrt() + 0.25f32)).abs();
-    }
-    (((1.5f32).abs()).sqrt()).abs()
-}
+#[walk] pub fn random_14(s: &Step, a: f32, b: f32) -> f32 { if s.label() != 2 { return (((0.25f32).abs() + (((s.degree(s.dst()) as f32)).sqrt() + 0.25f32))).abs(); } (((1.5f32).abs()).sqrt()).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random15 {
-    fn get_weight(&self, s: &Step, st: &Random15State) -> f32 {
-        ((((1.5f32).abs()).max((0.25f32).abs())).min(0.0f32)).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random15 { fn get_weight(&self, s: &Step, st: &Random15State) -> f32 { ((((1.5f32).abs()).max((0.25f32).abs())).min(0.0f32)).abs() } }
 
-#[walk]
-pub fn random_16(s: &Step, a: f32, b: f32) -> f32 {
-    (-(if a < 0.75f32 { 1.5f32 } else { 0.25f32 })).abs()
-}
+#[walk] pub fn random_16(s: &Step, a: f32, b: f32) -> f32 { ((-(if a < 0.75f32 { 1.5f32 } else { 0.25f32 }))).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random17 {
-    fn get_weight(&self, s: &Step, st: &Random17State) -> f32 {
-        if s.weight() > self.a {
-            return (1.5f32).abs();
-        }
-        ((-(if s.has_edge(s.prev(), s.dst()) { 0.0f32 } else { 0.25f32 }))
-            .max(((s.degree(s.cur()) as f32) * 0.0f32).min((s.degree(s.dst()) as f32))))
-        .abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random17 { fn get_weight(&self, s: &Step, st: &Random17State) -> f32 { if s.weight() > self.a { return (1.5f32).abs(); } (((-(if s.has_edge(s.prev(), s.dst()) { 0.0f32 } else { 0.25f32 }))).max((((s.degree(s.cur()) as f32) * 0.0f32)).min((s.degree(s.dst()) as f32)))).abs() } }
 
-#[walk]
-pub fn random_18(s: &Step, a: f32, b: f32) -> f32 {
-    (0.75f32).abs()
-}
+#[walk] pub fn random_18(s: &Step, a: f32, b: f32) -> f32 { (0.75f32).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random19 {
-    fn get_weight(&self, s: &Step, st: &Random19State) -> f32 {
-        (((s.step() as f32) / self.b) + (0.25f32 - 0.25f32)).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random19 { fn get_weight(&self, s: &Step, st: &Random19State) -> f32 { ((((s.step() as f32) / self.b) + (0.25f32 - 0.25f32))).abs() } }
 
-#[walk]
-pub fn random_20(s: &Step, a: f32, b: f32) -> f32 {
-    (if s.label() == 1 { (-(0.75f32).exp()) } else { (if 1.5f32 < a { (s.degree(s.dst()) as f32) } else { (s.degree(s.cur()) as f32) }) })
-        .abs()
-}
+#[walk] pub fn random_20(s: &Step, a: f32, b: f32) -> f32 { ((if s.label() == 1 { (-(0.75f32).exp()) } else { (if 1.5f32 < a { (s.degree(s.dst()) as f32) } else { (s.degree(s.cur()) as f32) }) })).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random21 {
-    fn get_weight(&self, s: &Step, st: &Random21State) -> f32 {
-        if s.label() != 2 {
-            return (if (self.b).min(0.25f32) < (if s.label() != 2 { 0.0f32 } else { self.b }) {
-                (if s.step() == 0 {
-                    (if (s.step() as f32) < 0.25f32 { s.weight() } else { (s.degree(s.cur()) as f32) })
-                } else {
-                    (s.degree(s.cur()) as f32)
-                })
-            } else {
-                (s.weight() + s.weight())
-            })
-            .abs();
-        }
-        (-((s.degree(s.dst()) as f32) * self.b)).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random21 { fn get_weight(&self, s: &Step, st: &Random21State) -> f32 { if s.label() != 2 { return ((if (self.b).min(0.25f32) < (if s.label() != 2 { 0.0f32 } else { self.b }) { (if s.step() == 0 { (if (s.step() as f32) < 0.25f32 { s.weight() } else { (s.degree(s.cur()) as f32) }) } else { (s.degree(s.cur()) as f32) }) } else { (s.weight() + s.weight()) })).abs(); } ((-((s.degree(s.dst()) as f32) * self.b))).abs() } }
 
-#[walk]
-pub fn random_22(s: &Step, a: f32, b: f32) -> f32 {
-    if (-a).sqrt() < ((if s.label() == 1 { 0.25f32 } else { (s.step() as f32) }) * a) {
-        return ((s.weight()).max(s.weight())).abs();
-    }
-    (((a).abs()).min((s.step() as f32).sqrt())).abs()
-}
+#[walk] pub fn random_22(s: &Step, a: f32, b: f32) -> f32 { if ((-a)).sqrt() < ((if s.label() == 1 { 0.25f32 } else { (s.step() as f32) }) * a) { return ((s.weight()).max(s.weight())).abs(); } (((a).abs()).min(((s.step() as f32)).sqrt())).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random23 {
-    fn get_weight(&self, s: &Step, st: &Random23State) -> f32 {
-        ((s.degree(s.cur()) as f32) * 0.25f32).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random23 { fn get_weight(&self, s: &Step, st: &Random23State) -> f32 { (((s.degree(s.cur()) as f32) * 0.25f32)).abs() } }
 
-#[walk]
-pub fn random_24(s: &Step, a: f32, b: f32) -> f32 {
-    if (if (b - 0.0f32) < (-s.weight()) { (0.25f32).min(a) } else { (-s.weight()) })
-        < (if s.dst() == s.prev() { (s.degree(s.dst()) as f32).sqrt() } else { (s.weight()).max((s.degree(s.cur()) as f32)) })
-    {
-        return (-(s.degree(s.cur()) as f32)).abs();
-    }
-    (((b).min((s.step() as f32))).max((s.step() as f32))).abs()
-}
+#[walk] pub fn random_24(s: &Step, a: f32, b: f32) -> f32 { if (if (b - 0.0f32) < (-s.weight()) { (0.25f32).min(a) } else { (-s.weight()) }) < (if s.dst() == s.prev() { ((s.degree(s.dst()) as f32)).sqrt() } else { (s.weight()).max((s.degree(s.cur()) as f32)) }) { return ((-(s.degree(s.cur()) as f32))).abs(); } (((b).min((s.step() as f32))).max((s.step() as f32))).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random25 {
-    fn get_weight(&self, s: &Step, st: &Random25State) -> f32 {
-        ((1.5f32).min(s.weight()) * (0.0f32 + s.weight())).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random25 { fn get_weight(&self, s: &Step, st: &Random25State) -> f32 { (((1.5f32).min(s.weight()) * (0.0f32 + s.weight()))).abs() } }
 
-#[walk]
-pub fn random_26(s: &Step, a: f32, b: f32) -> f32 {
-    (((s.step() as f32).min((s.degree(s.cur()) as f32))).min((b).max(0.75f32))).abs()
-}
+#[walk] pub fn random_26(s: &Step, a: f32, b: f32) -> f32 { ((((s.step() as f32)).min((s.degree(s.cur()) as f32))).min((b).max(0.75f32))).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random27 {
-    fn get_weight(&self, s: &Step, st: &Random27State) -> f32 {
-        ((s.weight() * self.a).sqrt()).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random27 { fn get_weight(&self, s: &Step, st: &Random27State) -> f32 { (((s.weight() * self.a)).sqrt()).abs() } }
 
-#[walk]
-pub fn random_28(s: &Step, a: f32, b: f32) -> f32 {
-    if s.has_edge(s.prev(), s.dst()) {
-        return (-(s.degree(s.dst()) as f32)).abs();
-    }
-    ((s.step() as f32) * (-s.weight())).abs()
-}
+#[walk] pub fn random_28(s: &Step, a: f32, b: f32) -> f32 { if s.has_edge(s.prev(), s.dst()) { return ((-(s.degree(s.dst()) as f32))).abs(); } (((s.step() as f32) * (-s.weight()))).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random29 {
-    fn get_weight(&self, s: &Step, st: &Random29State) -> f32 {
-        if ((s.step() as f32) / self.b).min((if (s.step() as f32) < self.b { 0.0f32 } else { (s.step() as f32) }))
-            < ((s.degree(s.dst()) as f32) + st.x).sqrt()
-        {
-            return (s.degree(s.dst()) as f32).abs();
-        }
-        (if 0.0f32 < (-0.25f32) { (s.weight()).abs() } else { (s.weight()).max(0.25f32) }).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random29 { fn get_weight(&self, s: &Step, st: &Random29State) -> f32 { if (((s.step() as f32) / self.b)).min((if (s.step() as f32) < self.b { 0.0f32 } else { (s.step() as f32) })) < (((s.degree(s.dst()) as f32) + st.x)).sqrt() { return ((s.degree(s.dst()) as f32)).abs(); } ((if 0.0f32 < (-0.25f32) { (s.weight()).abs() } else { (s.weight()).max(0.25f32) })).abs() } }
 
-#[walk]
-pub fn random_30(s: &Step, a: f32, b: f32) -> f32 {
-    (((s.step() as f32) / (s.degree(s.dst()) as f32)).min(s.weight())).abs()
-}
+#[walk] pub fn random_30(s: &Step, a: f32, b: f32) -> f32 { ((((s.step() as f32) / (s.degree(s.dst()) as f32))).min(s.weight())).abs() }
 
-#[walk(params(a: f32, b: f32), state(x: f32, k: u32))]
-impl Random31 {
-    fn get_weight(&self, s: &Step, st: &Random31State) -> f32 {
-        (if st.x < s.weight() { (0.0f32).exp() } else { s.weight() }).abs()
-    }
-}
+#[walk(params(a: f32, b: f32), state(x: f32, k: u32))] impl Random31 { fn get_weight(&self, s: &Step, st: &Random31State) -> f32 { ((if st.x < s.weight() { (0.0f32).exp() } else { s.weight() })).abs() } }
