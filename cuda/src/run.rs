@@ -372,11 +372,19 @@ pub fn run_streaming(
         let mut best: Option<(f64, f64)> = None;
         // Warm caches and the module once before timing.
         launch(0, pilot, Some(&pilot_starts), 0, cfg.cost, length)?;
-        for r in PROFILE_RATIOS {
-            let m = CostModel { ratio: r, fixed: cfg.cost.fixed, ratio_short: r };
-            let (_, _, _, secs) = launch(0, pilot, Some(&pilot_starts), 0, m, length)?;
-            if best.is_none_or(|(_, b)| secs < b) {
-                best = Some((r, secs));
+        // Three rounds over the ladder, each R scored by its fastest run: short walks make
+        // pilots of a fraction of a millisecond, where one timing is mostly noise.
+        let mut fastest = [f64::INFINITY; PROFILE_RATIOS.len()];
+        for _ in 0..3 {
+            for (k, r) in PROFILE_RATIOS.into_iter().enumerate() {
+                let m = CostModel { ratio: r, fixed: cfg.cost.fixed, ratio_short: r };
+                let (_, _, _, secs) = launch(0, pilot, Some(&pilot_starts), 0, m, length)?;
+                fastest[k] = fastest[k].min(secs);
+            }
+        }
+        for (k, r) in PROFILE_RATIOS.into_iter().enumerate() {
+            if best.is_none_or(|(_, b)| fastest[k] < b) {
+                best = Some((r, fastest[k]));
             }
         }
         if let Some((r, _)) = best {
