@@ -41,6 +41,24 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
     }
 }
 
+/// More labels than get per-label arrays (64): label queries fall back to whole-row
+/// aggregates (the Cranelift code's helper path instead of its inlined loads).
+#[test]
+fn jit_metapath_equals_native_without_per_label_arrays() {
+    let mut g = graph();
+    g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 70 }, 9).unwrap())).unwrap();
+    let walk = LibraryWalk::from_name("metapath", &[("schema".into(), "3,0,69,7".into())], &g, false).unwrap();
+    let jit = jit_for(&walk, true);
+    for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection] {
+        let cfg = WalkConfig { length: 8, seed: 5, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
+        let s = Starts::EveryNode { per_node: 4 };
+        let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
+        let (jitted, _) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
+        assert!(native.steps() > 0);
+        assert_eq!(native, jitted, "{sampler}");
+    }
+}
+
 #[test]
 fn jit_runs_stateful_programs_from_source() {
     // A temporal walk on a graph with timestamps, through the JIT only.

@@ -70,8 +70,12 @@ pub(crate) struct JitCtx {
     pub weight_sum: *const f32,
     pub nbr_degree_max: *const u32,
     pub nbr_degree_min: *const u32,
+    /// Labels with per-label arrays (0: none; label queries then call a helper).
+    pub label_k: u64,
+    pub label_max: *const f32,
+    pub label_sum: *const f32,
+    pub label_count: *const u32,
     pub params: *const u8,
-    pub draws: *const f64,
     /// For the helpers written in Rust.
     pub ctx: *const Ctx<'static>,
     pub props: *const *const f32,
@@ -97,7 +101,7 @@ unsafe impl Sync for JitPrepared {}
 const STACK_DRAWS: usize = 16;
 
 type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
-type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64);
+type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64, *const f64);
 type EnvelopeFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64, *mut f32);
 
 /// A walk compiled by Cranelift, ready for the CPU engine.
@@ -310,7 +314,7 @@ impl JitWalk {
         self.program_form
     }
 
-    fn jit_ctx(&self, ctx: &Ctx, draws: &[f64], props: &[*const f32]) -> JitCtx {
+    fn jit_ctx(&self, ctx: &Ctx, props: &[*const f32]) -> JitCtx {
         let g = ctx.graph;
         let ptr = |v: &[f32]| if v.is_empty() { std::ptr::null() } else { v.as_ptr() };
         let uptr = |v: &[u32]| if v.is_empty() { std::ptr::null() } else { v.as_ptr() };
@@ -326,8 +330,11 @@ impl JitWalk {
             weight_sum: ptr(&ctx.stats.weight_sum),
             nbr_degree_max: uptr(&ctx.stats.neighbor_degree_max),
             nbr_degree_min: uptr(&ctx.stats.neighbor_degree_min),
+            label_k: if ctx.stats.label_max.is_empty() { 0 } else { ctx.stats.label_k as u64 },
+            label_max: ptr(&ctx.stats.label_max),
+            label_sum: ptr(&ctx.stats.label_sum),
+            label_count: uptr(&ctx.stats.label_count),
             params: self.params.as_ptr(),
-            draws: draws.as_ptr(),
             ctx: (ctx as *const Ctx).cast(),
             props: props.as_ptr(),
         }
@@ -351,22 +358,21 @@ impl JitWalk {
         (std::ptr::eq(jp.graph, ctx.graph) && std::ptr::eq(jp.stats, ctx.stats)).then_some(&jp.jc)
     }
 
-    /// Calls `f` with the pointer image of `ctx` (prepared, or built for this call) and `draws`.
+    /// Calls `f` with the pointer image of `ctx` (prepared, or built for this call).
     #[inline(always)]
-    fn with_jit_ctx<R>(&self, ctx: &Ctx, draws: &[f64], f: impl FnOnce(&JitCtx) -> R) -> R {
+    fn with_jit_ctx<R>(&self, ctx: &Ctx, f: impl FnOnce(&JitCtx) -> R) -> R {
         match self.prepared(ctx) {
-            Some(jc) if draws.is_empty() => f(jc),
-            Some(jc) => f(&JitCtx { draws: draws.as_ptr(), ..*jc }),
-            None => self.unprepared(ctx, draws, f),
+            Some(jc) => f(jc),
+            None => self.unprepared(ctx, f),
         }
     }
 
     /// The image built for one call (a context the engine did not prepare: tests, tools).
     #[cold]
     #[inline(never)]
-    fn unprepared<R>(&self, ctx: &Ctx, draws: &[f64], f: impl FnOnce(&JitCtx) -> R) -> R {
+    fn unprepared<R>(&self, ctx: &Ctx, f: impl FnOnce(&JitCtx) -> R) -> R {
         let props = if self.props.is_empty() { Vec::new() } else { self.props(ctx) };
-        f(&self.jit_ctx(ctx, draws, &props))
+        f(&self.jit_ctx(ctx, &props))
     }
 
     #[inline(always)]
@@ -374,7 +380,7 @@ impl JitWalk {
         // SAFETY: the image points into `ctx`'s live graph and arrays; the compiled code reads
         // only in-bounds entries (edge `e` of the walker's row, nodes checked against
         // num_nodes) and the walker in place (`Walker` is `repr(C)`).
-        self.with_jit_ctx(ctx, &[], |jc| unsafe { f(jc, w, e) })
+        self.with_jit_ctx(ctx, |jc| unsafe { f(jc, w, e) })
     }
 
     /// Runs routine `k`; returns the new state fields followed by cur and prev.
@@ -394,7 +400,7 @@ impl JitWalk {
         let mut out = [0u64; MAX_STATE + 2];
         // SAFETY: as in `call_value`; `out` has room for every output the routine writes
         // (at most MAX_STATE fields, then cur and prev).
-        self.with_jit_ctx(ctx, draws, |jc| unsafe { f(jc, w, out.as_mut_ptr()) });
+        self.with_jit_ctx(ctx, |jc| unsafe { f(jc, w, out.as_mut_ptr(), draws.as_ptr()) });
         out
     }
 
@@ -435,7 +441,7 @@ impl Walk for JitWalk {
         // arrays for longer; `prepared` checks the graph, arrays and walk before every use.
         let helper_ctx: Ctx<'static> = unsafe { std::mem::transmute::<Ctx<'_>, Ctx<'static>>(Ctx::new(ctx.graph, ctx.stats)) };
         let props = self.props(ctx);
-        let mut p = Box::new(JitPrepared { graph: ctx.graph, stats: ctx.stats, helper_ctx, props, jc: self.jit_ctx(ctx, &[], &[]) });
+        let mut p = Box::new(JitPrepared { graph: ctx.graph, stats: ctx.stats, helper_ctx, props, jc: self.jit_ctx(ctx, &[]) });
         p.jc.ctx = (&p.helper_ctx as *const Ctx<'static>).cast();
         p.jc.props = p.props.as_ptr();
         Some(wayfarer_runtime::Prepared { owner: self.id, data: p })
@@ -455,7 +461,7 @@ impl Walk for JitWalk {
         let f = self.envelope?;
         let mut out = [0f32; 2];
         // SAFETY: as in `call_value`; `out` holds the two floats the function writes.
-        self.with_jit_ctx(ctx, &[], |jc| unsafe { f(jc, w, e as u64, out.as_mut_ptr()) });
+        self.with_jit_ctx(ctx, |jc| unsafe { f(jc, w, e as u64, out.as_mut_ptr()) });
         Some((out[0], out[1]))
     }
     #[inline(always)]

@@ -154,6 +154,8 @@ struct L<'a, 'b> {
     ctx: CValue,
     w: CValue,
     e: CValue,
+    /// The routine's draws (`Expr::Draw`), absent in value functions.
+    draws: Option<CValue>,
     memo: HashMap<usize, CValue>,
     calls: &'a mut dyn FnMut(&str, &mut Function) -> cranelift_codegen::ir::FuncRef,
 }
@@ -237,6 +239,7 @@ impl<'m> Compiler<'m> {
                 ctx: params[0],
                 w: params[1],
                 e: params[2],
+                draws: params.get(3).copied(),
                 memo: HashMap::new(),
                 calls: &mut calls,
             };
@@ -305,7 +308,8 @@ impl<'m> Compiler<'m> {
     /// `fn(ctx, walker, out: *mut u64)` writing each output's bits to `out[i]`.
     pub(crate) fn routine_fn(&mut self, name: &str, r: &Routine) -> Result<FuncId, String> {
         let mut sig = self.module.make_signature();
-        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
+        // (ctx, walker, out, draws): the draws are an argument, so a call needs no new image.
+        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
         let init = name == "wf_init";
         self.define(name, sig, &r.exprs, &r.types, |l| {
             // The third argument is the output array; the edge the step accessors read is the
@@ -533,7 +537,7 @@ impl L<'_, '_> {
                 self.from_bits(raw, t)
             }
             Expr::Draw(k) => {
-                let d = self.ctx_field(PTR, offset_of!(JitCtx, draws));
+                let d = self.draws.ok_or("a random draw outside init / update / stop")?;
                 self.b.ins().load(types::F64, readonly(), d, 8 * k as i32)
             }
             Expr::Unary { op: UnaryOp::Not, arg } => {
@@ -810,12 +814,40 @@ impl L<'_, '_> {
             }
             NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l) => {
                 let lv = self.lower(l)?;
-                let name = match q {
-                    NodeQuery::LabelMax(_) => "wf_label_max",
-                    NodeQuery::LabelSum(_) => "wf_label_sum",
-                    _ => "wf_label_count",
+                let (name, field, t, size) = match q {
+                    NodeQuery::LabelMax(_) => ("wf_label_max", offset_of!(JitCtx, label_max), types::F32, 4),
+                    NodeQuery::LabelSum(_) => ("wf_label_sum", offset_of!(JitCtx, label_sum), types::F32, 4),
+                    _ => ("wf_label_count", offset_of!(JitCtx, label_count), types::I32, 4),
                 };
-                self.call(name, &[ctx, cur, lv])
+                // Per-label arrays present (label_k > 0): an inlined load, 0 for labels past k.
+                // Without them (too many labels) the helper answers for the whole row.
+                let k = self.ctx_field(types::I64, offset_of!(JitCtx, label_k));
+                let has = self.b.ins().icmp_imm_u(IntCC::NotEqual, k, 0);
+                let inline = self.b.create_block();
+                let helper = self.b.create_block();
+                let merge = self.b.create_block();
+                self.b.append_block_param(merge, t);
+                self.b.ins().brif(has, inline, &[], helper, &[]);
+                let saved = self.memo.clone();
+                self.b.switch_to_block(inline);
+                let l64 = self.u32_to_i64(lv);
+                let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, l64, k);
+                let zero64 = self.b.ins().iconst(types::I64, 0);
+                let l_safe = self.b.ins().select(inside, l64, zero64);
+                let row = self.b.ins().imul(cur64, k);
+                let idx = self.b.ins().iadd(row, l_safe);
+                let base = self.ctx_field(PTR, field);
+                let v = self.load_at(t, base, idx, size);
+                let z = if t == types::F32 { self.b.ins().f32const(0.0) } else { self.b.ins().iconst(types::I32, 0) };
+                let v = self.b.ins().select(inside, v, z);
+                self.b.ins().jump(merge, &[v.into()]);
+                self.memo = saved.clone();
+                self.b.switch_to_block(helper);
+                let h = self.call(name, &[ctx, cur, lv]);
+                self.b.ins().jump(merge, &[h.into()]);
+                self.memo = saved;
+                self.b.switch_to_block(merge);
+                self.b.block_params(merge)[0]
             }
         })
     }
