@@ -254,4 +254,17 @@ fn emit_writes_a_standalone_cuda_file() {
     fails(&["walk", p, "--backend", "cpu"], "needs a value for it");
     let (_, err) = ok(&["walk", p, "-p", "alpha=2", "--backend", "cpu", "--length", "3", "--cost-ratio", "2"]);
     assert!(err.contains("backend cpu (cranelift, compiled in"), "{err}");
+    // A value of the wrong type, an unknown parameter, and a program that does not compile:
+    // clear errors naming the parameter, or the file, line and column with a caret.
+    fails(&["walk", p, "-p", "alpha=abc", "--backend", "cpu"], "parameter `alpha`: `abc` is not a f32");
+    fails(&["walk", p, "-p", "alpha=2", "-p", "beta=1", "--backend", "cpu"], "beta");
+    let broken = dir().join("broken.rs");
+    std::fs::write(&broken, "#[walk]\nfn broken(s: &Step) -> f32 {\n    s.weight() * s.frobnicate()\n}\n").unwrap();
+    let b = broken.to_str().unwrap();
+    for cmd in [vec!["walk", b, "--backend", "cpu"], vec!["explain", b], vec!["emit", b, "-o", out.to_str().unwrap()]] {
+        let o = wayfarer(&cmd);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd:?}: {err}");
+        assert!(err.contains("broken.rs:3:20") && err.contains("^^^^^^^^^^") && err.contains("no method `frobnicate`"), "{cmd:?}: {err}");
+    }
 }
