@@ -52,8 +52,9 @@ pub enum GpuCost {
     Fixed(CostModel),
     /// Tuned on a pilot on this device for this walk and graph (a burn-in walk, then a ladder
     /// of `R` on a pilot that fills the grid; the fastest wins), then cached per device, walk
-    /// and graph: what the CLI and the builder use unless a model is given. On R-MAT 20 it
-    /// beat [`GPU_COST_MODEL`] on four of nine adaptive cells and lost about 10% on two
+    /// and graph (`--cost-ratio profile`). Opt-in: on R-MAT 20 it won up to 26% on some cells
+    /// (2nd-order PageRank, Node2Vec on Pareto(1) weights) and lost 10–40% on others, the
+    /// pick varies from run to run (so would the walks), and the first run pays 0.5–2 s
     /// (`bench/results/2026-11-30-gpu-rmat20-jumps-prep.md`).
     Tuned,
 }

@@ -165,7 +165,8 @@ impl<'g, W: Walk> WalkRun<'g, W> {
                 let cost = match self.config.cost_ratio {
                     CostRatio::Fixed(r) => gpu::GpuCost::Fixed(engine::CostModel::uniform(r, 0.0)),
                     CostRatio::Model(m) => gpu::GpuCost::Fixed(m),
-                    CostRatio::Profile | CostRatio::Cached => gpu::GpuCost::Tuned,
+                    CostRatio::Profile => gpu::GpuCost::Tuned,
+                    CostRatio::Cached => gpu::GpuCost::Default,
                 };
                 let (walks, report, _) = gpu::run_program(
                     &dev,

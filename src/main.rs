@@ -177,7 +177,8 @@ struct WalkArgs {
     /// Fix the cost model instead of profiling it: `R`, `R,F` or `R,F,R_short` (trial/edge
     /// cost ratio, eRVS fixed cost in edges, the ratio on rows of at most 64 edges; all are
     /// printed by every run). Makes runs reproducible across machines. `profile` measures it
-    /// now (on the GPU: a pilot after a burn-in walk, cached per device, walk and graph).
+    /// now (on the GPU: a pilot after a burn-in walk, cached per device, walk and graph; the GPU
+    /// otherwise uses a fixed R = 4, F = 64).
     #[arg(long, value_name = "R[,F[,R_SHORT]]|profile")]
     cost_ratio: Option<String>,
     /// Write original (input) ids or internal ids.
@@ -401,11 +402,12 @@ fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
     })
 }
 
-/// The GPU's cost model for `--cost-ratio` (absent: tuned on this device for this walk and
-/// graph, then cached).
+/// The GPU's cost model for `--cost-ratio` (absent: the GPU default, the same on every device,
+/// so a seed gives the same walks anywhere; `profile` tunes R here).
 fn gpu_cost(s: Option<&str>) -> Result<wayfarer::gpu::GpuCost> {
     Ok(match s.map(parse_cost_ratio).transpose()? {
-        None | Some(CostRatio::Cached | CostRatio::Profile) => wayfarer::gpu::GpuCost::Tuned,
+        None | Some(CostRatio::Cached) => wayfarer::gpu::GpuCost::Default,
+        Some(CostRatio::Profile) => wayfarer::gpu::GpuCost::Tuned,
         Some(CostRatio::Fixed(r)) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
         Some(CostRatio::Model(m)) => wayfarer::gpu::GpuCost::Fixed(m),
     })
