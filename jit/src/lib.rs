@@ -102,6 +102,7 @@ const STACK_DRAWS: usize = 16;
 
 type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
 type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64, *const f64);
+type PairFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut f32);
 type EnvelopeFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64, *mut f32);
 
 /// A walk compiled by Cranelift, ready for the CPU engine.
@@ -126,6 +127,7 @@ pub struct JitWalk {
     weight: ValueFn,
     bound: ValueFn,
     estimate: ValueFn,
+    bound_estimate: PairFn,
     envelope: Option<EnvelopeFn>,
     init: Option<RoutineFn>,
     update: Option<RoutineFn>,
@@ -224,6 +226,8 @@ impl JitWalk {
         let bound_h = info.bound.unwrap_or(info.sum_estimate);
         let bound = c.value_fn("wf_bound", &info.derived.exprs, &info.derived.types, bound_h).map_err(err)?;
         let estimate = c.value_fn("wf_estimate", &info.derived.exprs, &info.derived.types, info.sum_estimate).map_err(err)?;
+        let bound_estimate =
+            c.pair_fn("wf_bound_estimate", &info.derived.exprs, &info.derived.types, bound_h, info.sum_estimate).map_err(err)?;
         let envelope = c.envelope_fn("wf_envelope").map_err(err)?;
         let mut routines = [None, None, None];
         for (k, (name, r)) in
@@ -249,6 +253,8 @@ impl JitWalk {
             id.map(|id| unsafe { std::mem::transmute::<*const u8, RoutineFn>(module.get_finalized_function(id)) })
         };
         let (init, update, stop) = (routine(routines[0]), routine(routines[1]), routine(routines[2]));
+        // SAFETY: defined above with exactly this signature.
+        let bound_estimate = unsafe { std::mem::transmute::<*const u8, PairFn>(module.get_finalized_function(bound_estimate)) };
         // SAFETY: defined above with exactly this signature.
         let envelope = envelope.map(|id| unsafe { std::mem::transmute::<*const u8, EnvelopeFn>(module.get_finalized_function(id)) });
         use wayfarer_compiler::ir::StepField;
@@ -277,6 +283,7 @@ impl JitWalk {
             weight,
             bound,
             estimate,
+            bound_estimate,
             envelope,
             init,
             update,
@@ -480,6 +487,17 @@ impl Walk for JitWalk {
     }
     fn static_weight(&self) -> bool {
         self.static_weight
+    }
+    #[inline(always)]
+    fn step_estimates(&self, ctx: &Ctx, w: &Walker<JitState>) -> Option<wayfarer_runtime::StepEstimates> {
+        let mut out = [0f32; 2];
+        // SAFETY: as in `call_value`; `out` holds the two floats the function writes.
+        self.with_jit_ctx(ctx, |jc| unsafe { (self.bound_estimate)(jc, w, out.as_mut_ptr()) });
+        Some(wayfarer_runtime::StepEstimates {
+            bound: if self.has_bound { Bound::Max(out[0]) } else { Bound::Unknown },
+            estimate: out[1],
+            dead_end: self.sum_exact.then_some(out[1] <= 0.0),
+        })
     }
     #[inline(always)]
     fn dead_end(&self, ctx: &Ctx, w: &Walker<JitState>) -> Option<bool> {

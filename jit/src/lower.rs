@@ -272,6 +272,33 @@ impl<'m> Compiler<'m> {
         s
     }
 
+    /// `fn(ctx, walker, out: *mut f32)` writing `first` and `second` of `exprs` (B and Ŝ of a
+    /// step in one call, sharing their common parts).
+    pub(crate) fn pair_fn(
+        &mut self,
+        name: &str,
+        exprs: &Arena<Expr>,
+        types_: &[Scalar],
+        first: Handle<Expr>,
+        second: Handle<Expr>,
+    ) -> Result<FuncId, String> {
+        let mut sig = self.module.make_signature();
+        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
+        self.define(name, sig, exprs, types_, |l| {
+            let out = l.e;
+            l.e = l.b.ins().iconst(types::I64, 0);
+            for (i, h) in [first, second].into_iter().enumerate() {
+                if l.types[h.index()] != Scalar::F32 {
+                    return Err(format!("`{name}` output {i} is not an f32"));
+                }
+                let v = l.lower(h)?;
+                l.b.ins().store(trusted(), v, out, 4 * i as i32);
+            }
+            l.b.ins().return_(&[]);
+            Ok(())
+        })
+    }
+
     /// `fn(ctx, walker, edge) -> f32` computing `root` of `exprs`.
     pub(crate) fn value_fn(&mut self, name: &str, exprs: &Arena<Expr>, types_: &[Scalar], root: Handle<Expr>) -> Result<FuncId, String> {
         let mut sig = self.module.make_signature();

@@ -47,5 +47,13 @@ proptest! {
         let Value::F32(want) = eval(None).eval(&info.derived.exprs, &info.derived.types, info.sum_estimate) else { panic!("f32") };
         let got = jit.sum_estimate(&ctx, &w);
         prop_assert!(same(want, got), "estimate: interpreter {} JIT {} for\n{}", want, got, src);
+        // The combined per-step call gives the same B, Ŝ and dead-end verdict.
+        let both = jit.step_estimates(&ctx, &w).unwrap();
+        prop_assert!(same(both.estimate, got), "step_estimates Ŝ {} vs {} for\n{}", both.estimate, got, src);
+        match (both.bound, jit.bound(&ctx, &w)) {
+            (Bound::Max(x), Bound::Max(y)) => prop_assert!(same(x, y), "step_estimates B {} vs {} for\n{}", x, y, src),
+            (x, y) => prop_assert!(x == y, "step_estimates B {:?} vs {:?}", x, y),
+        }
+        prop_assert!(both.dead_end == jit.dead_end(&ctx, &w));
     }
 }

@@ -487,12 +487,18 @@ impl<W: Walk> Env<'_, W> {
                     *rng = StepRng::new(self.seed, s.query, wr.step, Purpose::Sample);
                     match self.mode {
                         SamplerMode::Adaptive | SamplerMode::Rejection => {
-                            if walk.possible_zero() && walk.dead_end(ctx, wr) == Some(true) {
+                            // B and Ŝ are evaluated once per step, whichever sampler uses them.
+                            let together = walk.step_estimates(ctx, wr);
+                            let dead = match together {
+                                Some(t) => t.dead_end,
+                                None if walk.possible_zero() => walk.dead_end(ctx, wr),
+                                None => None,
+                            };
+                            if walk.possible_zero() && dead == Some(true) {
                                 return Ok(Turn::DeadEnd);
                             }
-                            // B and Ŝ are evaluated once per step, whichever sampler uses them.
-                            let bound = walk.bound(ctx, wr);
-                            let mut estimate = None;
+                            let bound = together.map_or_else(|| walk.bound(ctx, wr), |t| t.bound);
+                            let mut estimate = together.map(|t| t.estimate);
                             let mut sum_estimate = || *estimate.get_or_insert_with(|| walk.sum_estimate(ctx, wr));
                             if let Some(table) = &self.table {
                                 let trials = match bound {

@@ -31,4 +31,4 @@ pub use engine::{CostRatio, RunReport, SamplerMode, Starts, WalkConfig, Walks};
 pub use error::{GraphError, WalkError};
 pub use graph::{CsrGraph, NO_NODE};
 pub use rng::StepRng;
-pub use walk::{Bound, BoundScope, Ctx, NodeStats, Prepared, Requirements, Step, Walk, WalkSource, Walker};
+pub use walk::{Bound, BoundScope, Ctx, NodeStats, Prepared, Requirements, Step, StepEstimates, Walk, WalkSource, Walker};

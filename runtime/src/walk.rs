@@ -53,6 +53,17 @@ pub enum Bound {
     Unknown,
 }
 
+/// What [`Walk::step_estimates`] gives for one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepEstimates {
+    /// [`Walk::bound`].
+    pub bound: Bound,
+    /// [`Walk::sum_estimate`].
+    pub estimate: f32,
+    /// [`Walk::dead_end`].
+    pub dead_end: Option<bool>,
+}
+
 /// How often a walk's bound must be recomputed (reported by `explain`; the engine evaluates
 /// `bound` every step either way, which costs nothing for a constant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -400,6 +411,13 @@ pub trait Walk: Sync {
         Ok(())
     }
 
+    /// The step's `B`, `Ŝ` and dead-end verdict in one call, for walks that compute them
+    /// together more cheaply than through [`Walk::bound`], [`Walk::sum_estimate`] and
+    /// [`Walk::dead_end`] (a JIT-compiled walk: one call into its code instead of three).
+    /// `None`: the engine calls those as it needs them.
+    fn step_estimates(&self, _ctx: &Ctx, _walker: &Walker<Self::State>) -> Option<StepEstimates> {
+        None
+    }
     /// Data to compute once per run from the graph and arrays (a JIT-compiled walk keeps the
     /// raw-pointer image its machine code reads); the engine puts it in [`Ctx::prepared`].
     fn prepare(&self, _ctx: &Ctx) -> Option<Prepared> {
