@@ -33,6 +33,8 @@ enum Cmd {
     },
     /// Run a walk.
     Walk(WalkArgs),
+    /// GNN neighbor sampling: DGL-style blocks per mini-batch and layer, written as .npz.
+    Sample(SampleArgs),
     /// Show a walk's IR, its bound analysis (B, Ŝ, arrays, fallbacks) as the compiler sees it.
     Explain {
         /// A library walk (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal) or a `.rs`
@@ -100,6 +102,43 @@ struct GenArgs {
     /// Output .wfg file.
     #[arg(short, long)]
     output: PathBuf,
+}
+
+#[derive(Args)]
+struct SampleArgs {
+    /// A .wfg, .mtx or text edge list (omit for the embedded default graph).
+    #[arg(long)]
+    graph: Option<PathBuf>,
+    /// Neighbors per node and layer, input layer first (DGL's order: 15,10,5 takes 5 for the
+    /// seeds, then 10, then 15).
+    #[arg(long, default_value = "15,10,5")]
+    fanouts: String,
+    /// Seed nodes per mini-batch.
+    #[arg(long, default_value_t = 1024)]
+    batch_size: usize,
+    /// Seed nodes: a text file of node ids (one per line) or a 1-D .npy of integer ids
+    /// (default: every node, in id order).
+    #[arg(long)]
+    seeds: Option<PathBuf>,
+    /// Sample with replacement (default: without).
+    #[arg(long)]
+    replace: bool,
+    /// Sample proportionally to the edge weights (default: uniformly). Policies written as
+    /// `#[sampler]` programs (`--policy my_policy.rs`) are not built yet.
+    #[arg(long)]
+    weighted: bool,
+    /// Seed of the random draws.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Output .npz (arrays b{batch}_seeds, b{batch}_l{layer}_nodes, _num_dst, _src, _dst, _eid).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Write original (input) ids or internal ids for nodes (edge ids are CSR positions).
+    #[arg(long, default_value = "original")]
+    ids: String,
+    /// No progress or summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -382,6 +421,142 @@ fn read_starts(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
         bail!("{}: no start nodes", path.display());
     }
     Ok(v)
+}
+
+/// Seed nodes from a text file (one id per line) or a 1-D `.npy` of integer ids, mapped to
+/// internal ids.
+fn read_seeds(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
+    if path.extension().and_then(|e| e.to_str()) != Some("npy") {
+        return read_starts(g, path);
+    }
+    let b = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let bad = |why: &str| anyhow::anyhow!("{}: {why}", path.display());
+    if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
+        return Err(bad("not a .npy file"));
+    }
+    let (hl, start) = match b[6] {
+        1 => (u16::from_le_bytes([b[8], b[9]]) as usize, 10),
+        _ if b.len() >= 12 => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
+        _ => return Err(bad("truncated header")),
+    };
+    let header = std::str::from_utf8(b.get(start..start + hl).ok_or_else(|| bad("truncated header"))?).map_err(|_| bad("bad header"))?;
+    if header.contains("'fortran_order': True") {
+        return Err(bad("Fortran-ordered arrays are not supported"));
+    }
+    let shape = header.split("'shape':").nth(1).and_then(|x| x.split(')').next()).ok_or_else(|| bad("no shape"))?;
+    let dims: Vec<&str> = shape.trim_start_matches([' ', '(']).split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+    if dims.len() != 1 {
+        return Err(bad(&format!("expected a 1-D array of node ids, found shape ({shape})")));
+    }
+    let data = &b[start + hl..];
+    let ids: Vec<i128> =
+        if header.contains("'<u4'") || header.contains("'<i4'") {
+            let signed = header.contains("'<i4'");
+            data.chunks_exact(4)
+                .map(|c| {
+                    if signed {
+                        i32::from_le_bytes(c.try_into().unwrap()) as i128
+                    } else {
+                        u32::from_le_bytes(c.try_into().unwrap()) as i128
+                    }
+                })
+                .collect()
+        } else if header.contains("'<u8'") || header.contains("'<i8'") {
+            let signed = header.contains("'<i8'");
+            data.chunks_exact(8)
+                .map(|c| {
+                    if signed {
+                        i64::from_le_bytes(c.try_into().unwrap()) as i128
+                    } else {
+                        u64::from_le_bytes(c.try_into().unwrap()) as i128
+                    }
+                })
+                .collect()
+        } else {
+            return Err(bad("expected integer ids (<u4, <i4, <u8 or <i8)"));
+        };
+    let mut v = Vec::with_capacity(ids.len());
+    for (i, &id) in ids.iter().enumerate() {
+        let node = u64::try_from(id).ok().and_then(|id| g.id_map().internal(id, g.num_nodes()));
+        v.push(node.ok_or_else(|| bad(&format!("entry {i}: node {id} is not in the graph")))?);
+    }
+    if v.is_empty() {
+        return Err(bad("no seed nodes"));
+    }
+    Ok(v)
+}
+
+fn cmd_sample(a: SampleArgs) -> Result<()> {
+    use wayfarer::output::NpyArray;
+    use wayfarer::runtime::sample::{Policy, Replacement, SampleConfig};
+    let ids = match a.ids.as_str() {
+        "original" => IdSpace::Original,
+        "internal" => IdSpace::Internal,
+        x => bail!("--ids {x}: use original or internal"),
+    };
+    if let Some(o) = &a.output {
+        if o.extension().and_then(|e| e.to_str()) != Some("npz") {
+            bail!("{}: the output is a .npz", o.display());
+        }
+    }
+    let fanouts: Vec<u32> = a
+        .fanouts
+        .split(',')
+        .map(|x| x.trim().parse::<u32>().map_err(|_| anyhow::anyhow!("--fanouts {}: `{x}` is not a count", a.fanouts)))
+        .collect::<Result<_>>()?;
+    let g = load_graph(a.graph.as_deref(), a.quiet)?;
+    let seeds: Vec<u32> = match &a.seeds {
+        Some(p) => read_seeds(&g, p)?,
+        None => (0..g.num_nodes() as u32).collect(),
+    };
+    let cfg = SampleConfig {
+        fanouts: fanouts.clone(),
+        batch_size: a.batch_size,
+        replacement: if a.replace { Replacement::With } else { Replacement::Without },
+        policy: if a.weighted { Policy::EdgeWeight } else { Policy::Uniform },
+        seed: a.seed,
+    };
+    let t = Instant::now();
+    let batches = wayfarer::runtime::sample::sample(&g, &seeds, &cfg)?;
+    let secs = t.elapsed().as_secs_f64();
+    let edges: usize = batches.iter().flat_map(|b| &b.blocks).map(|b| b.edge_ids.len()).sum();
+    if !a.quiet {
+        eprintln!(
+            "sampled {} mini-batches of up to {} seeds, fanouts {:?} ({}, {}): {edges} edges in {secs:.3} s ({:.2} M edges/s, {} threads)",
+            batches.len(),
+            a.batch_size,
+            fanouts,
+            if a.replace { "with replacement" } else { "without replacement" },
+            if a.weighted { "weighted" } else { "uniform" },
+            edges as f64 / secs.max(1e-9) / 1e6,
+            rayon::current_num_threads()
+        );
+    }
+    let Some(out) = &a.output else {
+        eprintln!("(no -o given: the blocks are not written)");
+        return Ok(());
+    };
+    let map = g.id_map();
+    let node_ids = |v: &[u32]| match ids {
+        IdSpace::Internal => NpyArray::U32(v.to_vec()),
+        IdSpace::Original => NpyArray::U64(v.iter().map(|&x| map.original(x)).collect()),
+    };
+    let mut arrays = vec![("fanouts".to_string(), NpyArray::U32(fanouts))];
+    for (bi, mb) in batches.iter().enumerate() {
+        arrays.push((format!("b{bi}_seeds"), node_ids(&mb.seeds)));
+        for (l, blk) in mb.blocks.iter().enumerate() {
+            arrays.push((format!("b{bi}_l{l}_nodes"), node_ids(&blk.src_nodes)));
+            arrays.push((format!("b{bi}_l{l}_num_dst"), NpyArray::U64(vec![blk.num_dst as u64])));
+            arrays.push((format!("b{bi}_l{l}_src"), NpyArray::U32(blk.edge_src.clone())));
+            arrays.push((format!("b{bi}_l{l}_dst"), NpyArray::U32(blk.edge_dst.clone())));
+            arrays.push((format!("b{bi}_l{l}_eid"), NpyArray::U64(blk.edge_ids.clone())));
+        }
+    }
+    wayfarer::output::write_npz(out, &arrays)?;
+    if !a.quiet {
+        eprintln!("wrote {} ({} arrays)", out.display(), arrays.len());
+    }
+    Ok(())
 }
 
 /// `--cost-ratio R[,F[,R_SHORT]]` or `profile`.
@@ -713,6 +888,7 @@ fn main() {
         Cmd::Convert(a) => cmd_convert(a),
         Cmd::Info { graph } => cmd_info(graph),
         Cmd::Walk(a) => cmd_walk(a),
+        Cmd::Sample(a) => cmd_sample(a),
         Cmd::Explain { walk } => cmd_explain(&walk),
         Cmd::Emit { walk, output, params, cost_ratio } => cmd_emit(&walk, &output, &params, cost_ratio.as_deref()),
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),

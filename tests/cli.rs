@@ -268,3 +268,70 @@ fn emit_writes_a_standalone_cuda_file() {
         assert!(err.contains("broken.rs:3:20") && err.contains("^^^^^^^^^^") && err.contains("no method `frobnicate`"), "{cmd:?}: {err}");
     }
 }
+
+/// `wayfarer sample`: DGL-style blocks in a `.npz` that Python's zipfile reads with valid
+/// CRCs; every array's `.npy` header matches its data; block l's destination nodes are block
+/// l+1's node list and the last block's destinations are the batch's distinct seeds; seeds
+/// from a text file; bad input is a clear error.
+#[test]
+fn sample_writes_blocks_as_npz() {
+    let d = dir();
+    let g = d.join("sample.wfg");
+    ok(&["gen", "rmat", "--scale", "9", "--edge-factor", "8", "--seed", "2", "--weights", "pareto:2", "-o", g.to_str().unwrap()]);
+    let out = d.join("blocks.npz");
+    let seeds = d.join("seeds.txt");
+    std::fs::write(&seeds, "3\n5\n5\n100\n7\n").unwrap();
+    let (_, err) = ok(&[
+        "sample",
+        "--graph",
+        g.to_str().unwrap(),
+        "--fanouts",
+        "4,2",
+        "--batch-size",
+        "2",
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--weighted",
+        "--seed",
+        "7",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(err.contains("sampled 3 mini-batches"), "{err}");
+    let check = r#"
+import sys, zipfile, struct, ast
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+arrays = {}
+for name in z.namelist():
+    b = z.read(name)
+    assert b[:6] == b'\x93NUMPY', name
+    hl = struct.unpack('<H', b[8:10])[0]
+    h = ast.literal_eval(b[10:10 + hl].decode())
+    size = {'<u4': 4, '<u8': 8}[h['descr']]
+    (n,) = h['shape']
+    data = b[10 + hl:]
+    assert len(data) == n * size, name
+    arrays[name[:-4]] = list(struct.unpack('<%d%s' % (n, 'I' if size == 4 else 'Q'), data))
+assert arrays['fanouts'] == [4, 2]
+assert arrays['b0_seeds'] == [3, 5] and arrays['b1_seeds'] == [5, 100] and arrays['b2_seeds'] == [7]
+for b in range(3):
+    nd0 = arrays['b%d_l0_num_dst' % b][0]
+    assert arrays['b%d_l0_nodes' % b][:nd0] == arrays['b%d_l1_nodes' % b]
+    nd1 = arrays['b%d_l1_num_dst' % b][0]
+    assert arrays['b%d_l1_nodes' % b][:nd1] == sorted(set(arrays['b%d_seeds' % b]), key=arrays['b%d_seeds' % b].index)
+    for l in range(2):
+        nodes, src, dst = arrays['b%d_l%d_nodes' % (b, l)], arrays['b%d_l%d_src' % (b, l)], arrays['b%d_l%d_dst' % (b, l)]
+        nd = arrays['b%d_l%d_num_dst' % (b, l)][0]
+        assert len(src) == len(dst) == len(arrays['b%d_l%d_eid' % (b, l)])
+        assert all(s < len(nodes) for s in src) and all(x < nd for x in dst)
+print('ok', len(arrays))
+"#;
+    let o = Command::new("python3").args(["-c", check, out.to_str().unwrap()]).output().expect("python3 runs");
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    fails(&["sample", "--graph", g.to_str().unwrap(), "--fanouts", "4,x"], "`x` is not a count");
+    fails(&["sample", "--graph", g.to_str().unwrap(), "--fanouts", "0"], "fanout of 0");
+    fails(&["sample", "--graph", g.to_str().unwrap(), "-o", d.join("b.txt").to_str().unwrap()], "is a .npz");
+    std::fs::write(&seeds, "3\n99999\n").unwrap();
+    fails(&["sample", "--graph", g.to_str().unwrap(), "--seeds", seeds.to_str().unwrap()], "seeds.txt:2: node 99999 is not in the graph");
+}

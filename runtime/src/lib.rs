@@ -23,6 +23,7 @@ pub mod error;
 pub mod graph;
 pub mod output;
 pub mod rng;
+pub mod sample;
 pub mod sampler;
 pub mod walk;
 pub mod walks;

@@ -191,6 +191,102 @@ pub fn write_text(walks: &Walks, graph: &CsrGraph, ids: IdSpace, w: &mut impl Wr
     Ok(())
 }
 
+/// A 1-D array for an `.npz` file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NpyArray {
+    /// `uint32`.
+    U32(Vec<u32>),
+    /// `uint64`.
+    U64(Vec<u64>),
+}
+
+impl NpyArray {
+    fn npy(&self) -> Vec<u8> {
+        let (descr, len) = match self {
+            NpyArray::U32(v) => ("<u4", v.len()),
+            NpyArray::U64(v) => ("<u8", v.len()),
+        };
+        let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({len},), }}");
+        let unpadded = 10 + dict.len() + 1;
+        let total = unpadded.div_ceil(64) * 64;
+        let mut b = Vec::with_capacity(total + len * 8);
+        b.extend_from_slice(b"\x93NUMPY\x01\x00");
+        b.extend_from_slice(&((total - 10) as u16).to_le_bytes());
+        b.extend_from_slice(dict.as_bytes());
+        b.resize(total - 1, b' ');
+        b.push(b'\n');
+        match self {
+            NpyArray::U32(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
+            NpyArray::U64(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
+        }
+        b
+    }
+}
+
+/// Writes named 1-D arrays as an `.npz` (an uncompressed zip of `.npy` files, what
+/// `numpy.savez` writes and `numpy.load` reads). Zip limits apply: each array under 4 GiB,
+/// fewer than 65,535 arrays; beyond them this is an error, not a corrupt file.
+pub fn write_npz(path: &Path, arrays: &[(String, NpyArray)]) -> Result<(), GraphError> {
+    let too_big = |what: String| GraphError::param("output", format!("{}: {what}", path.display()));
+    if arrays.len() >= 0xFFFF {
+        return Err(too_big(format!("{} arrays do not fit one .npz (at most 65,534): use larger batches", arrays.len())));
+    }
+    let file = std::fs::File::create(path).map_err(|e| GraphError::io(path, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut central = Vec::new();
+    let mut offset = 0u64;
+    let io = |e| GraphError::io(path, e);
+    for (name, array) in arrays {
+        let data = array.npy();
+        let fname = format!("{name}.npy");
+        if data.len() as u64 >= u32::MAX as u64 || offset >= u32::MAX as u64 {
+            return Err(too_big(format!("`{name}` does not fit a .npz without zip64 (4 GiB)")));
+        }
+        let crc = crc32fast::hash(&data);
+        let mut local = Vec::with_capacity(30 + fname.len());
+        local.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
+        for x in [20u16, 0, 0, 0, 0x21] {
+            local.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in [crc, data.len() as u32, data.len() as u32] {
+            local.extend_from_slice(&x.to_le_bytes());
+        }
+        local.extend_from_slice(&(fname.len() as u16).to_le_bytes());
+        local.extend_from_slice(&0u16.to_le_bytes());
+        local.extend_from_slice(fname.as_bytes());
+        w.write_all(&local).map_err(io)?;
+        w.write_all(&data).map_err(io)?;
+        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
+        for x in [20u16, 20, 0, 0, 0, 0x21] {
+            central.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in [crc, data.len() as u32, data.len() as u32] {
+            central.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in [fname.len() as u16, 0, 0, 0, 0] {
+            central.extend_from_slice(&x.to_le_bytes());
+        }
+        central.extend_from_slice(&0u32.to_le_bytes());
+        central.extend_from_slice(&(offset as u32).to_le_bytes());
+        central.extend_from_slice(fname.as_bytes());
+        offset += (local.len() + data.len()) as u64;
+    }
+    if offset + central.len() as u64 >= u32::MAX as u64 {
+        return Err(too_big("the .npz exceeds 4 GiB (zip64 is not written): use fewer batches per file".into()));
+    }
+    w.write_all(&central).map_err(io)?;
+    let mut end = Vec::with_capacity(22);
+    end.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    for x in [0u16, 0, arrays.len() as u16, arrays.len() as u16] {
+        end.extend_from_slice(&x.to_le_bytes());
+    }
+    end.extend_from_slice(&(central.len() as u32).to_le_bytes());
+    end.extend_from_slice(&(offset as u32).to_le_bytes());
+    end.extend_from_slice(&0u16.to_le_bytes());
+    w.write_all(&end).map_err(io)?;
+    w.flush().map_err(io)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

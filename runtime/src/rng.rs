@@ -67,6 +67,8 @@ pub enum Purpose {
     Generate = 3,
     /// The cost-model profiling pass.
     Profile = 4,
+    /// GNN neighbor sampling (`crate::sample`).
+    Neighbors = 5,
 }
 
 /// The step number used for the initialisation stream of a walker.

@@ -1,0 +1,281 @@
+//! GNN neighbor sampling (GraphSAGE-style), the CPU path: for each mini-batch of seed nodes
+//! and each layer, up to `fanout` neighbors of every node in the layer's frontier, returned as
+//! DGL-style blocks (message-flow graphs).
+//!
+//! Semantics, per mini-batch (seeds in the given order, split into batches of `batch_size`):
+//! - The last block's destination nodes are the batch's seeds (deduplicated, first occurrence
+//!   first). Going from the output layer towards the input, each block samples the neighbors
+//!   of its destination nodes (the rows of the CSR: out-neighbors, which are the in-neighbors
+//!   of an undirected or symmetrized graph); its source nodes are its destination nodes first,
+//!   then every newly reached node in order of first appearance; the next block (one layer
+//!   closer to the input) has those source nodes as its destination nodes. So every block's
+//!   destination set is contained in its source set, as DGL's `to_block` guarantees.
+//! - Edges are recorded as `(source, destination)` in block-local ids (an index into the
+//!   block's source list, and into its destination list), with their global edge ids; the
+//!   sampled neighbor is the source, the node whose row was sampled the destination.
+//! - Without replacement, a node with `degree <= fanout` keeps every edge (a *full* node);
+//!   otherwise a uniformly random `fanout`-subset of its edges (Floyd's algorithm). With
+//!   replacement, `fanout` independent uniform draws (none for a node without edges).
+//! - Weighted (edge weights as the policy): without replacement, the `fanout` smallest keys
+//!   `E/w` (`E ~ Exp(1)`; successive sampling proportional to `w`, as eRVS's keys; weight 0 is
+//!   never taken); with replacement, `fanout` independent draws proportional to `w`.
+//! - Reproducible: every node's draws come from its own stream keyed by `(seed, batch, layer,
+//!   node)`, so the output does not depend on the thread count.
+
+use crate::error::WalkError;
+use crate::graph::CsrGraph;
+use crate::rng::{Purpose, StepRng};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Whether a node's neighbors are drawn with or without replacement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Replacement {
+    /// A uniformly random subset (every neighbor at most once).
+    #[default]
+    Without,
+    /// Independent draws (a neighbor may repeat).
+    With,
+}
+
+/// How likely each edge is to be sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// Every edge alike.
+    #[default]
+    Uniform,
+    /// Proportional to the graph's edge weights.
+    EdgeWeight,
+}
+
+/// Options of one sampling run.
+#[derive(Clone, Debug)]
+pub struct SampleConfig {
+    /// Neighbors per node, per layer, from the input layer to the output layer (DGL's order:
+    /// `[15, 10, 5]` samples 5 for the seeds, then 10, then 15).
+    pub fanouts: Vec<u32>,
+    /// Seeds per mini-batch.
+    pub batch_size: usize,
+    /// With or without replacement.
+    pub replacement: Replacement,
+    /// Uniform or weighted.
+    pub policy: Policy,
+    /// The seed of every random draw.
+    pub seed: u64,
+}
+
+/// One layer's message-flow graph.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Block {
+    /// Global ids of the source nodes; the first `num_dst` are the destination nodes.
+    pub src_nodes: Vec<u32>,
+    /// How many of `src_nodes` are destination nodes.
+    pub num_dst: usize,
+    /// Per sampled edge: its source, an index into `src_nodes`.
+    pub edge_src: Vec<u32>,
+    /// Per sampled edge: its destination, an index into the destination nodes.
+    pub edge_dst: Vec<u32>,
+    /// Per sampled edge: its global edge id (index into the CSR's edge arrays).
+    pub edge_ids: Vec<u64>,
+}
+
+impl Block {
+    /// The destination nodes' global ids.
+    pub fn dst_nodes(&self) -> &[u32] {
+        &self.src_nodes[..self.num_dst]
+    }
+}
+
+/// One mini-batch: its seeds and one block per layer, from the input layer to the output.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct MiniBatch {
+    /// The seed nodes, as given.
+    pub seeds: Vec<u32>,
+    /// Blocks, input layer first (the last block's destination nodes are the seeds).
+    pub blocks: Vec<Block>,
+}
+
+/// Checks the configuration against the graph.
+fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), WalkError> {
+    if cfg.fanouts.is_empty() {
+        return Err(WalkError::param("fanouts", "give at least one layer, e.g. 15,10,5"));
+    }
+    if let Some(f) = cfg.fanouts.iter().find(|&&f| f == 0) {
+        return Err(WalkError::param("fanouts", format!("a fanout of {f} samples nothing; use at least 1")));
+    }
+    if cfg.batch_size == 0 {
+        return Err(WalkError::param("batch-size", "must be at least 1"));
+    }
+    if seeds.len().div_ceil(cfg.batch_size) >= 1 << 24 {
+        return Err(WalkError::param("batch-size", "more than 2^24 mini-batches: use larger batches"));
+    }
+    let n = g.num_nodes() as u64;
+    if let Some(&bad) = seeds.iter().find(|&&s| s as u64 >= n) {
+        return Err(WalkError::BadStart { node: bad as u64, num_nodes: n as usize });
+    }
+    if cfg.policy == Policy::EdgeWeight {
+        let Some(w) = g.weights() else {
+            return Err(WalkError::Config("the weighted policy needs edge weights, which the graph does not have".into()));
+        };
+        if let Some(i) = w.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
+            return Err(WalkError::Config(format!("edge {i} has weight {}: weights must be finite and non-negative", w[i])));
+        }
+    }
+    Ok(())
+}
+
+/// The sampled edges of `v`'s row (global edge ids), for layer `layer` of batch `batch`.
+fn sample_row(g: &CsrGraph, v: u32, fanout: u32, cfg: &SampleConfig, batch: usize, layer: u32, out: &mut Vec<u64>) {
+    let row = g.row(v);
+    let d = row.len() as u64;
+    let k = fanout as u64;
+    if d == 0 {
+        return;
+    }
+    let mut rng = StepRng::new(cfg.seed, ((batch as u64) << 32) | v as u64, layer, Purpose::Neighbors);
+    let base = row.start as u64;
+    match (cfg.policy, cfg.replacement) {
+        (Policy::Uniform, Replacement::Without) if d <= k => out.extend(base..base + d),
+        (Policy::Uniform, Replacement::Without) => {
+            // Floyd: for j = d-k .. d-1, take t uniform in [0, j]; t if new, else j.
+            let mut chosen: Vec<u64> = Vec::with_capacity(k as usize);
+            for j in d - k..d {
+                let t = rng.below(j + 1);
+                let pick = if chosen.contains(&t) { j } else { t };
+                chosen.push(pick);
+            }
+            chosen.sort_unstable();
+            out.extend(chosen.into_iter().map(|i| base + i));
+        }
+        (Policy::Uniform, Replacement::With) => out.extend((0..k).map(|_| base + rng.below(d))),
+        (Policy::EdgeWeight, Replacement::Without) => {
+            let w = &g.weights().expect("validated")[row.clone()];
+            let mut keys: Vec<(f64, u64)> =
+                w.iter().enumerate().filter(|(_, x)| **x > 0.0).map(|(i, &x)| (rng.exponential() / x as f64, i as u64)).collect();
+            if keys.len() as u64 > k {
+                keys.select_nth_unstable_by(k as usize - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                keys.truncate(k as usize);
+            }
+            let mut idx: Vec<u64> = keys.into_iter().map(|(_, i)| i).collect();
+            idx.sort_unstable();
+            out.extend(idx.into_iter().map(|i| base + i));
+        }
+        (Policy::EdgeWeight, Replacement::With) => {
+            let w = &g.weights().expect("validated")[row.clone()];
+            let mut prefix = Vec::with_capacity(w.len());
+            let mut s = 0f64;
+            for &x in w {
+                s += x as f64;
+                prefix.push(s);
+            }
+            if s > 0.0 {
+                for _ in 0..k {
+                    let x = rng.uniform() * s;
+                    let i = prefix.partition_point(|&p| p <= x).min(w.len() - 1);
+                    out.push(base + i as u64);
+                }
+            }
+        }
+    }
+}
+
+/// Samples the blocks of one mini-batch (`batch` is its index, which keys its random streams).
+pub fn sample_batch(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, batch: usize) -> MiniBatch {
+    let targets = g.targets();
+    let mut frontier: Vec<u32> = Vec::new();
+    let mut seen: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    for &s in seeds {
+        if seen.insert(s) {
+            frontier.push(s);
+        }
+    }
+    let mut blocks = Vec::with_capacity(cfg.fanouts.len());
+    let mut edges = Vec::new();
+    // Output layer first; reversed at the end.
+    for (depth, &fanout) in cfg.fanouts.iter().rev().enumerate() {
+        let mut block = Block { src_nodes: frontier.clone(), num_dst: frontier.len(), ..Default::default() };
+        let mut local: HashMap<u32, u32> = frontier.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
+        for (di, &v) in frontier.iter().enumerate() {
+            edges.clear();
+            sample_row(g, v, fanout, cfg, batch, depth as u32, &mut edges);
+            for &e in &edges {
+                let u = targets[e as usize];
+                let next = block.src_nodes.len() as u32;
+                let li = *local.entry(u).or_insert_with(|| {
+                    block.src_nodes.push(u);
+                    next
+                });
+                block.edge_src.push(li);
+                block.edge_dst.push(di as u32);
+                block.edge_ids.push(e);
+            }
+        }
+        frontier = block.src_nodes.clone();
+        blocks.push(block);
+    }
+    blocks.reverse();
+    MiniBatch { seeds: seeds.to_vec(), blocks }
+}
+
+/// Samples every mini-batch of `seeds` (batches of `cfg.batch_size`, in order), in parallel;
+/// the result does not depend on the thread count.
+pub fn sample(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<Vec<MiniBatch>, WalkError> {
+    validate(g, seeds, cfg)?;
+    Ok(seeds.par_chunks(cfg.batch_size).enumerate().map(|(b, chunk)| sample_batch(g, chunk, cfg, b)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{CsrParts, Orientation};
+
+    fn star(d: u32, weights: Option<Vec<f32>>) -> CsrGraph {
+        // Node 0 -> 1..=d, each leaf -> 0.
+        let mut p = CsrParts { offsets: vec![0], ..Default::default() };
+        p.targets.extend(1..=d);
+        p.offsets.push(d as u64);
+        for _ in 1..=d {
+            p.targets.push(0);
+            p.offsets.push(p.targets.len() as u64);
+        }
+        p.weights = weights.map(|w| {
+            let mut all = w;
+            all.extend(std::iter::repeat_n(1.0, d as usize));
+            all
+        });
+        CsrGraph::from_parts(p, Orientation::Directed).unwrap()
+    }
+
+    fn cfg(fanouts: &[u32], replacement: Replacement, policy: Policy) -> SampleConfig {
+        SampleConfig { fanouts: fanouts.to_vec(), batch_size: 1, replacement, policy, seed: 9 }
+    }
+
+    #[test]
+    fn full_nodes_keep_every_edge_and_blocks_nest() {
+        let g = star(3, None);
+        let out = sample(&g, &[0, 2], &SampleConfig { batch_size: 2, ..cfg(&[5, 5], Replacement::Without, Policy::Uniform) }).unwrap();
+        let b = &out[0].blocks;
+        assert_eq!(b.len(), 2);
+        // Output block: dst = seeds {0, 2}; 0 has 3 edges (all kept), 2 has one (to 0).
+        assert_eq!(b[1].dst_nodes(), &[0, 2]);
+        assert_eq!(b[1].edge_ids.len(), 4);
+        // The next block's dst are the output block's src.
+        assert_eq!(b[0].dst_nodes(), &b[1].src_nodes[..]);
+        for blk in b {
+            for ((&s, &d), &e) in blk.edge_src.iter().zip(&blk.edge_dst).zip(&blk.edge_ids) {
+                let (dst, src) = (blk.src_nodes[d as usize], blk.src_nodes[s as usize]);
+                assert!(g.row(dst).contains(&(e as usize)), "edge {e} is not in {dst}'s row");
+                assert_eq!(g.targets()[e as usize], src);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_configurations_are_errors() {
+        let g = star(3, None);
+        assert!(sample(&g, &[0], &cfg(&[], Replacement::Without, Policy::Uniform)).is_err());
+        assert!(sample(&g, &[0], &cfg(&[0], Replacement::Without, Policy::Uniform)).is_err());
+        assert!(sample(&g, &[9], &cfg(&[1], Replacement::Without, Policy::Uniform)).is_err());
+        assert!(sample(&g, &[0], &cfg(&[1], Replacement::Without, Policy::EdgeWeight)).unwrap_err().to_string().contains("weights"));
+    }
+}
