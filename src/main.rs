@@ -449,32 +449,22 @@ fn read_seeds(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
         return Err(bad(&format!("expected a 1-D array of node ids, found shape ({shape})")));
     }
     let data = &b[start + hl..];
-    let ids: Vec<i128> =
-        if header.contains("'<u4'") || header.contains("'<i4'") {
-            let signed = header.contains("'<i4'");
-            data.chunks_exact(4)
-                .map(|c| {
-                    if signed {
-                        i32::from_le_bytes(c.try_into().unwrap()) as i128
-                    } else {
-                        u32::from_le_bytes(c.try_into().unwrap()) as i128
-                    }
-                })
-                .collect()
-        } else if header.contains("'<u8'") || header.contains("'<i8'") {
-            let signed = header.contains("'<i8'");
-            data.chunks_exact(8)
-                .map(|c| {
-                    if signed {
-                        i64::from_le_bytes(c.try_into().unwrap()) as i128
-                    } else {
-                        u64::from_le_bytes(c.try_into().unwrap()) as i128
-                    }
-                })
-                .collect()
-        } else {
-            return Err(bad("expected integer ids (<u4, <i4, <u8 or <i8)"));
-        };
+    // Little-endian integers of `width` bytes, signed or not, widened to i128.
+    let decode = |width: usize, signed: bool| -> Vec<i128> {
+        data.chunks_exact(width)
+            .map(|c| {
+                let mut buf = [0u8; 8];
+                buf[..width].copy_from_slice(c);
+                let raw = u64::from_le_bytes(buf);
+                let shift = 64 - 8 * width as u32;
+                if signed { (((raw << shift) as i64) >> shift) as i128 } else { raw as i128 }
+            })
+            .collect()
+    };
+    let ids: Vec<i128> = match ["'<u4'", "'<i4'", "'<u8'", "'<i8'"].iter().position(|d| header.contains(d)) {
+        Some(k) => decode(if k < 2 { 4 } else { 8 }, k % 2 == 1),
+        None => return Err(bad("expected integer ids (<u4, <i4, <u8 or <i8)")),
+    };
     let mut v = Vec::with_capacity(ids.len());
     for (i, &id) in ids.iter().enumerate() {
         let node = u64::try_from(id).ok().and_then(|id| g.id_map().internal(id, g.num_nodes()));

@@ -332,6 +332,25 @@ print('ok', len(arrays))
     fails(&["sample", "--graph", g.to_str().unwrap(), "--fanouts", "4,x"], "`x` is not a count");
     fails(&["sample", "--graph", g.to_str().unwrap(), "--fanouts", "0"], "fanout of 0");
     fails(&["sample", "--graph", g.to_str().unwrap(), "-o", d.join("b.txt").to_str().unwrap()], "is a .npz");
+    // Seeds as a .npy of int64 (numpy's default integer), and a negative id.
+    let npy = |ids: &[i64]| {
+        let dict = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}", ids.len());
+        let mut h = b"\x93NUMPY\x01\x00".to_vec();
+        let total = (10 + dict.len() + 1).div_ceil(64) * 64;
+        h.extend_from_slice(&((total - 10) as u16).to_le_bytes());
+        h.extend_from_slice(dict.as_bytes());
+        h.resize(total - 1, b' ');
+        h.push(b'\n');
+        ids.iter().for_each(|x| h.extend_from_slice(&x.to_le_bytes()));
+        h
+    };
+    let seeds_npy = d.join("seeds.npy");
+    std::fs::write(&seeds_npy, npy(&[3, 5, 7])).unwrap();
+    let (_, err) =
+        ok(&["sample", "--graph", g.to_str().unwrap(), "--fanouts", "2", "--batch-size", "2", "--seeds", seeds_npy.to_str().unwrap()]);
+    assert!(err.contains("sampled 2 mini-batches"), "{err}");
+    std::fs::write(&seeds_npy, npy(&[3, -1])).unwrap();
+    fails(&["sample", "--graph", g.to_str().unwrap(), "--seeds", seeds_npy.to_str().unwrap()], "entry 1: node -1 is not in the graph");
     std::fs::write(&seeds, "3\n99999\n").unwrap();
     fails(&["sample", "--graph", g.to_str().unwrap(), "--seeds", seeds.to_str().unwrap()], "seeds.txt:2: node 99999 is not in the graph");
 }
