@@ -123,10 +123,17 @@ struct SampleArgs {
     /// Sample with replacement (default: without).
     #[arg(long)]
     replace: bool,
-    /// Sample proportionally to the edge weights (default: uniformly). Policies written as
-    /// `#[sampler]` programs (`--policy my_policy.rs`) are not built yet.
-    #[arg(long)]
+    /// Sample proportionally to the edge weights (default: uniformly).
+    #[arg(long, conflicts_with = "policy")]
     weighted: bool,
+    /// Sample proportionally to a `#[sampler]` function's weight of each edge (a `.rs` file,
+    /// compiled at run time by Cranelift), e.g. `#[sampler] fn recent(s: &Step, tau: f32) ->
+    /// f32 { (-(s.time() as f32) / tau).exp() }`.
+    #[arg(long, value_name = "FILE.rs")]
+    policy: Option<PathBuf>,
+    /// Policy parameter `name=value` (repeatable).
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
     /// Seed of the random draws.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -506,8 +513,40 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
         policy: if a.weighted { Policy::EdgeWeight } else { Policy::Uniform },
         seed: a.seed,
     };
+    let policy = match &a.policy {
+        Some(path) => {
+            let source = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+            let shown = path.display().to_string();
+            let program = match wayfarer_compiler::lower_sampler_source(&source) {
+                Ok(p) => p,
+                Err(d) => {
+                    eprint!("{}", d.render(&source, &shown));
+                    bail!("{shown}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
+                }
+            };
+            let info = wayfarer_compiler::analyze(&program);
+            let values = wayfarer::gpu::program_values(&program, &parse_params(&a.params)?)?;
+            let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?;
+            wayfarer::Walk::check(&jit, &g)?;
+            Some(jit)
+        }
+        None if !a.params.is_empty() => bail!("-p sets a --policy parameter; there is no --policy"),
+        None => None,
+    };
+    let cfg = SampleConfig { policy: if policy.is_some() { Policy::Custom } else { cfg.policy }, ..cfg };
     let t = Instant::now();
-    let batches = wayfarer::runtime::sample::sample(&g, &seeds, &cfg)?;
+    let batches = match &policy {
+        Some(jit) => {
+            use wayfarer::Walk;
+            let stats = wayfarer::NodeStats::compute(&g, jit.requirements(), jit.weighted());
+            let base = wayfarer::Ctx::new(&g, &stats);
+            let prepared = jit.prepare(&base);
+            let ctx = wayfarer::Ctx { prepared: prepared.as_ref(), ..base };
+            let weight = |v: u32, e: usize| jit.weight(&ctx, &wayfarer::Walker::new(v), e);
+            wayfarer::runtime::sample::sample_by(&g, &seeds, &cfg, Some(&weight))?
+        }
+        None => wayfarer::runtime::sample::sample(&g, &seeds, &cfg)?,
+    };
     let secs = t.elapsed().as_secs_f64();
     let edges: usize = batches.iter().flat_map(|b| &b.blocks).map(|b| b.edge_ids.len()).sum();
     if !a.quiet {
@@ -517,7 +556,13 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
             a.batch_size,
             fanouts,
             if a.replace { "with replacement" } else { "without replacement" },
-            if a.weighted { "weighted" } else { "uniform" },
+            if a.policy.is_some() {
+                "policy"
+            } else if a.weighted {
+                "weighted"
+            } else {
+                "uniform"
+            },
             edges as f64 / secs.max(1e-9) / 1e6,
             rayon::current_num_threads()
         );

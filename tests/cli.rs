@@ -351,6 +351,40 @@ print('ok', len(arrays))
     assert!(err.contains("sampled 2 mini-batches"), "{err}");
     std::fs::write(&seeds_npy, npy(&[3, -1])).unwrap();
     fails(&["sample", "--graph", g.to_str().unwrap(), "--seeds", seeds_npy.to_str().unwrap()], "entry 1: node -1 is not in the graph");
+    // A #[sampler] policy compiled at run time: weighing each edge by its weight samples
+    // exactly what --weighted samples (the same streams and keys), byte for byte.
+    let pol = d.join("by_weight.rs");
+    std::fs::write(&pol, "use wayfarer::prelude::*;\n#[sampler]\nfn by_weight(s: &Step, k: f32) -> f32 {\n    s.weight() * k\n}\n")
+        .unwrap();
+    let (w1, w2) = (d.join("w1.npz"), d.join("w2.npz"));
+    let gs = g.to_str().unwrap();
+    ok(&["sample", "--graph", gs, "--fanouts", "3,2", "--batch-size", "50", "--weighted", "--seed", "4", "-o", w1.to_str().unwrap()]);
+    ok(&[
+        "sample",
+        "--graph",
+        gs,
+        "--fanouts",
+        "3,2",
+        "--batch-size",
+        "50",
+        "--policy",
+        pol.to_str().unwrap(),
+        "-p",
+        "k=1",
+        "--seed",
+        "4",
+        "-o",
+        w2.to_str().unwrap(),
+    ]);
+    assert_eq!(std::fs::read(&w1).unwrap(), std::fs::read(&w2).unwrap(), "policy s.weight() must sample as --weighted");
+    fails(&["sample", "--graph", gs, "--policy", pol.to_str().unwrap()], "needs a value for it");
+    fails(&["sample", "--graph", gs, "--policy", pol.to_str().unwrap(), "-p", "k=-1"], "weight");
+    let bad = d.join("walker_policy.rs");
+    std::fs::write(&bad, "#[sampler]\nfn bad(s: &Step) -> f32 {\n    if s.step() == 0 { 1.0 } else { s.weight() }\n}\n").unwrap();
+    let o = wayfarer(&["sample", "--graph", gs, "--policy", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("walker_policy.rs:3:8") && err.contains("`s.step()` is a walk's") && err.contains("^^^^^^^^"), "{err}");
     std::fs::write(&seeds, "3\n99999\n").unwrap();
     fails(&["sample", "--graph", g.to_str().unwrap(), "--seeds", seeds.to_str().unwrap()], "seeds.txt:2: node 99999 is not in the graph");
 }

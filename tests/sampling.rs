@@ -149,7 +149,7 @@ fn check_blocks(g: &CsrGraph, mb: &MiniBatch, cfg: &SampleConfig) {
             let positive = g.row(b.src_nodes[d]).filter(|&e| g.weights().unwrap()[e] > 0.0).count() as u32;
             let want = match (cfg.replacement, cfg.policy) {
                 (Replacement::Without, Policy::Uniform) => deg.min(fanout),
-                (Replacement::Without, Policy::EdgeWeight) => positive.min(fanout),
+                (Replacement::Without, Policy::EdgeWeight | Policy::Custom) => positive.min(fanout),
                 (Replacement::With, Policy::Uniform) => {
                     if deg > 0 {
                         fanout
@@ -157,7 +157,7 @@ fn check_blocks(g: &CsrGraph, mb: &MiniBatch, cfg: &SampleConfig) {
                         0
                     }
                 }
-                (Replacement::With, Policy::EdgeWeight) => {
+                (Replacement::With, Policy::EdgeWeight | Policy::Custom) => {
                     if positive > 0 {
                         fanout
                     } else {

@@ -86,6 +86,48 @@ pub fn lower_source(source: &str) -> Result<Program, Diagnostics> {
     }
 }
 
+/// Parses Rust source text holding one `#[sampler]` function (a GNN sampling policy: the
+/// weight of an edge of the node being sampled) and lowers it like a function-form walk. A
+/// policy sees the edge and the node whose row is sampled (`s.cur()`, `s.dst()`,
+/// `s.weight()`, `s.label()`, `s.edge()`, `s.time()`, graph queries); a walker's history
+/// (`s.prev()`, `s.start()`, `s.step()`) means nothing there and is an error at its token.
+pub fn lower_sampler_source(source: &str) -> Result<Program, Diagnostics> {
+    let file = syn::parse_file(source).map_err(|e| Diagnostics(vec![Diagnostic::error(e.span(), e.to_string())]))?;
+    let is_sampler = |attrs: &[syn::Attribute]| attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "sampler"));
+    let mut found = file.items.iter().filter_map(|i| match i {
+        syn::Item::Fn(f) if is_sampler(&f.attrs) => Some(f),
+        _ => None,
+    });
+    let f = match (found.next(), found.next()) {
+        (Some(f), None) => f,
+        (None, _) => {
+            return Err(Diagnostics(vec![Diagnostic::error(Span::call_site(), "no `#[sampler]` function in this file")]));
+        }
+        (Some(_), Some(second)) => {
+            return Err(Diagnostics(vec![Diagnostic::error(
+                second.sig.ident.span(),
+                "a file holds one `#[sampler]` function; this is a second one",
+            )]));
+        }
+    };
+    let program = lower_weight_fn(f)?;
+    let diags: Vec<Diagnostic> = program
+        .exprs
+        .iter()
+        .filter_map(|(h, e)| match e {
+            Expr::Step(field @ (StepField::Prev | StepField::Start | StepField::Step)) => Some(
+                Diagnostic::error(
+                    program.exprs.span(h),
+                    format!("a sampling policy has no walker: `s.{}()` is a walk's", field.signature().0),
+                )
+                .help("a policy weighs an edge of the node being sampled: use s.cur(), s.dst(), s.weight(), s.label(), s.edge(), s.time() and graph queries"),
+            ),
+            _ => None,
+        })
+        .collect();
+    if diags.is_empty() { Ok(program) } else { Err(Diagnostics(diags)) }
+}
+
 /// One `name: Type` of the attribute's `params(...)` or `state(...)`.
 struct Decl {
     name: syn::Ident,

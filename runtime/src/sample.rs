@@ -46,7 +46,14 @@ pub enum Policy {
     Uniform,
     /// Proportional to the graph's edge weights.
     EdgeWeight,
+    /// Proportional to a policy's weight of each edge (a compiled `#[sampler]` function):
+    /// pass it to [`sample_by`].
+    Custom,
 }
+
+/// A sampling policy's weight of edge `e` (an index into the CSR's edge arrays) of node `v`'s
+/// row. It must be finite and non-negative; 0 means never.
+pub type EdgeWeightFn<'a> = &'a (dyn Fn(u32, usize) -> f32 + Sync);
 
 /// Options of one sampling run.
 #[derive(Clone, Debug)]
@@ -125,13 +132,47 @@ fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), WalkE
 }
 
 /// The sampled edges of `v`'s row (global edge ids), for layer `layer` of batch `batch`.
-fn sample_row(g: &CsrGraph, v: u32, fanout: u32, cfg: &SampleConfig, batch: usize, layer: u32, out: &mut Vec<u64>) {
+#[allow(clippy::too_many_arguments)]
+fn sample_row(
+    g: &CsrGraph,
+    v: u32,
+    fanout: u32,
+    cfg: &SampleConfig,
+    policy: Option<EdgeWeightFn>,
+    batch: usize,
+    layer: u32,
+    buf: &mut Vec<f32>,
+    out: &mut Vec<u64>,
+) -> Result<(), WalkError> {
     let row = g.row(v);
     let d = row.len() as u64;
     let k = fanout as u64;
     if d == 0 {
-        return;
+        return Ok(());
     }
+    // The row's weights, for the weighted policies.
+    let w: &[f32] = match cfg.policy {
+        Policy::Uniform => &[],
+        Policy::EdgeWeight => &g.weights().expect("validated")[row.clone()],
+        Policy::Custom => {
+            let f = policy.expect("validated");
+            buf.clear();
+            for e in row.clone() {
+                let x = f(v, e);
+                if !(x.is_finite() && x >= 0.0) {
+                    return Err(WalkError::BadWeight {
+                        walk: "sampling policy".into(),
+                        weight: x,
+                        src: v,
+                        dst: g.targets()[e],
+                        step: layer,
+                    });
+                }
+                buf.push(x);
+            }
+            buf
+        }
+    };
     let mut rng = StepRng::new(cfg.seed, ((batch as u64) << 32) | v as u64, layer, Purpose::Neighbors);
     let base = row.start as u64;
     match (cfg.policy, cfg.replacement) {
@@ -148,8 +189,7 @@ fn sample_row(g: &CsrGraph, v: u32, fanout: u32, cfg: &SampleConfig, batch: usiz
             out.extend(chosen.into_iter().map(|i| base + i));
         }
         (Policy::Uniform, Replacement::With) => out.extend((0..k).map(|_| base + rng.below(d))),
-        (Policy::EdgeWeight, Replacement::Without) => {
-            let w = &g.weights().expect("validated")[row.clone()];
+        (Policy::EdgeWeight | Policy::Custom, Replacement::Without) => {
             let mut keys: Vec<(f64, u64)> =
                 w.iter().enumerate().filter(|(_, x)| **x > 0.0).map(|(i, &x)| (rng.exponential() / x as f64, i as u64)).collect();
             if keys.len() as u64 > k {
@@ -160,8 +200,7 @@ fn sample_row(g: &CsrGraph, v: u32, fanout: u32, cfg: &SampleConfig, batch: usiz
             idx.sort_unstable();
             out.extend(idx.into_iter().map(|i| base + i));
         }
-        (Policy::EdgeWeight, Replacement::With) => {
-            let w = &g.weights().expect("validated")[row.clone()];
+        (Policy::EdgeWeight | Policy::Custom, Replacement::With) => {
             let mut prefix = Vec::with_capacity(w.len());
             let mut s = 0f64;
             for &x in w {
@@ -177,10 +216,17 @@ fn sample_row(g: &CsrGraph, v: u32, fanout: u32, cfg: &SampleConfig, batch: usiz
             }
         }
     }
+    Ok(())
 }
 
 /// Samples the blocks of one mini-batch (`batch` is its index, which keys its random streams).
-pub fn sample_batch(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, batch: usize) -> MiniBatch {
+pub fn sample_batch(
+    g: &CsrGraph,
+    seeds: &[u32],
+    cfg: &SampleConfig,
+    policy: Option<EdgeWeightFn>,
+    batch: usize,
+) -> Result<MiniBatch, WalkError> {
     let targets = g.targets();
     let mut frontier: Vec<u32> = Vec::new();
     let mut seen: std::collections::HashSet<u32> = std::collections::HashSet::new();
@@ -191,13 +237,14 @@ pub fn sample_batch(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, batch: usiz
     }
     let mut blocks = Vec::with_capacity(cfg.fanouts.len());
     let mut edges = Vec::new();
+    let mut buf = Vec::new();
     // Output layer first; reversed at the end.
     for (depth, &fanout) in cfg.fanouts.iter().rev().enumerate() {
         let mut block = Block { src_nodes: frontier.clone(), num_dst: frontier.len(), ..Default::default() };
         let mut local: HashMap<u32, u32> = frontier.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
         for (di, &v) in frontier.iter().enumerate() {
             edges.clear();
-            sample_row(g, v, fanout, cfg, batch, depth as u32, &mut edges);
+            sample_row(g, v, fanout, cfg, policy, batch, depth as u32, &mut buf, &mut edges)?;
             for &e in &edges {
                 let u = targets[e as usize];
                 let next = block.src_nodes.len() as u32;
@@ -214,14 +261,23 @@ pub fn sample_batch(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, batch: usiz
         blocks.push(block);
     }
     blocks.reverse();
-    MiniBatch { seeds: seeds.to_vec(), blocks }
+    Ok(MiniBatch { seeds: seeds.to_vec(), blocks })
 }
 
 /// Samples every mini-batch of `seeds` (batches of `cfg.batch_size`, in order), in parallel;
 /// the result does not depend on the thread count.
 pub fn sample(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<Vec<MiniBatch>, WalkError> {
+    sample_by(g, seeds, cfg, None)
+}
+
+/// [`sample`] with a policy's weights ([`Policy::Custom`]): `policy(v, e)` weighs edge `e` of
+/// node `v`'s row. A negative, NaN or infinite weight is an error naming the edge.
+pub fn sample_by(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: Option<EdgeWeightFn>) -> Result<Vec<MiniBatch>, WalkError> {
     validate(g, seeds, cfg)?;
-    Ok(seeds.par_chunks(cfg.batch_size).enumerate().map(|(b, chunk)| sample_batch(g, chunk, cfg, b)).collect())
+    if (cfg.policy == Policy::Custom) != policy.is_some() {
+        return Err(WalkError::Config("Policy::Custom goes with a policy function, and only it".into()));
+    }
+    seeds.par_chunks(cfg.batch_size).enumerate().map(|(b, chunk)| sample_batch(g, chunk, cfg, policy, b)).collect()
 }
 
 #[cfg(test)]
