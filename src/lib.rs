@@ -27,8 +27,10 @@ pub mod bench;
 pub mod gpu;
 pub mod library;
 
-pub use wayfarer_macros::walk;
+pub use wayfarer_macros::{sampler, walk};
 pub use wayfarer_runtime as runtime;
+/// GNN neighbor sampling (DGL-style blocks); see `wayfarer sample`.
+pub use wayfarer_runtime::sample;
 pub use wayfarer_runtime::{
     Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts, Step,
     StepRng, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk,
@@ -49,7 +51,9 @@ use std::sync::atomic::AtomicU64;
 pub mod prelude {
     pub use crate::output::IdSpace;
     pub use crate::walks::{Deepwalk, Metapath, Node2vec, Ppr, Ppr2, PprStop, Temporal};
-    pub use crate::{CostRatio, CsrGraph, NO_NODE, RunOutput, SamplerMode, Starts, Step, StepRng, Walk, WalkExt, WalkRun, Walks, walk};
+    pub use crate::{
+        CostRatio, CsrGraph, NO_NODE, RunOutput, SamplerMode, Starts, Step, StepRng, Walk, WalkExt, WalkRun, Walks, sampler, walk,
+    };
 }
 
 /// The embedded default graph's edge list (gzipped text: `source target label`).

@@ -526,25 +526,14 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
             };
             let info = wayfarer_compiler::analyze(&program);
             let values = wayfarer::gpu::program_values(&program, &parse_params(&a.params)?)?;
-            let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?;
-            wayfarer::Walk::check(&jit, &g)?;
-            Some(jit)
+            Some(wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?)
         }
         None if !a.params.is_empty() => bail!("-p sets a --policy parameter; there is no --policy"),
         None => None,
     };
-    let cfg = SampleConfig { policy: if policy.is_some() { Policy::Custom } else { cfg.policy }, ..cfg };
     let t = Instant::now();
     let batches = match &policy {
-        Some(jit) => {
-            use wayfarer::Walk;
-            let stats = wayfarer::NodeStats::compute(&g, jit.requirements(), jit.weighted());
-            let base = wayfarer::Ctx::new(&g, &stats);
-            let prepared = jit.prepare(&base);
-            let ctx = wayfarer::Ctx { prepared: prepared.as_ref(), ..base };
-            let weight = |v: u32, e: usize| jit.weight(&ctx, &wayfarer::Walker::new(v), e);
-            wayfarer::runtime::sample::sample_by(&g, &seeds, &cfg, Some(&weight))?
-        }
+        Some(jit) => wayfarer::sample::sample_with(&g, &seeds, &cfg, jit)?,
         None => wayfarer::runtime::sample::sample(&g, &seeds, &cfg)?,
     };
     let secs = t.elapsed().as_secs_f64();

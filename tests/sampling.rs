@@ -199,3 +199,38 @@ fn the_same_seed_gives_the_same_blocks_on_any_thread_count() {
     let other = sample(&g, &seeds, &SampleConfig { seed: 4, ..cfg.clone() }).unwrap();
     assert_ne!(one, other, "another seed samples differently");
 }
+
+/// A policy written in Rust with `#[sampler]`: compiled by the macro like a walk and sampled
+/// through `sample_with`; weight w² gives the successive-sampling probabilities of w².
+#[wayfarer::sampler]
+fn squared(s: &wayfarer::Step) -> f32 {
+    s.weight() * s.weight()
+}
+
+#[test]
+fn a_sampler_policy_from_rust_is_exact() {
+    let w = [1.0f32, 2.0, 0.0, 3.0];
+    let g = star(&w);
+    let sq: Vec<f64> = w.iter().map(|&x| (x * x) as f64).collect();
+    let total: f64 = sq.iter().sum();
+    let cfg = SampleConfig { fanouts: vec![2], batch_size: 1, replacement: Replacement::Without, policy: Policy::Uniform, seed: 5 };
+    let out = wayfarer::sample::sample_with(&g, &vec![0u32; 40_000], &cfg, &Squared).unwrap();
+    let mut counts = HashMap::new();
+    for mb in &out {
+        let b = &mb.blocks[0];
+        let mut picked: Vec<u32> = b.edge_src.iter().map(|&s| b.src_nodes[s as usize]).collect();
+        picked.sort_unstable();
+        *counts.entry(picked).or_insert(0u64) += 1;
+    }
+    let mut probs = HashMap::new();
+    for i in 0..w.len() {
+        for j in i + 1..w.len() {
+            let (a, b) = (sq[i], sq[j]);
+            let p = a / total * b / (total - a) + b / total * a / (total - b);
+            if p > 0.0 {
+                probs.insert(vec![i as u32 + 1, j as u32 + 1], p);
+            }
+        }
+    }
+    test(&counts, &probs, "#[sampler] squared");
+}

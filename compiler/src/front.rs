@@ -110,17 +110,20 @@ pub fn lower_sampler_source(source: &str) -> Result<Program, Diagnostics> {
             )]));
         }
     };
+    lower_sampler_fn(f)
+}
+
+/// Lowers a `#[sampler]` function (see [`lower_sampler_source`]): a function-form walk whose
+/// weight reads no walker history.
+pub fn lower_sampler_fn(f: &syn::ItemFn) -> Result<Program, Diagnostics> {
     let program = lower_weight_fn(f)?;
     let diags: Vec<Diagnostic> = program
         .exprs
         .iter()
         .filter_map(|(h, e)| match e {
             Expr::Step(field @ (StepField::Prev | StepField::Start | StepField::Step)) => Some(
-                Diagnostic::error(
-                    program.exprs.span(h),
-                    format!("a sampling policy has no walker: `s.{}()` is a walk's", field.signature().0),
-                )
-                .help("a policy weighs an edge of the node being sampled: use s.cur(), s.dst(), s.weight(), s.label(), s.edge(), s.time() and graph queries"),
+                Diagnostic::error(program.exprs.span(h), format!("a sampling policy has no walker: `s.{}()` is a walk's", field.signature().0))
+                    .help("a policy weighs an edge of the node being sampled: use s.cur(), s.dst(), s.weight(), s.label(), s.edge(), s.time() and graph queries"),
             ),
             _ => None,
         })

@@ -81,6 +81,40 @@ pub fn walk(attr: TokenStream, item: TokenStream) -> TokenStream {
     quote!(#errors #user #generated #warning).into()
 }
 
+/// Compiles a GNN sampling policy: `#[sampler] fn name(s: &Step, params...) -> f32` weighs an
+/// edge of the node being sampled. It is checked like a walk (and must not read the walker's
+/// history: `s.prev()`, `s.start()`, `s.step()`), then compiled as a function-form walk, so
+/// `Name { params }` implements `wayfarer::Walk` and goes to `wayfarer::sample_with`.
+#[proc_macro_attribute]
+pub fn sampler(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let original: proc_macro2::TokenStream = item.clone().into();
+    let attr: proc_macro2::TokenStream = attr.into();
+    let f = match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => f,
+        Err(_) => {
+            let mut out = syn::Error::new_spanned(&original, "#[sampler] goes on a function `fn name(s: &Step, params...) -> f32`")
+                .to_compile_error();
+            out.extend(original);
+            return out.into();
+        }
+    };
+    if !attr.is_empty() {
+        let mut out = syn::Error::new_spanned(attr, "a `#[sampler]` function takes no arguments: its parameters are its arguments")
+            .to_compile_error();
+        out.extend(original);
+        return out.into();
+    }
+    match wayfarer_compiler::lower_sampler_fn(&f) {
+        // A policy is a function-form walk: the walk macro generates its type and code.
+        Ok(_) => walk(TokenStream::new(), original.into()),
+        Err(diags) => {
+            let mut out = diags.to_syn_error().to_compile_error();
+            out.extend(quote!(#[allow(dead_code)] #f));
+            out.into()
+        }
+    }
+}
+
 /// A compile-time warning at the walk's name. Stable Rust gives proc macros no warning API,
 /// so this uses a deprecated item: rustc reports its note where it is used.
 fn fallback_warning(name: &str, why: &str, at: proc_macro2::Span) -> proc_macro2::TokenStream {

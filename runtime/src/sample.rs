@@ -280,6 +280,19 @@ pub fn sample_by(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: Option
     seeds.par_chunks(cfg.batch_size).enumerate().map(|(b, chunk)| sample_batch(g, chunk, cfg, policy, b)).collect()
 }
 
+/// [`sample`] with a compiled policy (a `#[sampler]` function, or any walk whose weight reads
+/// no walker history): `policy.weight` of each edge, for a walker standing on the node being
+/// sampled (step 0, no previous node).
+pub fn sample_with<W: crate::Walk>(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: &W) -> Result<Vec<MiniBatch>, WalkError> {
+    policy.check(g)?;
+    let stats = crate::NodeStats::compute(g, policy.requirements(), policy.weighted());
+    let base = crate::Ctx::new(g, &stats);
+    let prepared = policy.prepare(&base);
+    let ctx = crate::Ctx { prepared: prepared.as_ref(), ..base };
+    let weight = |v: u32, e: usize| policy.weight(&ctx, &crate::Walker::new(v), e);
+    sample_by(g, seeds, &SampleConfig { policy: Policy::Custom, ..cfg.clone() }, Some(&weight))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
