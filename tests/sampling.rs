@@ -234,3 +234,31 @@ fn a_sampler_policy_from_rust_is_exact() {
     }
     test(&counts, &probs, "#[sampler] squared");
 }
+
+/// Longer rows, where A-ExpJ's jumps do most of the work: 1 of 40 (probability w/Σw) and 2 of
+/// 12 (the pair formula), with skewed and zero weights.
+#[test]
+fn weighted_sampling_with_jumps_on_longer_rows_is_exact() {
+    let w40: Vec<f32> = (0..40).map(|i| if i % 9 == 4 { 0.0 } else { 1.0 + ((i * 7919) % 23) as f32 * ((i % 3) as f32 + 0.5) }).collect();
+    let g = star(&w40);
+    let total: f64 = w40.iter().map(|&x| x as f64).sum();
+    let counts = tally(&g, 1, Replacement::Without, Policy::EdgeWeight, 80_000);
+    let probs: HashMap<Vec<u32>, f64> =
+        w40.iter().enumerate().filter(|(_, x)| **x > 0.0).map(|(i, &x)| (vec![i as u32 + 1], x as f64 / total)).collect();
+    test(&counts, &probs, "weighted 1 of 40");
+    let w12: Vec<f32> = (0..12).map(|i| [0.5f32, 4.0, 0.0, 1.0, 9.0, 2.0][i % 6] * (1.0 + i as f32 / 12.0)).collect();
+    let g = star(&w12);
+    let total: f64 = w12.iter().map(|&x| x as f64).sum();
+    let counts = tally(&g, 2, Replacement::Without, Policy::EdgeWeight, 80_000);
+    let mut probs = HashMap::new();
+    for i in 0..12 {
+        for j in i + 1..12 {
+            let (a, b) = (w12[i] as f64, w12[j] as f64);
+            let p = a / total * b / (total - a) + b / total * a / (total - b);
+            if p > 0.0 {
+                probs.insert(vec![i as u32 + 1, j as u32 + 1], p);
+            }
+        }
+    }
+    test(&counts, &probs, "weighted 2 of 12");
+}

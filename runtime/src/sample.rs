@@ -16,9 +16,10 @@
 //! - Without replacement, a node with `degree <= fanout` keeps every edge (a *full* node);
 //!   otherwise a uniformly random `fanout`-subset of its edges (Floyd's algorithm). With
 //!   replacement, `fanout` independent uniform draws (none for a node without edges).
-//! - Weighted (edge weights as the policy): without replacement, the `fanout` smallest keys
-//!   `E/w` (`E ~ Exp(1)`; successive sampling proportional to `w`, as eRVS's keys; weight 0 is
-//!   never taken); with replacement, `fanout` independent draws proportional to `w`.
+//! - Weighted (edge weights or a policy): without replacement, the `fanout` smallest keys
+//!   `E/w` (`E ~ Exp(1)`; successive sampling proportional to `w`, as eRVS's keys, found with
+//!   A-ExpJ jumps; weight 0 is never taken); with replacement, `fanout` independent draws
+//!   proportional to `w`.
 //! - Reproducible: every node's draws come from its own stream keyed by `(seed, batch, layer,
 //!   node)`, so the output does not depend on the thread count.
 
@@ -131,6 +132,24 @@ fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), WalkE
     Ok(())
 }
 
+/// A key and an item, ordered by key (then item): the heap of A-ExpJ keeps the largest on top.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Keyed(f64, u64);
+
+impl Eq for Keyed {}
+
+impl PartialOrd for Keyed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Keyed {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
 /// The sampled edges of `v`'s row (global edge ids), for layer `layer` of batch `batch`.
 #[allow(clippy::too_many_arguments)]
 fn sample_row(
@@ -190,13 +209,35 @@ fn sample_row(
         }
         (Policy::Uniform, Replacement::With) => out.extend((0..k).map(|_| base + rng.below(d))),
         (Policy::EdgeWeight | Policy::Custom, Replacement::Without) => {
-            let mut keys: Vec<(f64, u64)> =
-                w.iter().enumerate().filter(|(_, x)| **x > 0.0).map(|(i, &x)| (rng.exponential() / x as f64, i as u64)).collect();
-            if keys.len() as u64 > k {
-                keys.select_nth_unstable_by(k as usize - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                keys.truncate(k as usize);
+            // A-ExpJ with a k-heap: the k smallest keys E/w, found with jumps. Once k items
+            // hold keys, the next item to beat the largest of them (T) is found by skipping
+            // weight X ~ Exp(T) (memoryless), and its key is drawn conditioned on beating T.
+            // Exact like drawing every key; O(k log(d/k)) draws instead of one per edge.
+            let mut heap: std::collections::BinaryHeap<Keyed> = std::collections::BinaryHeap::with_capacity(k as usize + 1);
+            let mut skip = f64::INFINITY;
+            for (i, &x) in w.iter().enumerate() {
+                if x <= 0.0 {
+                    continue;
+                }
+                let x = x as f64;
+                if (heap.len() as u64) < k {
+                    heap.push(Keyed(rng.exponential() / x, i as u64));
+                    if heap.len() as u64 == k {
+                        skip = rng.exponential() / heap.peek().expect("k > 0").0;
+                    }
+                    continue;
+                }
+                skip -= x;
+                if skip <= 0.0 {
+                    let t = heap.peek().expect("k > 0").0;
+                    // E conditioned on E < t·x: -log1p(-V (1 - e^{-t x})), V ~ U(0, 1).
+                    let key = -(-rng.uniform() * -(-t * x).exp_m1()).ln_1p() / x;
+                    heap.pop();
+                    heap.push(Keyed(key, i as u64));
+                    skip = rng.exponential() / heap.peek().expect("k > 0").0;
+                }
             }
-            let mut idx: Vec<u64> = keys.into_iter().map(|(_, i)| i).collect();
+            let mut idx: Vec<u64> = heap.into_iter().map(|Keyed(_, i)| i).collect();
             idx.sort_unstable();
             out.extend(idx.into_iter().map(|i| base + i));
         }
