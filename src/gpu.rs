@@ -158,8 +158,7 @@ pub fn run_program(
         verbose,
         usize::MAX,
         &mut |batch| {
-            walks.nodes.extend(batch.nodes);
-            walks.lengths.extend(batch.lengths);
+            walks.append(batch);
             Ok(())
         },
     )?;
@@ -365,14 +364,11 @@ pub fn run_library_walk(
     cost: GpuCost,
     verbose: bool,
 ) -> Result<(Walks, RunReport, GpuReport), CudaError> {
-    let Some((source, values)) = walk.program() else {
-        return Err(WalkError::Config(format!("`{}` is a hand-written CPU reference; it does not run on the GPU", walk.name())).into());
-    };
-    let (program, info) = compile_program(source, walk.name())?;
-    let (mut walks, report, rep) =
-        run_program(dev, &program, &info, &values, walk.name(), graph, starts, length, seed, sampler, cost, verbose)?;
-    if walk.is_anonymous() {
-        walks = walks.to_anonymous();
-    }
+    let mut walks = Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+    let (report, rep) =
+        run_library_walk_streaming(dev, walk, graph, starts, length, seed, sampler, cost, verbose, usize::MAX, &mut |batch| {
+            walks.append(batch);
+            Ok(())
+        })?;
     Ok((walks, report, rep))
 }

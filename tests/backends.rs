@@ -33,9 +33,7 @@ fn generate() -> String {
         // Weights must be finite and non-negative: `abs` keeps most programs running (NaN and
         // infinities still occur, and then both backends must report the same error).
         let src = if impl_form {
-            src.replace("impl Random {", &format!("impl Random{i} {{"))
-                .replace("RandomState", &format!("Random{i}State"))
-                .replace("fn get_weight(&self, s: &Step, st: &", "fn get_weight(&self, s: &Step, st: &")
+            src.replace("impl Random {", &format!("impl Random{i} {{")).replace("RandomState", &format!("Random{i}State"))
         } else {
             src.replace("fn random(", &format!("pub fn random_{i}("))
         };

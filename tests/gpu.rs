@@ -159,8 +159,7 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
     let mut streamed = wayfarer::Walks { stride: 11, nodes: Vec::new(), lengths: Vec::new() };
     let r3 = wayfarer_cuda::run_streaming(&dev, &compiled, &g, &[], &program, &cfg, 300 * (11 * 4 + 4), &mut |b| {
         sizes.push(b.len());
-        streamed.nodes.extend(b.nodes);
-        streamed.lengths.extend(b.lengths);
+        streamed.append(b);
         Ok(())
     })
     .unwrap();

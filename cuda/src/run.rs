@@ -208,8 +208,7 @@ pub fn run(
     let stride = cfg.length as usize + 1;
     let mut walks = Walks { stride, nodes: Vec::with_capacity(total as usize * stride), lengths: Vec::with_capacity(total as usize) };
     let report = run_streaming(dev, walk, graph, values, program, cfg, usize::MAX, &mut |batch| {
-        walks.nodes.extend(batch.nodes);
-        walks.lengths.extend(batch.lengths);
+        walks.append(batch);
         Ok(())
     })?;
     Ok((walks, report))

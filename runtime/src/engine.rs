@@ -210,6 +210,13 @@ pub struct Walks {
 }
 
 impl Walks {
+    /// Appends the next walks (of the same stride): how batched runs collect their output.
+    pub fn append(&mut self, batch: Walks) {
+        debug_assert_eq!(self.stride, batch.stride);
+        self.nodes.extend(batch.nodes);
+        self.lengths.extend(batch.lengths);
+    }
+
     /// The walks as anonymous walks: each node replaced by the index of its first visit in
     /// its walk (`0 1 0 2` for `a b a c`), so walks with the same shape are equal whatever
     /// the nodes' ids. Slots past a walk's end are unchanged.

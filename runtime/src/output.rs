@@ -43,7 +43,12 @@ impl OutputFormat {
 }
 
 fn npy_header(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
-    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    npy_header_shape(descr, &format!("({rows}, {cols})"))
+}
+
+/// The `.npy` header for `shape` as Python writes it (`(n,)`, `(rows, cols)`), padded to 64.
+fn npy_header_shape(descr: &str, shape: &str) -> Vec<u8> {
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     let unpadded = 10 + dict.len() + 1;
     let total = unpadded.div_ceil(64) * 64;
     let mut h = Vec::with_capacity(total);
@@ -206,15 +211,8 @@ impl NpyArray {
             NpyArray::U32(v) => ("<u4", v.len()),
             NpyArray::U64(v) => ("<u8", v.len()),
         };
-        let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({len},), }}");
-        let unpadded = 10 + dict.len() + 1;
-        let total = unpadded.div_ceil(64) * 64;
-        let mut b = Vec::with_capacity(total + len * 8);
-        b.extend_from_slice(b"\x93NUMPY\x01\x00");
-        b.extend_from_slice(&((total - 10) as u16).to_le_bytes());
-        b.extend_from_slice(dict.as_bytes());
-        b.resize(total - 1, b' ');
-        b.push(b'\n');
+        let mut b = npy_header_shape(descr, &format!("({len},)"));
+        b.reserve(len * 8);
         match self {
             NpyArray::U32(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
             NpyArray::U64(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
