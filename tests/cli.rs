@@ -378,6 +378,7 @@ print('ok', len(arrays))
     ]);
     assert_eq!(std::fs::read(&w1).unwrap(), std::fs::read(&w2).unwrap(), "policy s.weight() must sample as --weighted");
     fails(&["sample", "--graph", gs, "--policy", pol.to_str().unwrap()], "needs a value for it");
+    fails(&["sample", "--graph", gs, "-p", "k=1"], "there is no --policy");
     fails(&["sample", "--graph", gs, "--policy", pol.to_str().unwrap(), "-p", "k=-1"], "weight");
     let bad = d.join("walker_policy.rs");
     std::fs::write(&bad, "#[sampler]\nfn bad(s: &Step) -> f32 {\n    if s.step() == 0 { 1.0 } else { s.weight() }\n}\n").unwrap();
