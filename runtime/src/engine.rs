@@ -494,8 +494,10 @@ impl<W: Walk> Env<'_, W> {
                     *rng = StepRng::new(self.seed, s.query, wr.step, Purpose::Sample);
                     match self.mode {
                         SamplerMode::Adaptive | SamplerMode::Rejection => {
-                            // B and Ŝ are evaluated once per step, whichever sampler uses them.
-                            let together = walk.step_estimates(ctx, wr);
+                            // B and Ŝ are evaluated once per step, whichever sampler uses them;
+                            // eRJS alone needs Ŝ only for the dead-end test (one load less).
+                            let wants_estimate = self.mode == SamplerMode::Adaptive || walk.possible_zero();
+                            let together = if wants_estimate { walk.step_estimates(ctx, wr) } else { None };
                             let dead = match together {
                                 Some(t) => t.dead_end,
                                 None if walk.possible_zero() => walk.dead_end(ctx, wr),
@@ -627,13 +629,18 @@ fn run_chunk<W: Walk>(
                     true
                 }
                 Turn::Moved => {
-                    let mut rng = StepRng::new(env.seed, s.query, s.w.step, Purpose::Update);
-                    env.walk.update(&env.ctx, &mut s.w, &mut rng);
+                    let hooks = env.walk.has_move_hooks();
+                    let mut rng = hooks.then(|| StepRng::new(env.seed, s.query, s.w.step, Purpose::Update));
+                    if let Some(rng) = &mut rng {
+                        env.walk.update(&env.ctx, &mut s.w, rng);
+                    }
                     out[s.row * stride + s.len as usize] = s.w.cur;
                     s.len += 1;
                     if s.w.step >= cfg.length {
                         true
-                    } else if env.walk.stop(&env.ctx, &s.w, &mut rng) {
+                    } else if let Some(rng) = &mut rng
+                        && env.walk.stop(&env.ctx, &s.w, rng)
+                    {
                         st.stopped += 1;
                         true
                     } else {

@@ -464,6 +464,14 @@ pub trait Walk: Sync {
         None
     }
 
+    /// Whether [`Walk::update`] or [`Walk::stop`] does anything: when neither does, the
+    /// engine skips seeding their random stream (a walk whose hooks are opaque calls, like a
+    /// run-time compiled one, says so here; for a walk compiled with the crate the default
+    /// no-ops are inlined away either way).
+    fn has_move_hooks(&self) -> bool {
+        true
+    }
+
     /// Runs after each move (the built-in fields are already advanced).
     fn update(&self, _ctx: &Ctx, _walker: &mut Walker<Self::State>, _rng: &mut StepRng) {}
 
