@@ -137,6 +137,10 @@ struct SampleArgs {
     /// Seed of the random draws.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Mini-batches merged into one super-batch (GARDEN's Super-batch Degree Classifier);
+    /// changes only how work is grouped, never the output.
+    #[arg(long, default_value_t = wayfarer::runtime::sample::DEFAULT_SUPER_BATCH)]
+    super_batch: usize,
     /// Output .npz (arrays b{batch}_seeds, b{batch}_l{layer}_nodes, _num_dst, _src, _dst, _eid).
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -512,7 +516,11 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
         replacement: if a.replace { Replacement::With } else { Replacement::Without },
         policy: if a.weighted { Policy::EdgeWeight } else { Policy::Uniform },
         seed: a.seed,
+        super_batch: a.super_batch,
     };
+    if a.super_batch == 0 {
+        bail!("--super-batch 0: merge at least 1 mini-batch");
+    }
     let policy = match &a.policy {
         Some(path) => {
             let source = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;

@@ -29,7 +29,7 @@ fn star(weights: &[f32]) -> CsrGraph {
 /// Samples node 0's row `trials` times (one mini-batch each, so independent streams) and
 /// tallies the sampled neighbor multisets of the output block.
 fn tally(g: &CsrGraph, fanout: u32, replacement: Replacement, policy: Policy, trials: usize) -> HashMap<Vec<u32>, u64> {
-    let cfg = SampleConfig { fanouts: vec![fanout], batch_size: 1, replacement, policy, seed: 31 };
+    let cfg = SampleConfig { fanouts: vec![fanout], batch_size: 1, replacement, policy, seed: 31, super_batch: 0 };
     let out = sample(g, &vec![0u32; trials], &cfg).unwrap();
     let mut t = HashMap::new();
     for mb in &out {
@@ -176,7 +176,7 @@ fn blocks_nest_and_hold_real_edges_for_every_mode() {
     let seeds: Vec<u32> = (0..600u32).map(|i| (i * 37) % g.num_nodes() as u32).chain([5, 5, 7]).collect();
     for replacement in [Replacement::Without, Replacement::With] {
         for policy in [Policy::Uniform, Policy::EdgeWeight] {
-            let cfg = SampleConfig { fanouts: vec![15, 10, 5], batch_size: 128, replacement, policy, seed: 7 };
+            let cfg = SampleConfig { fanouts: vec![15, 10, 5], batch_size: 128, replacement, policy, seed: 7, super_batch: 0 };
             let out = sample(&g, &seeds, &cfg).unwrap();
             assert_eq!(out.len(), seeds.len().div_ceil(128));
             for mb in &out {
@@ -190,7 +190,7 @@ fn blocks_nest_and_hold_real_edges_for_every_mode() {
 fn the_same_seed_gives_the_same_blocks_on_any_thread_count() {
     let g = rmat();
     let seeds: Vec<u32> = (0..2000u32).collect();
-    let cfg = SampleConfig { fanouts: vec![10, 5], batch_size: 64, replacement: Replacement::Without, policy: Policy::Uniform, seed: 3 };
+    let cfg = SampleConfig { fanouts: vec![10, 5], batch_size: 64, replacement: Replacement::Without, policy: Policy::Uniform, seed: 3, super_batch: 0 };
     let run = |threads: usize| {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| sample(&g, &seeds, &cfg).unwrap())
     };
@@ -213,7 +213,7 @@ fn a_sampler_policy_from_rust_is_exact() {
     let g = star(&w);
     let sq: Vec<f64> = w.iter().map(|&x| (x * x) as f64).collect();
     let total: f64 = sq.iter().sum();
-    let cfg = SampleConfig { fanouts: vec![2], batch_size: 1, replacement: Replacement::Without, policy: Policy::Uniform, seed: 5 };
+    let cfg = SampleConfig { fanouts: vec![2], batch_size: 1, replacement: Replacement::Without, policy: Policy::Uniform, seed: 5, super_batch: 0 };
     let out = wayfarer::sample::sample_with(&g, &vec![0u32; 40_000], &cfg, &Squared).unwrap();
     let mut counts = HashMap::new();
     for mb in &out {
@@ -261,4 +261,62 @@ fn weighted_sampling_with_jumps_on_longer_rows_is_exact() {
         }
     }
     test(&counts, &probs, "weighted 2 of 12");
+}
+
+/// The super-batch pipeline (classifier, full and random nodes apart, hash-table frontiers)
+/// gives exactly the blocks of the node-by-node reference, for every mode and any number of
+/// merged mini-batches, including seeds repeated within and across mini-batches.
+#[test]
+fn super_batches_sample_exactly_what_the_reference_samples() {
+    use wayfarer::runtime::sample::reference_batch;
+    let g = rmat();
+    let seeds: Vec<u32> = (0..700u32).map(|i| (i * 53) % g.num_nodes() as u32).chain([5, 5, 7, 5]).collect();
+    for replacement in [Replacement::Without, Replacement::With] {
+        for policy in [Policy::Uniform, Policy::EdgeWeight] {
+            let base = SampleConfig { fanouts: vec![12, 6, 3], batch_size: 100, replacement, policy, seed: 11, super_batch: 1 };
+            let want: Vec<MiniBatch> =
+                seeds.chunks(100).enumerate().map(|(b, s)| reference_batch(&g, s, &base, None, b).unwrap()).collect();
+            for k in [1, 3, 8, 64] {
+                let got = sample(&g, &seeds, &SampleConfig { super_batch: k, ..base.clone() }).unwrap();
+                assert_eq!(got.len(), want.len());
+                for (b, (x, y)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(x, y, "{replacement:?} {policy:?}, {k} per super-batch: batch {b} differs");
+                }
+            }
+        }
+    }
+}
+
+/// GARDEN's Algorithm 1 on a hand-made super-batch: full nodes first within each sub-batch,
+/// boundary pointers where its random nodes start, and the layout a permutation.
+#[test]
+fn the_classifier_puts_full_nodes_first_in_each_sub_batch() {
+    use wayfarer::runtime::sample::{classify, exclusive_sum};
+    let g = rmat();
+    let deg = |v: u32| g.degree(v);
+    // Three sub-batches of nodes with mixed degrees (fanout = the median degree).
+    let nodes: Vec<u32> = (0..90u32).map(|i| (i * 97) % g.num_nodes() as u32).collect();
+    let mut ds: Vec<u64> = nodes.iter().map(|&v| deg(v)).collect();
+    ds.sort_unstable();
+    let fanout = ds[ds.len() / 2] as u32;
+    let batch_ptr = vec![0u32, 25, 25, 90];
+    let plan = classify(&g, nodes.clone(), batch_ptr.clone(), fanout, Replacement::Without);
+    assert_eq!(exclusive_sum(&[1u8, 0, 1]), vec![0, 1, 1, 2]);
+    let mut seen = plan.classified.clone();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..90).collect::<Vec<u32>>(), "a permutation of the frontier");
+    for b in 0..3 {
+        let (lo, hi, bound) = (batch_ptr[b] as usize, batch_ptr[b + 1] as usize, plan.bound_ptr[b] as usize);
+        assert!(lo <= bound && bound <= hi);
+        let full: Vec<u32> = (lo as u32..hi as u32).filter(|&t| deg(nodes[t as usize]) <= fanout as u64).collect();
+        let random: Vec<u32> = (lo as u32..hi as u32).filter(|&t| deg(nodes[t as usize]) > fanout as u64).collect();
+        assert_eq!(&plan.classified[lo..bound], &full[..], "sub-batch {b}: its full nodes, in order");
+        assert_eq!(&plan.classified[bound..hi], &random[..], "sub-batch {b}: then its random nodes");
+        for &t in &full {
+            assert_eq!(plan.flags[t as usize], 1);
+        }
+    }
+    // With replacement only rows without edges are full.
+    let with = classify(&g, nodes.clone(), batch_ptr, fanout, Replacement::With);
+    assert!(with.flags.iter().zip(&nodes).all(|(&f, &v)| (f == 1) == (deg(v) == 0)));
 }

@@ -98,6 +98,16 @@ impl StepRng {
         }
     }
 
+    /// The same stream, started at Philox block `block` instead of 0: independent draws that
+    /// need no order between them (neighbor sampling gives draw `i` its own sub-stream at block
+    /// `i · 16`, so GPU lanes make them in parallel and get the CPU's numbers).
+    #[inline]
+    pub fn new_at(seed: u64, query: u64, step: u32, purpose: Purpose, block: u32) -> Self {
+        let mut r = Self::new(seed, query, step, purpose);
+        r.ctr[0] = block;
+        r
+    }
+
     /// The next uniformly distributed 32-bit word.
     #[inline(always)]
     pub fn next_u32(&mut self) -> u32 {

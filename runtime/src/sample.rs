@@ -70,7 +70,14 @@ pub struct SampleConfig {
     pub policy: Policy,
     /// The seed of every random draw.
     pub seed: u64,
+    /// Mini-batches merged into one super-batch (GARDEN's Super-batch Degree Classifier;
+    /// 0 = [`DEFAULT_SUPER_BATCH`]). Only how the work is grouped: the output is the same for
+    /// any value.
+    pub super_batch: usize,
 }
+
+/// Mini-batches per super-batch by default (GARDEN uses 6 to 10).
+pub const DEFAULT_SUPER_BATCH: usize = 8;
 
 /// One layer's message-flow graph.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -150,6 +157,30 @@ impl Ord for Keyed {
     }
 }
 
+/// Philox blocks reserved for each uniform draw (Lemire's rejection rarely needs a second
+/// word, never 64).
+pub const BLOCKS_PER_DRAW: u32 = 16;
+
+/// The stream of uniform draw `i` of a node: its own sub-stream, so the draws of one node can
+/// be made in parallel (GPU lanes) and still equal the CPU's.
+#[inline(always)]
+fn draw_rng(seed: u64, query: u64, layer: u32, i: u32) -> StepRng {
+    StepRng::new_at(seed, query, layer, Purpose::Neighbors, i * BLOCKS_PER_DRAW)
+}
+
+/// Floyd's algorithm: a uniformly random `picks.len()`-subset of `0..d`, ascending. Iteration
+/// `i` draws `t` uniform in `[0, j]` for `j = d - k + i` (draw `i`'s own stream) and takes `t`,
+/// or `j` if `t` was taken already; every subset has probability `1 / C(d, k)`.
+fn floyd(seed: u64, query: u64, layer: u32, d: u64, picks: &mut [u64]) {
+    let k = picks.len() as u64;
+    for i in 0..k as usize {
+        let j = d - k + i as u64;
+        let t = draw_rng(seed, query, layer, i as u32).below(j + 1);
+        picks[i] = if picks[..i].contains(&t) { j } else { t };
+    }
+    picks.sort_unstable();
+}
+
 /// The sampled edges of `v`'s row (global edge ids), for layer `layer` of batch `batch`.
 #[allow(clippy::too_many_arguments)]
 fn sample_row(
@@ -192,22 +223,20 @@ fn sample_row(
             buf
         }
     };
-    let mut rng = StepRng::new(cfg.seed, ((batch as u64) << 32) | v as u64, layer, Purpose::Neighbors);
+    let query = ((batch as u64) << 32) | v as u64;
+    let mut rng = StepRng::new(cfg.seed, query, layer, Purpose::Neighbors);
     let base = row.start as u64;
     match (cfg.policy, cfg.replacement) {
         (Policy::Uniform, Replacement::Without) if d <= k => out.extend(base..base + d),
         (Policy::Uniform, Replacement::Without) => {
-            // Floyd: for j = d-k .. d-1, take t uniform in [0, j]; t if new, else j.
-            let mut chosen: Vec<u64> = Vec::with_capacity(k as usize);
-            for j in d - k..d {
-                let t = rng.below(j + 1);
-                let pick = if chosen.contains(&t) { j } else { t };
-                chosen.push(pick);
+            let start = out.len();
+            out.resize(start + k as usize, 0);
+            floyd(cfg.seed, query, layer, d, &mut out[start..]);
+            for x in &mut out[start..] {
+                *x += base;
             }
-            chosen.sort_unstable();
-            out.extend(chosen.into_iter().map(|i| base + i));
         }
-        (Policy::Uniform, Replacement::With) => out.extend((0..k).map(|_| base + rng.below(d))),
+        (Policy::Uniform, Replacement::With) => out.extend((0..k as u32).map(|i| base + draw_rng(cfg.seed, query, layer, i).below(d))),
         (Policy::EdgeWeight | Policy::Custom, Replacement::Without) => {
             // A-ExpJ with a k-heap: the k smallest keys E/w, found with jumps. Once k items
             // hold keys, the next item to beat the largest of them (T) is found by skipping
@@ -260,14 +289,17 @@ fn sample_row(
     Ok(())
 }
 
-/// Samples the blocks of one mini-batch (`batch` is its index, which keys its random streams).
-pub fn sample_batch(
+/// Samples the blocks of one mini-batch (`batch` is its index, which keys its random streams),
+/// node by node: the definition the super-batch pipeline ([`sample_by`]) and the GPU sampler
+/// are tested against.
+pub fn reference_batch(
     g: &CsrGraph,
     seeds: &[u32],
     cfg: &SampleConfig,
     policy: Option<EdgeWeightFn>,
     batch: usize,
 ) -> Result<MiniBatch, WalkError> {
+    validate(g, seeds, cfg)?;
     let targets = g.targets();
     let mut frontier: Vec<u32> = Vec::new();
     let mut seen: std::collections::HashSet<u32> = std::collections::HashSet::new();
@@ -305,6 +337,206 @@ pub fn sample_batch(
     Ok(MiniBatch { seeds: seeds.to_vec(), blocks })
 }
 
+/// One layer of a super-batch as the Super-batch Degree Classifier lays it out (GARDEN
+/// Algorithm 1): the same arrays on the CPU and the GPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LayerPlan {
+    /// MergeTensor: every sub-batch's destination nodes, concatenated (distinct within a
+    /// sub-batch; a node in two mini-batches is sampled once for each, from each one's own
+    /// streams, so mini-batches stay independent and the output does not depend on how many
+    /// are merged).
+    pub frontier: Vec<u32>,
+    /// BatchPtr: sub-batch `b` holds `frontier[batch_ptr[b]..batch_ptr[b + 1]]`.
+    pub batch_ptr: Vec<u32>,
+    /// DegreeFlag: 1 for a *full* node (no random choice: without replacement, degree <=
+    /// fanout, so every edge is taken; with replacement, no edge at all), else 0 (*random*).
+    pub flags: Vec<u8>,
+    /// UniqueClassify: frontier indices, each sub-batch's full nodes first, then its random
+    /// nodes, each class in frontier order.
+    pub classified: Vec<u32>,
+    /// BoundPtr: where sub-batch `b`'s random nodes start in `classified` (its full nodes
+    /// are `classified[batch_ptr[b]..bound_ptr[b]]`).
+    pub bound_ptr: Vec<u32>,
+}
+
+/// Exclusive prefix sum with the total appended (`n + 1` entries).
+pub fn exclusive_sum<T: Copy + Into<u64>>(xs: &[T]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(xs.len() + 1);
+    let mut acc = 0u64;
+    for &x in xs {
+        out.push(acc);
+        acc += x.into();
+    }
+    out.push(acc);
+    out
+}
+
+/// Whether a node of degree `d` is a full node for `fanout`.
+#[inline]
+pub fn is_full(d: u64, fanout: u32, replacement: Replacement) -> bool {
+    match replacement {
+        Replacement::Without => d <= fanout as u64,
+        Replacement::With => d == 0,
+    }
+}
+
+/// The classifier: flags, one exclusive prefix sum, and each node's place computed from it
+/// (no counters shared between nodes, so no atomics on the GPU).
+pub fn classify(g: &CsrGraph, frontier: Vec<u32>, batch_ptr: Vec<u32>, fanout: u32, replacement: Replacement) -> LayerPlan {
+    let flags: Vec<u8> = frontier.iter().map(|&v| is_full(g.degree(v) as u64, fanout, replacement) as u8).collect();
+    let scan = exclusive_sum(&flags);
+    let k = batch_ptr.len() - 1;
+    let bound_ptr: Vec<u32> = (0..k).map(|b| batch_ptr[b] + (scan[batch_ptr[b + 1] as usize] - scan[batch_ptr[b] as usize]) as u32).collect();
+    let mut classified = vec![0u32; frontier.len()];
+    for b in 0..k {
+        let start = batch_ptr[b] as usize;
+        for tid in start..batch_ptr[b + 1] as usize {
+            let pos = (scan[tid] - scan[start]) as usize;
+            let at = if flags[tid] == 1 { start + pos } else { bound_ptr[b] as usize + (tid - start - pos) };
+            classified[at] = tid as u32;
+        }
+    }
+    LayerPlan { frontier, batch_ptr, flags, classified, bound_ptr }
+}
+
+/// One layer's sampled edges, in frontier order: node `i`'s are
+/// `edge_ids[edge_ptr[i]..edge_ptr[i + 1]]` (ascending within the node without replacement, in
+/// draw order with).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LayerEdges {
+    /// Exclusive prefix sum of the per-node counts (`frontier.len() + 1` entries).
+    pub edge_ptr: Vec<u64>,
+    /// Global edge ids.
+    pub edge_ids: Vec<u64>,
+}
+
+/// The edges of one super-batch layer: full nodes copied, random nodes sampled (in
+/// `classified` order, as the GPU's two kernels take them).
+fn sample_layer(
+    g: &CsrGraph,
+    plan: &LayerPlan,
+    fanout: u32,
+    cfg: &SampleConfig,
+    policy: Option<EdgeWeightFn>,
+    first_batch: usize,
+    layer: u32,
+) -> Result<LayerEdges, WalkError> {
+    let n = plan.frontier.len();
+    let mut spans = vec![(0usize, 0usize); n];
+    let mut scratch: Vec<u64> = Vec::new();
+    let mut buf = Vec::new();
+    let k = plan.batch_ptr.len() - 1;
+    for b in 0..k {
+        for &tid in &plan.classified[plan.batch_ptr[b] as usize..plan.batch_ptr[b + 1] as usize] {
+            let v = plan.frontier[tid as usize];
+            let start = scratch.len();
+            sample_row(g, v, fanout, cfg, policy, first_batch + b, layer, &mut buf, &mut scratch)?;
+            spans[tid as usize] = (start, scratch.len() - start);
+        }
+    }
+    let counts: Vec<u64> = spans.iter().map(|s| s.1 as u64).collect();
+    let edge_ptr = exclusive_sum(&counts);
+    let mut edge_ids = vec![0u64; scratch.len()];
+    for (i, &(start, len)) in spans.iter().enumerate() {
+        let at = edge_ptr[i] as usize;
+        edge_ids[at..at + len].copy_from_slice(&scratch[start..start + len]);
+    }
+    Ok(LayerEdges { edge_ptr, edge_ids })
+}
+
+/// The next layer's frontier and each sampled edge's source (local id) from the hash table of
+/// every sub-batch: a node's local id is its first appearance among the sub-batch's
+/// destination nodes, then its sampled edges in order.
+pub fn next_frontier(targets: &[u32], plan: &LayerPlan, edges: &LayerEdges) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let k = plan.batch_ptr.len() - 1;
+    let mut frontier = Vec::with_capacity(plan.frontier.len() + edges.edge_ids.len());
+    let mut batch_ptr = vec![0u32];
+    let mut edge_src = vec![0u32; edges.edge_ids.len()];
+    let mut local: HashMap<u32, u32> = HashMap::new();
+    for b in 0..k {
+        local.clear();
+        let (lo, hi) = (plan.batch_ptr[b] as usize, plan.batch_ptr[b + 1] as usize);
+        let base = frontier.len();
+        for (i, &v) in plan.frontier[lo..hi].iter().enumerate() {
+            local.insert(v, i as u32);
+            frontier.push(v);
+        }
+        for j in edges.edge_ptr[lo] as usize..edges.edge_ptr[hi] as usize {
+            let u = targets[edges.edge_ids[j] as usize];
+            let next = (frontier.len() - base) as u32;
+            edge_src[j] = *local.entry(u).or_insert_with(|| {
+                frontier.push(u);
+                next
+            });
+        }
+        batch_ptr.push(frontier.len() as u32);
+    }
+    (frontier, batch_ptr, edge_src)
+}
+
+/// The seeds of each sub-batch, deduplicated (first occurrence first), as a super-batch's
+/// first frontier.
+pub fn merge_seeds<'s>(batches: impl Iterator<Item = &'s [u32]>) -> (Vec<u32>, Vec<u32>) {
+    let mut frontier = Vec::new();
+    let mut batch_ptr = vec![0u32];
+    let mut seen = std::collections::HashSet::new();
+    for seeds in batches {
+        seen.clear();
+        frontier.extend(seeds.iter().copied().filter(|&s| seen.insert(s)));
+        batch_ptr.push(frontier.len() as u32);
+    }
+    (frontier, batch_ptr)
+}
+
+/// Cuts one super-batch layer into per-mini-batch blocks.
+pub fn split_blocks(plan: &LayerPlan, edges: &LayerEdges, next: &[u32], next_ptr: &[u32], edge_src: &[u32]) -> Vec<Block> {
+    let k = plan.batch_ptr.len() - 1;
+    (0..k)
+        .map(|b| {
+            let (lo, hi) = (plan.batch_ptr[b] as usize, plan.batch_ptr[b + 1] as usize);
+            let (elo, ehi) = (edges.edge_ptr[lo] as usize, edges.edge_ptr[hi] as usize);
+            let mut edge_dst = Vec::with_capacity(ehi - elo);
+            for i in lo..hi {
+                edge_dst.extend(std::iter::repeat_n((i - lo) as u32, (edges.edge_ptr[i + 1] - edges.edge_ptr[i]) as usize));
+            }
+            Block {
+                src_nodes: next[next_ptr[b] as usize..next_ptr[b + 1] as usize].to_vec(),
+                num_dst: hi - lo,
+                edge_src: edge_src[elo..ehi].to_vec(),
+                edge_dst,
+                edge_ids: edges.edge_ids[elo..ehi].to_vec(),
+            }
+        })
+        .collect()
+}
+
+/// Samples one super-batch: `batches` are its mini-batches' seeds, the first of them batch
+/// number `first_batch`.
+fn sample_super_batch(
+    g: &CsrGraph,
+    batches: &[&[u32]],
+    cfg: &SampleConfig,
+    policy: Option<EdgeWeightFn>,
+    first_batch: usize,
+) -> Result<Vec<MiniBatch>, WalkError> {
+    let (mut frontier, mut batch_ptr) = merge_seeds(batches.iter().copied());
+    let mut out: Vec<MiniBatch> = batches.iter().map(|s| MiniBatch { seeds: s.to_vec(), blocks: Vec::new() }).collect();
+    for (depth, &fanout) in cfg.fanouts.iter().rev().enumerate() {
+        let plan = classify(g, frontier, batch_ptr, fanout, cfg.replacement);
+        let edges = sample_layer(g, &plan, fanout, cfg, policy, first_batch, depth as u32)?;
+        let (next, next_ptr, edge_src) = next_frontier(g.targets(), &plan, &edges);
+        for (mb, block) in out.iter_mut().zip(split_blocks(&plan, &edges, &next, &next_ptr, &edge_src)) {
+            mb.blocks.push(block);
+        }
+        frontier = next;
+        batch_ptr = next_ptr;
+    }
+    for mb in &mut out {
+        mb.blocks.reverse();
+    }
+    Ok(out)
+}
+
 /// Samples every mini-batch of `seeds` (batches of `cfg.batch_size`, in order), in parallel;
 /// the result does not depend on the thread count.
 pub fn sample(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<Vec<MiniBatch>, WalkError> {
@@ -313,12 +545,25 @@ pub fn sample(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<Vec<Min
 
 /// [`sample`] with a policy's weights ([`Policy::Custom`]): `policy(v, e)` weighs edge `e` of
 /// node `v`'s row. A negative, NaN or infinite weight is an error naming the edge.
+///
+/// Mini-batches are processed `cfg.super_batch` at a time through the Super-batch Degree
+/// Classifier ([`classify`]), super-batches in parallel.
 pub fn sample_by(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: Option<EdgeWeightFn>) -> Result<Vec<MiniBatch>, WalkError> {
     validate(g, seeds, cfg)?;
     if (cfg.policy == Policy::Custom) != policy.is_some() {
         return Err(WalkError::Config("Policy::Custom goes with a policy function, and only it".into()));
     }
-    seeds.par_chunks(cfg.batch_size).enumerate().map(|(b, chunk)| sample_batch(g, chunk, cfg, policy, b)).collect()
+    let k = if cfg.super_batch == 0 { DEFAULT_SUPER_BATCH } else { cfg.super_batch };
+    let per_super = cfg.batch_size.saturating_mul(k);
+    let supers: Vec<Vec<MiniBatch>> = seeds
+        .par_chunks(per_super)
+        .enumerate()
+        .map(|(sb, chunk)| {
+            let batches: Vec<&[u32]> = chunk.chunks(cfg.batch_size).collect();
+            sample_super_batch(g, &batches, cfg, policy, sb * k)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(supers.into_iter().flatten().collect())
 }
 
 /// [`sample`] with a compiled policy (a `#[sampler]` function, or any walk whose weight reads
@@ -357,7 +602,7 @@ mod tests {
     }
 
     fn cfg(fanouts: &[u32], replacement: Replacement, policy: Policy) -> SampleConfig {
-        SampleConfig { fanouts: fanouts.to_vec(), batch_size: 1, replacement, policy, seed: 9 }
+        SampleConfig { fanouts: fanouts.to_vec(), batch_size: 1, replacement, policy, seed: 9, super_batch: 0 }
     }
 
     #[test]
