@@ -10,7 +10,8 @@
 #   4. every library walk's generated device code (compiler/tests/golden/*.cu) built by nvcc
 #      for sm_90 with the prelude and a kernel that calls each function;
 #   5. the GPU test suite (tests/gpu.rs: exactness of every GPU sampler, CPU = GPU walks);
-#   6. the benchmark (BENCH=0 skips it).
+#   6. the benchmarks: walks (scripts/gpu-bench.sh) and neighbor sampling
+#      (scripts/sample-bench.sh); BENCH=0 skips both, BENCH=sample runs only the second.
 # It prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -102,9 +103,19 @@ for f in "$BUILD"/cache/ptx/node2vec-*.cu; do
     break
 done
 
-if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
+if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != sample ] && [ -x .devbin/wayfarer ]; then
     echo "== benchmark" | tee -a "$LOG"
     if run scripts/gpu-bench.sh "$OUT/gpu-bench.md"; then row "benchmark" ok "$OUT/gpu-bench.md"; else row "benchmark" FAIL "see $LOG"; fi
+fi
+# Neighbor sampling: the grouped kernel vs one warp per node vs this machine's CPU cores
+# (BENCH=sample runs only this benchmark).
+if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
+    echo "== sampling benchmark" | tee -a "$LOG"
+    if BENCH_DIR="$BUILD" run scripts/sample-bench.sh "${SAMPLE_SCALE:-22}" cpu,cuda-warp,cuda-grouped "$OUT/sample-bench.md"; then
+        row "sampling benchmark (R-MAT ${SAMPLE_SCALE:-22})" ok "$OUT/sample-bench.md"
+    else
+        row "sampling benchmark" FAIL "see $LOG"
+    fi
 fi
 
 echo

@@ -141,6 +141,18 @@ struct SampleArgs {
     /// changes only how work is grouped, never the output.
     #[arg(long, default_value_t = wayfarer::runtime::sample::DEFAULT_SUPER_BATCH)]
     super_batch: usize,
+    /// auto (the GPU when there is a usable one and the sampling is uniform, else all CPU
+    /// cores), cpu, or cuda. Both give the same blocks; weighted policies run on the CPU only.
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// GPU kernel for nodes with more edges than the fanout: grouped (GARDEN: fanout lanes per
+    /// node, rows of at most --dmax edges staged in shared memory) or warp (one warp per node,
+    /// no staging: the baseline of the ablation).
+    #[arg(long, default_value = "grouped")]
+    kernel: String,
+    /// Grouped kernel: rows of at most this many edges are staged in shared memory.
+    #[arg(long, default_value_t = wayfarer_cuda::sample::DEFAULT_DMAX)]
+    dmax: u32,
     /// Output .npz (arrays b{batch}_seeds, b{batch}_l{layer}_nodes, _num_dst, _src, _dst, _eid).
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -539,16 +551,36 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
         None if !a.params.is_empty() => bail!("-p sets a --policy parameter; there is no --policy"),
         None => None,
     };
+    let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
+    let kernel: wayfarer_cuda::sample::RandomKernel = a.kernel.parse().map_err(|e: String| anyhow::anyhow!("--kernel: {e}"))?;
+    let uniform = policy.is_none() && !a.weighted;
+    if backend == wayfarer::gpu::Backend::Cuda && !uniform {
+        bail!("--backend cuda: weighted sampling (--weighted, --policy) runs on the CPU only; use --backend cpu");
+    }
+    let (device, note) = if uniform || backend == wayfarer::gpu::Backend::Cpu { wayfarer::gpu::device_for(backend)? } else { (None, None) };
+    if let (Some(why), false) = (&note, a.quiet) {
+        eprintln!("no GPU ({why}): sampling on the CPU");
+    }
     let t = Instant::now();
-    let batches = match &policy {
-        Some(jit) => wayfarer::sample::sample_with(&g, &seeds, &cfg, jit)?,
-        None => wayfarer::runtime::sample::sample(&g, &seeds, &cfg)?,
+    let mut where_ = format!("cpu, {} threads", rayon::current_num_threads());
+    let batches = match (&policy, &device) {
+        (Some(jit), _) => wayfarer::sample::sample_with(&g, &seeds, &cfg, jit)?,
+        (None, Some(dev)) => {
+            let opts = wayfarer_cuda::sample::GpuSampleOptions { kernel, dmax: a.dmax };
+            let (b, r) = wayfarer_cuda::sample::sample(dev, &g, &seeds, &cfg, opts)?;
+            where_ = format!(
+                "{} ({:?} kernel; sampling kernels {:.3} s, {} super-batches, graph upload {:.3} s)",
+                dev.name, kernel, r.sample_kernel_seconds, r.super_batches, r.upload_seconds
+            );
+            b
+        }
+        (None, None) => wayfarer::runtime::sample::sample(&g, &seeds, &cfg)?,
     };
     let secs = t.elapsed().as_secs_f64();
     let edges: usize = batches.iter().flat_map(|b| &b.blocks).map(|b| b.edge_ids.len()).sum();
     if !a.quiet {
         eprintln!(
-            "sampled {} mini-batches of up to {} seeds, fanouts {:?} ({}, {}): {edges} edges in {secs:.3} s ({:.2} M edges/s, {} threads)",
+            "sampled {} mini-batches of up to {} seeds, fanouts {:?} ({}, {}): {edges} edges in {secs:.3} s ({:.2} M edges/s, {where_})",
             batches.len(),
             a.batch_size,
             fanouts,
@@ -561,7 +593,6 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
                 "uniform"
             },
             edges as f64 / secs.max(1e-9) / 1e6,
-            rayon::current_num_threads()
         );
     }
     let Some(out) = &a.output else {

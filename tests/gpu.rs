@@ -463,3 +463,47 @@ fn random_programs_on_the_gpu_behave_like_on_the_cpu() {
     assert!(v.walked * 2 > 2 * random_programs::COUNT, "only {} runs walked", v.walked);
     eprintln!("{} runs walked like the CPU; {} first-step distributions checked", v.walked, v.checked_distributions);
 }
+
+/// GNN neighbor sampling on the GPU (super-batch classifier, grouped and one-warp-per-node
+/// kernels, the wide kernel for fanouts above 32) gives exactly the CPU's blocks, with and
+/// without replacement, for several super-batch sizes; weighted policies are a clear error.
+#[test]
+fn gpu_neighbor_sampling_equals_the_cpu() {
+    use wayfarer::runtime::sample::{Policy, Replacement, SampleConfig, sample};
+    use wayfarer_cuda::sample::{GpuSampleOptions, RandomKernel};
+    let Some(dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(13, 8, 2).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 5))).unwrap();
+    let seeds: Vec<u32> = (0..3000u32).map(|i| (i * 7919) % g.num_nodes() as u32).chain([1, 1, 2]).collect();
+    let mut checked = 0;
+    for fanouts in [vec![15, 10, 5], vec![25, 10], vec![40, 3], vec![1, 32]] {
+        for replacement in [Replacement::Without, Replacement::With] {
+            for super_batch in [1, 3, 8] {
+                let cfg =
+                    SampleConfig { fanouts: fanouts.clone(), batch_size: 256, replacement, policy: Policy::Uniform, seed: 17, super_batch };
+                let want = sample(&g, &seeds, &cfg).unwrap();
+                for kernel in [RandomKernel::Grouped, RandomKernel::WarpPerNode] {
+                    let (got, report) =
+                        wayfarer_cuda::sample::sample(&dev, &g, &seeds, &cfg, GpuSampleOptions { kernel, ..Default::default() }).unwrap();
+                    assert_eq!(got.len(), want.len());
+                    for (b, (x, y)) in got.iter().zip(&want).enumerate() {
+                        assert_eq!(x, y, "{fanouts:?} {replacement:?} super-batch {super_batch} {kernel:?}: batch {b} differs");
+                    }
+                    assert!(report.full_nodes > 0 && report.random_nodes > 0, "both node classes exercised: {report:?}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    let weighted = SampleConfig {
+        fanouts: vec![5],
+        batch_size: 8,
+        replacement: Replacement::Without,
+        policy: Policy::EdgeWeight,
+        seed: 1,
+        super_batch: 0,
+    };
+    let err = wayfarer_cuda::sample::sample(&dev, &g, &seeds, &weighted, GpuSampleOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("CPU only"), "{err}");
+    eprintln!("{checked} GPU sampling configurations equal the CPU's");
+}

@@ -190,7 +190,14 @@ fn blocks_nest_and_hold_real_edges_for_every_mode() {
 fn the_same_seed_gives_the_same_blocks_on_any_thread_count() {
     let g = rmat();
     let seeds: Vec<u32> = (0..2000u32).collect();
-    let cfg = SampleConfig { fanouts: vec![10, 5], batch_size: 64, replacement: Replacement::Without, policy: Policy::Uniform, seed: 3, super_batch: 0 };
+    let cfg = SampleConfig {
+        fanouts: vec![10, 5],
+        batch_size: 64,
+        replacement: Replacement::Without,
+        policy: Policy::Uniform,
+        seed: 3,
+        super_batch: 0,
+    };
     let run = |threads: usize| {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| sample(&g, &seeds, &cfg).unwrap())
     };
@@ -213,7 +220,14 @@ fn a_sampler_policy_from_rust_is_exact() {
     let g = star(&w);
     let sq: Vec<f64> = w.iter().map(|&x| (x * x) as f64).collect();
     let total: f64 = sq.iter().sum();
-    let cfg = SampleConfig { fanouts: vec![2], batch_size: 1, replacement: Replacement::Without, policy: Policy::Uniform, seed: 5, super_batch: 0 };
+    let cfg = SampleConfig {
+        fanouts: vec![2],
+        batch_size: 1,
+        replacement: Replacement::Without,
+        policy: Policy::Uniform,
+        seed: 5,
+        super_batch: 0,
+    };
     let out = wayfarer::sample::sample_with(&g, &vec![0u32; 40_000], &cfg, &Squared).unwrap();
     let mut counts = HashMap::new();
     for mb in &out {

@@ -10,6 +10,7 @@
 
 mod layout;
 mod run;
+pub mod sample;
 
 pub use run::{CompiledWalk, GpuReport, GpuRun, MIN_HUB_DEGREE, node_stats_on_device, run, run_streaming};
 

@@ -41,20 +41,37 @@ impl CudaDevice {
     /// source, the options and the driver version.
     pub fn compile(&self, program: &Program, info: &WalkInfo) -> Result<CompiledWalk, CudaError> {
         let source = walk_source(program, info);
+        let loaded = self.load_source(&program.name, &source, "wf_walk")?;
+        let function = loaded.module.load_function("wf_walk")?;
+        Ok(CompiledWalk {
+            function,
+            module: loaded.module,
+            requirements: wayfarer_compiler::analysis::requirements(info),
+            props: program.props.clone(),
+            name: program.name.clone(),
+            source_path: loaded.source_path,
+            compile_seconds: loaded.compile_seconds,
+            cached: loaded.cached,
+        })
+    }
+
+    /// NVRTC for this device's architecture, the PTX cached on disk by the source, the options
+    /// and the driver version; `entry` is a kernel the PTX must define.
+    pub(crate) fn load_source(&self, name: &str, source: &str, entry: &str) -> Result<LoadedModule, CudaError> {
         let options = vec!["-std=c++17".to_string(), "--fmad=false".to_string()];
         let arch: &'static str = Box::leak(self.arch.clone().into_boxed_str());
         let key = fnv64(&[source.as_bytes(), options.join(" ").as_bytes(), arch.as_bytes(), &self.driver_version.to_le_bytes()]);
         let dir = cache_dir();
         let _ = std::fs::create_dir_all(&dir);
-        let source_path = dir.join(format!("{}-{key:016x}.cu", program.name));
-        let ptx_path = dir.join(format!("{}-{key:016x}.ptx", program.name));
-        let _ = std::fs::write(&source_path, &source);
+        let source_path = dir.join(format!("{name}-{key:016x}.cu"));
+        let ptx_path = dir.join(format!("{name}-{key:016x}.ptx"));
+        let _ = std::fs::write(&source_path, source);
         let started = Instant::now();
         let (ptx, cached) = match std::fs::read_to_string(&ptx_path) {
-            Ok(text) if text.contains(".entry wf_walk") => (Ptx::from_src(text), true),
+            Ok(text) if text.contains(&format!(".entry {entry}")) => (Ptx::from_src(text), true),
             _ => {
                 let opts = CompileOptions { arch: Some(arch), options: options.clone(), ..Default::default() };
-                match cudarc::nvrtc::compile_ptx_with_opts(&source, opts) {
+                match cudarc::nvrtc::compile_ptx_with_opts(source, opts) {
                     Ok(ptx) => {
                         let _ = std::fs::write(&ptx_path, ptx.to_src());
                         (ptx, false)
@@ -71,18 +88,16 @@ impl CudaDevice {
         };
         let compile_seconds = if cached { 0.0 } else { started.elapsed().as_secs_f64() };
         let module = self.ctx.load_module(ptx)?;
-        let function = module.load_function("wf_walk")?;
-        Ok(CompiledWalk {
-            function,
-            module,
-            requirements: wayfarer_compiler::analysis::requirements(info),
-            props: program.props.clone(),
-            name: program.name.clone(),
-            source_path,
-            compile_seconds,
-            cached,
-        })
+        Ok(LoadedModule { module, source_path, compile_seconds, cached })
     }
+}
+
+/// A compiled and loaded module.
+pub(crate) struct LoadedModule {
+    pub(crate) module: Arc<CudaModule>,
+    pub(crate) source_path: PathBuf,
+    pub(crate) compile_seconds: f64,
+    pub(crate) cached: bool,
 }
 
 impl CompiledWalk {

@@ -75,3 +75,25 @@ fn random_programs_compile_to_ptx_for_sm_90() {
         compile_to_ptx(src);
     }
 }
+
+/// The neighbor-sampling kernels (kernels/sample.cu after the prelude) compile to PTX with
+/// every entry point the host loads.
+#[test]
+fn sampling_kernels_compile() {
+    if !nvrtc_present() {
+        return;
+    }
+    let cu = wayfarer_cuda::sample::sample_source();
+    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+    match compile_ptx_with_opts(&cu, opts) {
+        Ok(ptx) => {
+            let text = ptx.to_src();
+            for entry in
+                ["wf_s_classify", "wf_s_partition", "wf_s_full", "wf_s_random", "wf_s_random_wide", "wf_s_assign", "wf_s_scan_apply"]
+            {
+                assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
+            }
+        }
+        Err(e) => panic!("NVRTC failed on the sampling kernels:\n{e:?}"),
+    }
+}

@@ -386,7 +386,8 @@ pub fn classify(g: &CsrGraph, frontier: Vec<u32>, batch_ptr: Vec<u32>, fanout: u
     let flags: Vec<u8> = frontier.iter().map(|&v| is_full(g.degree(v) as u64, fanout, replacement) as u8).collect();
     let scan = exclusive_sum(&flags);
     let k = batch_ptr.len() - 1;
-    let bound_ptr: Vec<u32> = (0..k).map(|b| batch_ptr[b] + (scan[batch_ptr[b + 1] as usize] - scan[batch_ptr[b] as usize]) as u32).collect();
+    let bound_ptr: Vec<u32> =
+        (0..k).map(|b| batch_ptr[b] + (scan[batch_ptr[b + 1] as usize] - scan[batch_ptr[b] as usize]) as u32).collect();
     let mut classified = vec![0u32; frontier.len()];
     for b in 0..k {
         let start = batch_ptr[b] as usize;

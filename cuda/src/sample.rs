@@ -1,0 +1,413 @@
+//! GNN neighbor sampling on the GPU: GARDEN's Super-batch Degree Classifier and grouped
+//! parallel sampler (kernels/sample.cu), giving byte for byte the blocks of the CPU path
+//! (`wayfarer_runtime::sample`, which defines them).
+//!
+//! Uniform sampling only (with or without replacement): weighted policies run on the CPU.
+
+use crate::{CudaDevice, CudaError};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+use std::time::Instant;
+use wayfarer_runtime::sample::{Block, DEFAULT_SUPER_BATCH, MiniBatch, Policy, Replacement, SampleConfig, merge_seeds};
+use wayfarer_runtime::{CsrGraph, WalkError};
+
+/// The sampling kernels, after the prelude.
+pub const SAMPLE_KERNELS: &str = include_str!("../../kernels/sample.cu");
+
+/// Default `Dmax`: rows of at most this many edges are staged in shared memory (GARDEN's
+/// setting for Papers100M).
+pub const DEFAULT_DMAX: u32 = 64;
+
+/// How random nodes (more edges than the fanout) are assigned to lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RandomKernel {
+    /// GARDEN's grouped sampler: `fanout` lanes per node, ⌊32/fanout⌋ nodes per warp, rows of
+    /// at most `Dmax` edges staged in shared memory.
+    Grouped,
+    /// The plain baseline: one warp per node, no staging (the ablation GARDEN reports).
+    WarpPerNode,
+}
+
+impl std::str::FromStr for RandomKernel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "grouped" => Ok(RandomKernel::Grouped),
+            "warp" => Ok(RandomKernel::WarpPerNode),
+            x => Err(format!("unknown sampling kernel `{x}`: grouped or warp")),
+        }
+    }
+}
+
+/// Options of the GPU sampler (none changes the output).
+#[derive(Clone, Copy, Debug)]
+pub struct GpuSampleOptions {
+    /// The kernel for random nodes.
+    pub kernel: RandomKernel,
+    /// Rows of at most this many edges are staged in shared memory (grouped kernel only).
+    pub dmax: u32,
+}
+
+impl Default for GpuSampleOptions {
+    fn default() -> Self {
+        GpuSampleOptions { kernel: RandomKernel::Grouped, dmax: DEFAULT_DMAX }
+    }
+}
+
+/// What a GPU sampling run did.
+#[derive(Clone, Debug, Default)]
+pub struct GpuSampleReport {
+    /// Sampled edges.
+    pub edges: u64,
+    /// Super-batches run.
+    pub super_batches: usize,
+    /// Seconds in the two sampling kernels (full and random nodes), all layers.
+    pub sample_kernel_seconds: f64,
+    /// Seconds from the first upload to the last block on the host (graph upload excluded).
+    pub total_seconds: f64,
+    /// Seconds uploading the graph.
+    pub upload_seconds: f64,
+    /// Seconds NVRTC took (0 when cached).
+    pub compile_seconds: f64,
+    /// Full / random nodes over all layers.
+    pub full_nodes: u64,
+    /// Random nodes over all layers.
+    pub random_nodes: u64,
+}
+
+/// Mirrors `WfSampleArgs` in kernels/sample.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SampleArgs {
+    frontier: u64,
+    classified: u64,
+    batch_ptr: u64,
+    bound_ptr: u64,
+    full_before: u64,
+    edge_ptr: u64,
+    offsets: u64,
+    targets: u64,
+    out_eid: u64,
+    out_nbr: u64,
+    out_dst: u64,
+    seed: u64,
+    k: u32,
+    n: u32,
+    first_batch: u32,
+    layer: u32,
+    fanout: u32,
+    with_replacement: i32,
+}
+
+// SAFETY: plain old data with the C layout of the kernel's struct.
+unsafe impl DeviceRepr for SampleArgs {}
+
+/// Mirrors `WfTable`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Table {
+    keys: u64,
+    pos: u64,
+    local: u64,
+    mask: u64,
+}
+
+// SAFETY: as above.
+unsafe impl DeviceRepr for Table {}
+
+struct Kernels {
+    _module: Arc<CudaModule>,
+    f: std::collections::HashMap<&'static str, CudaFunction>,
+}
+
+const NAMES: [&str; 16] = [
+    "wf_s_classify",
+    "wf_s_scan_tiles",
+    "wf_s_scan_sums",
+    "wf_s_scan_apply",
+    "wf_s_partition",
+    "wf_s_full",
+    "wf_s_random",
+    "wf_s_random_wide",
+    "wf_s_insert_dst",
+    "wf_s_edge_batches",
+    "wf_s_insert_edges",
+    "wf_s_mark_new",
+    "wf_s_next_ptr",
+    "wf_s_assign",
+    "wf_s_edge_src",
+    "wf_s_clear",
+];
+
+/// The full CUDA source of the sampler.
+pub fn sample_source() -> String {
+    format!("{}\n{}", wayfarer_compiler::cuda_backend::PRELUDE, SAMPLE_KERNELS)
+}
+
+struct Gpu<'a> {
+    s: &'a Arc<CudaStream>,
+    k: Kernels,
+    sms: u32,
+}
+
+fn ptr<T>(s: &CudaStream, x: &CudaSlice<T>) -> u64 {
+    x.device_ptr(s).0
+}
+
+impl Gpu<'_> {
+    fn f(&self, name: &str) -> &CudaFunction {
+        &self.k.f[name]
+    }
+
+    fn grid(&self, n: u64) -> LaunchConfig {
+        let blocks = n.div_ceil(256).clamp(1, self.sms as u64 * 8) as u32;
+        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    fn alloc<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(&self, n: usize) -> Result<CudaSlice<T>, CudaError> {
+        // At least one element: a zero-length allocation has no pointer to pass.
+        Ok(self.s.alloc_zeros::<T>(n.max(1))?)
+    }
+
+    /// Exclusive sum of `n` u32 into `n + 1` u64.
+    fn scan(&self, input: &CudaSlice<u32>, n: usize) -> Result<CudaSlice<u64>, CudaError> {
+        let s = self.s;
+        let tiles = n.div_ceil(1024).max(1);
+        let sums = self.alloc::<u64>(tiles)?;
+        let out = self.alloc::<u64>(n + 1)?;
+        let n32 = n as u32;
+        let t32 = tiles as u32;
+        let tile_cfg = LaunchConfig { grid_dim: (t32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY (all launches here): every pointer is a live allocation at least as long as
+        // the kernel's bounds (n, tiles, k + 1, the table's capacity).
+        unsafe {
+            let mut b = s.launch_builder(self.f("wf_s_scan_tiles"));
+            b.arg(input).arg(&n32).arg(&sums);
+            b.launch(tile_cfg)?;
+            let mut b = s.launch_builder(self.f("wf_s_scan_sums"));
+            b.arg(&sums).arg(&t32).arg(&out).arg(&n32);
+            b.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 })?;
+            let mut b = s.launch_builder(self.f("wf_s_scan_apply"));
+            b.arg(input).arg(&n32).arg(&sums).arg(&out);
+            b.launch(tile_cfg)?;
+        }
+        Ok(out)
+    }
+
+    fn last<T: DeviceRepr + Copy>(&self, x: &CudaSlice<T>, at: usize) -> Result<T, CudaError> {
+        Ok(self.s.clone_dtoh(&x.slice(at..at + 1))?[0])
+    }
+}
+
+/// Samples every mini-batch of `seeds` on GPU `dev`, `cfg.super_batch` mini-batches at a time:
+/// the same blocks as `wayfarer_runtime::sample::sample` (uniform policy only).
+pub fn sample(
+    dev: &CudaDevice,
+    graph: &CsrGraph,
+    seeds: &[u32],
+    cfg: &SampleConfig,
+    opts: GpuSampleOptions,
+) -> Result<(Vec<MiniBatch>, GpuSampleReport), CudaError> {
+    if cfg.policy != Policy::Uniform {
+        return Err(WalkError::Config(
+            "weighted neighbor sampling (--weighted, --policy) runs on the CPU only; the GPU sampler is uniform".into(),
+        )
+        .into());
+    }
+    // The CPU validates the same configuration; run its checks by sampling nothing.
+    wayfarer_runtime::sample::sample(graph, &[], cfg).map(|_| ())?;
+    if let Some(&bad) = seeds.iter().find(|&&s| s as usize >= graph.num_nodes()) {
+        return Err(WalkError::BadStart { node: bad as u64, num_nodes: graph.num_nodes() }.into());
+    }
+    let mut report = GpuSampleReport::default();
+    let loaded = dev.load_source("sample", &sample_source(), "wf_s_random")?;
+    report.compile_seconds = loaded.compile_seconds;
+    let mut f = std::collections::HashMap::new();
+    for name in NAMES {
+        f.insert(name, loaded.module.load_function(name)?);
+    }
+    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    let gpu = Gpu { s: &dev.stream, k: Kernels { _module: loaded.module, f }, sms };
+    let s = gpu.s;
+    let t_up = Instant::now();
+    let offsets = s.clone_htod(graph.offsets())?;
+    let targets = s.clone_htod(graph.targets())?;
+    s.synchronize()?;
+    report.upload_seconds = t_up.elapsed().as_secs_f64();
+
+    let k_super = if cfg.super_batch == 0 { DEFAULT_SUPER_BATCH } else { cfg.super_batch };
+    let per_super = cfg.batch_size.saturating_mul(k_super);
+    let with = cfg.replacement == Replacement::With;
+    let started = Instant::now();
+    let mut out = Vec::with_capacity(seeds.len().div_ceil(cfg.batch_size));
+    for (sb, chunk) in seeds.chunks(per_super).enumerate() {
+        report.super_batches += 1;
+        let batches: Vec<&[u32]> = chunk.chunks(cfg.batch_size).collect();
+        let k = batches.len();
+        let mut mbs: Vec<MiniBatch> = batches.iter().map(|x| MiniBatch { seeds: x.to_vec(), blocks: Vec::new() }).collect();
+        let (frontier_h, batch_ptr_h) = merge_seeds(batches.iter().copied());
+        let mut batch_ptr_h = batch_ptr_h;
+        let mut frontier = s.clone_htod(&frontier_h)?;
+        let mut batch_ptr = s.clone_htod(&batch_ptr_h)?;
+        for (depth, &fanout) in cfg.fanouts.iter().rev().enumerate() {
+            let n = batch_ptr_h[k] as usize;
+            let (n32, k32, f32_) = (n as u32, k as u32, fanout);
+            let with_i = with as i32;
+            let flags = gpu.alloc::<u32>(n)?;
+            let counts = gpu.alloc::<u32>(n)?;
+            let classified = gpu.alloc::<u32>(n)?;
+            let bound_ptr = gpu.alloc::<u32>(k)?;
+            let full_before = gpu.alloc::<u32>(k + 1)?;
+            // SAFETY: see `Gpu::scan`.
+            unsafe {
+                let mut b = s.launch_builder(gpu.f("wf_s_classify"));
+                b.arg(&frontier).arg(&n32).arg(&offsets).arg(&f32_).arg(&with_i).arg(&flags).arg(&counts);
+                b.launch(gpu.grid(n as u64))?;
+            }
+            let fscan = gpu.scan(&flags, n)?;
+            let edge_ptr = gpu.scan(&counts, n)?;
+            unsafe {
+                let mut b = s.launch_builder(gpu.f("wf_s_partition"));
+                b.arg(&flags).arg(&fscan).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&classified).arg(&bound_ptr).arg(&full_before);
+                b.launch(gpu.grid((n as u64).max(k as u64 + 1)))?;
+            }
+            let full_total = gpu.last(&fscan, n)?;
+            let m = gpu.last(&edge_ptr, n)? as usize;
+            let random_total = n as u64 - full_total;
+            report.full_nodes += full_total;
+            report.random_nodes += random_total;
+            let out_eid = gpu.alloc::<u64>(m)?;
+            let out_nbr = gpu.alloc::<u32>(m)?;
+            let out_dst = gpu.alloc::<u32>(m)?;
+            let args = SampleArgs {
+                frontier: ptr(s, &frontier),
+                classified: ptr(s, &classified),
+                batch_ptr: ptr(s, &batch_ptr),
+                bound_ptr: ptr(s, &bound_ptr),
+                full_before: ptr(s, &full_before),
+                edge_ptr: ptr(s, &edge_ptr),
+                offsets: ptr(s, &offsets),
+                targets: ptr(s, &targets),
+                out_eid: ptr(s, &out_eid),
+                out_nbr: ptr(s, &out_nbr),
+                out_dst: ptr(s, &out_dst),
+                seed: cfg.seed,
+                k: k32,
+                n: n32,
+                first_batch: (sb * k_super) as u32,
+                layer: depth as u32,
+                fanout,
+                with_replacement: with_i,
+            };
+            let (group, dmax) = match opts.kernel {
+                // Staging is capped at 32 KiB of shared memory per block (8 warps).
+                RandomKernel::Grouped => {
+                    let group = fanout.clamp(1, 32);
+                    (group, opts.dmax.min(32 * 1024 / (8 * (32 / group) * 4)))
+                }
+                RandomKernel::WarpPerNode => (32, 0),
+            };
+            s.synchronize()?;
+            let t = Instant::now();
+            // Full nodes on a second stream, random nodes on this one, then joined.
+            let side = s.fork()?;
+            let (full32, random32) = (full_total as u32, random_total as u32);
+            unsafe {
+                if full_total > 0 {
+                    let per_warp = 32 / group as u64;
+                    let mut b = side.launch_builder(gpu.f("wf_s_full"));
+                    b.arg(&args).arg(&full32).arg(&group);
+                    b.launch(gpu.grid(full_total.div_ceil(per_warp) * 32))?;
+                }
+                if random_total > 0 && fanout <= 32 {
+                    let per_warp = 32 / group;
+                    let mut c = gpu.grid(random_total.div_ceil(per_warp as u64) * 32);
+                    c.shared_mem_bytes = (c.block_dim.0 / 32) * per_warp * dmax * 4;
+                    let mut b = s.launch_builder(gpu.f("wf_s_random"));
+                    b.arg(&args).arg(&random32).arg(&group).arg(&dmax);
+                    b.launch(c)?;
+                } else if random_total > 0 {
+                    let mut b = s.launch_builder(gpu.f("wf_s_random_wide"));
+                    b.arg(&args).arg(&random32);
+                    b.launch(gpu.grid(random_total))?;
+                }
+            }
+            s.join(&side)?;
+            s.synchronize()?;
+            report.sample_kernel_seconds += t.elapsed().as_secs_f64();
+            report.edges += m as u64;
+
+            // The next frontier through the hash table.
+            let ebp = gpu.alloc::<u64>(k + 1)?;
+            let cap = ((2 * (n + m)).max(1024)).next_power_of_two();
+            let keys = gpu.alloc::<u64>(cap)?;
+            let pos = gpu.alloc::<u32>(cap)?;
+            let local = gpu.alloc::<u32>(cap)?;
+            let table = Table { keys: ptr(s, &keys), pos: ptr(s, &pos), local: ptr(s, &local), mask: cap as u64 - 1 };
+            let newflag = gpu.alloc::<u32>(m)?;
+            let m64 = m as u64;
+            let small = LaunchConfig { grid_dim: (1, 1, 1), block_dim: ((k as u32 + 1).next_multiple_of(32), 1, 1), shared_mem_bytes: 0 };
+            unsafe {
+                let mut b = s.launch_builder(gpu.f("wf_s_clear"));
+                b.arg(&table);
+                b.launch(gpu.grid(cap as u64))?;
+                let mut b = s.launch_builder(gpu.f("wf_s_edge_batches"));
+                b.arg(&edge_ptr).arg(&batch_ptr).arg(&k32).arg(&ebp);
+                b.launch(small)?;
+                let mut b = s.launch_builder(gpu.f("wf_s_insert_dst"));
+                b.arg(&frontier).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&table);
+                b.launch(gpu.grid(n as u64))?;
+                let mut b = s.launch_builder(gpu.f("wf_s_insert_edges"));
+                b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&batch_ptr).arg(&k32).arg(&table);
+                b.launch(gpu.grid(m64))?;
+                let mut b = s.launch_builder(gpu.f("wf_s_mark_new"));
+                b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&batch_ptr).arg(&k32).arg(&table).arg(&newflag);
+                b.launch(gpu.grid(m64))?;
+            }
+            let nscan = gpu.scan(&newflag, m)?;
+            let new_total = gpu.last(&nscan, m)? as usize;
+            let next_n = n + new_total;
+            let next_ptr = gpu.alloc::<u32>(k + 1)?;
+            let next = gpu.alloc::<u32>(next_n)?;
+            let edge_src = gpu.alloc::<u32>(m)?;
+            unsafe {
+                let mut b = s.launch_builder(gpu.f("wf_s_next_ptr"));
+                b.arg(&batch_ptr).arg(&ebp).arg(&nscan).arg(&k32).arg(&next_ptr);
+                b.launch(small)?;
+                let mut b = s.launch_builder(gpu.f("wf_s_assign"));
+                b.arg(&frontier).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&out_nbr).arg(&m64);
+                b.arg(&ebp).arg(&nscan).arg(&newflag).arg(&next_ptr).arg(&table).arg(&next);
+                b.launch(gpu.grid(n.max(m) as u64))?;
+                let mut b = s.launch_builder(gpu.f("wf_s_edge_src"));
+                b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&k32).arg(&table).arg(&edge_src);
+                b.launch(gpu.grid(m64))?;
+            }
+            // To the host, cut per mini-batch.
+            let next_h = s.clone_dtoh(&next.slice(0..next_n))?;
+            let next_ptr_h = s.clone_dtoh(&next_ptr)?;
+            let ebp_h = s.clone_dtoh(&ebp)?;
+            let eid_h = s.clone_dtoh(&out_eid.slice(0..m))?;
+            let src_h = s.clone_dtoh(&edge_src.slice(0..m))?;
+            let dst_h = s.clone_dtoh(&out_dst.slice(0..m))?;
+            for (b, mb) in mbs.iter_mut().enumerate() {
+                let (lo, hi) = (ebp_h[b] as usize, ebp_h[b + 1] as usize);
+                mb.blocks.push(Block {
+                    src_nodes: next_h[next_ptr_h[b] as usize..next_ptr_h[b + 1] as usize].to_vec(),
+                    num_dst: (batch_ptr_h[b + 1] - batch_ptr_h[b]) as usize,
+                    edge_src: src_h[lo..hi].to_vec(),
+                    edge_dst: dst_h[lo..hi].to_vec(),
+                    edge_ids: eid_h[lo..hi].to_vec(),
+                });
+            }
+            frontier = next;
+            batch_ptr = next_ptr;
+            batch_ptr_h = next_ptr_h;
+        }
+        for mb in &mut mbs {
+            mb.blocks.reverse();
+        }
+        out.extend(mbs);
+    }
+    report.total_seconds = started.elapsed().as_secs_f64();
+    Ok((out, report))
+}

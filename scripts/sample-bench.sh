@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# GNN neighbor-sampling benchmark: one epoch over a 10% random seed set (Python's
+# random.seed(1); random.sample), batch size 1024, fanouts 15,10,5 and 25,10, uniform without
+# replacement, on R-MAT (Graph500 parameters, edge factor 16, seed 1, symmetrized).
+#   scripts/sample-bench.sh SCALE ROWS [OUT.md]
+# ROWS, comma separated: cuda-grouped, cuda-warp (the GPU kernels), cpu (all cores), dgl (DGL's
+# NeighborSampler from the Python at $DGL_PYTHON, default ~/.cache/wayfarer-dgl/bin/python).
+# Prints a Markdown table (and appends it to OUT.md when given).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCALE="$1"; ROWS="$2"; OUT="${3:-}"
+WF="${WF:-target/release/wayfarer}"
+[ -x "$WF" ] || WF=.devbin/wayfarer
+DGL_PYTHON="${DGL_PYTHON:-$HOME/.cache/wayfarer-dgl/bin/python}"
+DIR="${BENCH_DIR:-$(mktemp -d)}"
+G="$DIR/rmat$SCALE.wfg"
+[ -f "$G" ] || "$WF" gen rmat --scale "$SCALE" --edge-factor 16 --seed 1 -o "$G" >&2
+python3 -c "
+import random
+random.seed(1)
+n = 1 << $SCALE
+print('\n'.join(map(str, random.sample(range(n), n // 10))))" >"$DIR/seeds.txt"
+table="| graph | fanouts | sampler | edges | epoch s | M edges/s | sampling kernels s | vs cpu |
+|---|---|---|---|---|---|---|---|"
+for fanouts in 15,10,5 25,10; do
+    cpu_secs=""
+    for row in ${ROWS//,/ }; do
+        case "$row" in
+            cuda-grouped|cuda-warp)
+                line="$("$WF" sample --graph "$G" --seeds "$DIR/seeds.txt" --fanouts "$fanouts" --batch-size 1024 --seed 1 --backend cuda --kernel "${row#cuda-}" 2>&1 | grep '^sampled')";;
+            cpu)
+                line="$("$WF" sample --graph "$G" --seeds "$DIR/seeds.txt" --fanouts "$fanouts" --batch-size 1024 --seed 1 --backend cpu 2>&1 | grep '^sampled')";;
+            dgl)
+                line="$(OMP_NUM_THREADS=$(nproc) "$DGL_PYTHON" bench/dgl_sample.py "$G" "$DIR/seeds.txt" "$fanouts" 1024 2>&1 | tail -1)";;
+            *) echo "unknown row $row" >&2; exit 2;;
+        esac
+        echo "$row $fanouts: $line" >&2
+        edges="$(echo "$line" | grep -o '[0-9]* edges in' | cut -d' ' -f1)"
+        secs="$(echo "$line" | grep -o 'edges in [0-9.]* s' | cut -d' ' -f3)"
+        rate="$(echo "$line" | grep -o '[0-9.]* M edges/s' | cut -d' ' -f1)"
+        kern="$(echo "$line" | grep -o 'sampling kernels [0-9.]* s' | cut -d' ' -f3 || true)"
+        [ "$row" = cpu ] && cpu_secs="$secs"
+        ratio=""
+        if [ -n "$cpu_secs" ] && [ -n "$secs" ]; then ratio="$(python3 -c "print(f'{$cpu_secs / $secs:.2f}x')")"; fi
+        table+="
+| R-MAT $SCALE | $fanouts | $row | $edges | $secs | $rate | ${kern:--} | ${ratio:--} |"
+    done
+done
+echo "$table"
+if [ -n "$OUT" ]; then echo "$table" >>"$OUT"; fi
