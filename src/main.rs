@@ -569,8 +569,8 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
             let opts = wayfarer_cuda::sample::GpuSampleOptions { kernel, dmax: a.dmax };
             let (b, r) = wayfarer_cuda::sample::sample(dev, &g, &seeds, &cfg, opts)?;
             where_ = format!(
-                "{} ({:?} kernel; sampling kernels {:.3} s, {} super-batches, graph upload {:.3} s)",
-                dev.name, kernel, r.sample_kernel_seconds, r.super_batches, r.upload_seconds
+                "{} ({:?} kernel; sampling kernels {:.3} s, downloads {:.3} s, {} super-batches, graph upload {:.3} s)",
+                dev.name, kernel, r.sample_kernel_seconds, r.download_seconds, r.super_batches, r.upload_seconds
             );
             b
         }

@@ -67,12 +67,26 @@ pub struct GpuSampleReport {
     pub total_seconds: f64,
     /// Seconds uploading the graph.
     pub upload_seconds: f64,
+    /// Seconds copying each layer's arrays to the host (pageable memory).
+    pub download_seconds: f64,
     /// Seconds NVRTC took (0 when cached).
     pub compile_seconds: f64,
     /// Full / random nodes over all layers.
     pub full_nodes: u64,
     /// Random nodes over all layers.
     pub random_nodes: u64,
+}
+
+/// One layer of a super-batch, on the host.
+struct LayerHost {
+    next: Vec<u32>,
+    next_ptr: Vec<u32>,
+    ebp: Vec<u64>,
+    eid: Vec<u64>,
+    src: Vec<u32>,
+    dst: Vec<u32>,
+    /// This layer's BatchPtr (its destination nodes per sub-batch).
+    batch_ptr: Vec<u32>,
 }
 
 /// Mirrors `WfSampleArgs` in kernels/sample.cu.
@@ -239,175 +253,199 @@ pub fn sample(
     let per_super = cfg.batch_size.saturating_mul(k_super);
     let with = cfg.replacement == Replacement::With;
     let started = Instant::now();
-    let mut out = Vec::with_capacity(seeds.len().div_ceil(cfg.batch_size));
-    for (sb, chunk) in seeds.chunks(per_super).enumerate() {
-        report.super_batches += 1;
-        let batches: Vec<&[u32]> = chunk.chunks(cfg.batch_size).collect();
-        let k = batches.len();
-        let mut mbs: Vec<MiniBatch> = batches.iter().map(|x| MiniBatch { seeds: x.to_vec(), blocks: Vec::new() }).collect();
-        let (frontier_h, batch_ptr_h) = merge_seeds(batches.iter().copied());
-        let mut batch_ptr_h = batch_ptr_h;
-        let mut frontier = s.clone_htod(&frontier_h)?;
-        let mut batch_ptr = s.clone_htod(&batch_ptr_h)?;
-        for (depth, &fanout) in cfg.fanouts.iter().rev().enumerate() {
-            let n = batch_ptr_h[k] as usize;
-            let (n32, k32, f32_) = (n as u32, k as u32, fanout);
-            let with_i = with as i32;
-            let flags = gpu.alloc::<u32>(n)?;
-            let counts = gpu.alloc::<u32>(n)?;
-            let classified = gpu.alloc::<u32>(n)?;
-            let bound_ptr = gpu.alloc::<u32>(k)?;
-            let full_before = gpu.alloc::<u32>(k + 1)?;
-            // SAFETY: see `Gpu::scan`.
-            unsafe {
-                let mut b = s.launch_builder(gpu.f("wf_s_classify"));
-                b.arg(&frontier).arg(&n32).arg(&offsets).arg(&f32_).arg(&with_i).arg(&flags).arg(&counts);
-                b.launch(gpu.grid(n as u64))?;
-            }
-            let fscan = gpu.scan(&flags, n)?;
-            let edge_ptr = gpu.scan(&counts, n)?;
-            unsafe {
-                let mut b = s.launch_builder(gpu.f("wf_s_partition"));
-                b.arg(&flags).arg(&fscan).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&classified).arg(&bound_ptr).arg(&full_before);
-                b.launch(gpu.grid((n as u64).max(k as u64 + 1)))?;
-            }
-            let full_total = gpu.last(&fscan, n)?;
-            let m = gpu.last(&edge_ptr, n)? as usize;
-            let random_total = n as u64 - full_total;
-            report.full_nodes += full_total;
-            report.random_nodes += random_total;
-            let out_eid = gpu.alloc::<u64>(m)?;
-            let out_nbr = gpu.alloc::<u32>(m)?;
-            let out_dst = gpu.alloc::<u32>(m)?;
-            let args = SampleArgs {
-                frontier: ptr(s, &frontier),
-                classified: ptr(s, &classified),
-                batch_ptr: ptr(s, &batch_ptr),
-                bound_ptr: ptr(s, &bound_ptr),
-                full_before: ptr(s, &full_before),
-                edge_ptr: ptr(s, &edge_ptr),
-                offsets: ptr(s, &offsets),
-                targets: ptr(s, &targets),
-                out_eid: ptr(s, &out_eid),
-                out_nbr: ptr(s, &out_nbr),
-                out_dst: ptr(s, &out_dst),
-                seed: cfg.seed,
-                k: k32,
-                n: n32,
-                first_batch: (sb * k_super) as u32,
-                layer: depth as u32,
-                fanout,
-                with_replacement: with_i,
-            };
-            let (group, dmax) = match opts.kernel {
-                // Staging is capped at 32 KiB of shared memory per block (8 warps).
-                RandomKernel::Grouped => {
-                    let group = fanout.clamp(1, 32);
-                    (group, opts.dmax.min(32 * 1024 / (8 * (32 / group) * 4)))
-                }
-                RandomKernel::WarpPerNode => (32, 0),
-            };
-            s.synchronize()?;
-            let t = Instant::now();
-            // Full nodes on a second stream, random nodes on this one, then joined.
-            let side = s.fork()?;
-            let (full32, random32) = (full_total as u32, random_total as u32);
-            unsafe {
-                if full_total > 0 {
-                    let per_warp = 32 / group as u64;
-                    let mut b = side.launch_builder(gpu.f("wf_s_full"));
-                    b.arg(&args).arg(&full32).arg(&group);
-                    b.launch(gpu.grid(full_total.div_ceil(per_warp) * 32))?;
-                }
-                if random_total > 0 && fanout <= 32 {
-                    let per_warp = 32 / group;
-                    let mut c = gpu.grid(random_total.div_ceil(per_warp as u64) * 32);
-                    c.shared_mem_bytes = (c.block_dim.0 / 32) * per_warp * dmax * 4;
-                    let mut b = s.launch_builder(gpu.f("wf_s_random"));
-                    b.arg(&args).arg(&random32).arg(&group).arg(&dmax);
-                    b.launch(c)?;
-                } else if random_total > 0 {
-                    let mut b = s.launch_builder(gpu.f("wf_s_random_wide"));
-                    b.arg(&args).arg(&random32);
-                    b.launch(gpu.grid(random_total))?;
+    // The host cuts each super-batch into mini-batch blocks on a second thread while the GPU
+    // runs the next one.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<LayerHost>)>(2);
+    let builder = |rx: std::sync::mpsc::Receiver<(usize, Vec<LayerHost>)>| {
+        let mut out = Vec::with_capacity(seeds.len().div_ceil(cfg.batch_size));
+        for (sb, layers) in rx {
+            let chunk = &seeds[sb * per_super..((sb + 1) * per_super).min(seeds.len())];
+            let mut mbs: Vec<MiniBatch> =
+                chunk.chunks(cfg.batch_size).map(|x| MiniBatch { seeds: x.to_vec(), blocks: Vec::new() }).collect();
+            for l in layers.iter().rev() {
+                for (b, mb) in mbs.iter_mut().enumerate() {
+                    let (lo, hi) = (l.ebp[b] as usize, l.ebp[b + 1] as usize);
+                    mb.blocks.push(Block {
+                        src_nodes: l.next[l.next_ptr[b] as usize..l.next_ptr[b + 1] as usize].to_vec(),
+                        num_dst: (l.batch_ptr[b + 1] - l.batch_ptr[b]) as usize,
+                        edge_src: l.src[lo..hi].to_vec(),
+                        edge_dst: l.dst[lo..hi].to_vec(),
+                        edge_ids: l.eid[lo..hi].to_vec(),
+                    });
                 }
             }
-            s.join(&side)?;
-            s.synchronize()?;
-            report.sample_kernel_seconds += t.elapsed().as_secs_f64();
-            report.edges += m as u64;
+            out.extend(mbs);
+        }
+        out
+    };
+    let out = std::thread::scope(|scope| -> Result<Vec<MiniBatch>, CudaError> {
+        let worker = scope.spawn(move || builder(rx));
+        for (sb, chunk) in seeds.chunks(per_super).enumerate() {
+            report.super_batches += 1;
+            let batches: Vec<&[u32]> = chunk.chunks(cfg.batch_size).collect();
+            let k = batches.len();
+            let mut layers: Vec<LayerHost> = Vec::with_capacity(cfg.fanouts.len());
+            let (frontier_h, batch_ptr_h) = merge_seeds(batches.iter().copied());
+            let mut batch_ptr_h = batch_ptr_h;
+            let mut frontier = s.clone_htod(&frontier_h)?;
+            let mut batch_ptr = s.clone_htod(&batch_ptr_h)?;
+            for (depth, &fanout) in cfg.fanouts.iter().rev().enumerate() {
+                let n = batch_ptr_h[k] as usize;
+                let (n32, k32, f32_) = (n as u32, k as u32, fanout);
+                let with_i = with as i32;
+                let flags = gpu.alloc::<u32>(n)?;
+                let counts = gpu.alloc::<u32>(n)?;
+                let classified = gpu.alloc::<u32>(n)?;
+                let bound_ptr = gpu.alloc::<u32>(k)?;
+                let full_before = gpu.alloc::<u32>(k + 1)?;
+                // SAFETY: see `Gpu::scan`.
+                unsafe {
+                    let mut b = s.launch_builder(gpu.f("wf_s_classify"));
+                    b.arg(&frontier).arg(&n32).arg(&offsets).arg(&f32_).arg(&with_i).arg(&flags).arg(&counts);
+                    b.launch(gpu.grid(n as u64))?;
+                }
+                let fscan = gpu.scan(&flags, n)?;
+                let edge_ptr = gpu.scan(&counts, n)?;
+                unsafe {
+                    let mut b = s.launch_builder(gpu.f("wf_s_partition"));
+                    b.arg(&flags).arg(&fscan).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&classified).arg(&bound_ptr).arg(&full_before);
+                    b.launch(gpu.grid((n as u64).max(k as u64 + 1)))?;
+                }
+                let full_total = gpu.last(&fscan, n)?;
+                let m = gpu.last(&edge_ptr, n)? as usize;
+                let random_total = n as u64 - full_total;
+                report.full_nodes += full_total;
+                report.random_nodes += random_total;
+                let out_eid = gpu.alloc::<u64>(m)?;
+                let out_nbr = gpu.alloc::<u32>(m)?;
+                let out_dst = gpu.alloc::<u32>(m)?;
+                let args = SampleArgs {
+                    frontier: ptr(s, &frontier),
+                    classified: ptr(s, &classified),
+                    batch_ptr: ptr(s, &batch_ptr),
+                    bound_ptr: ptr(s, &bound_ptr),
+                    full_before: ptr(s, &full_before),
+                    edge_ptr: ptr(s, &edge_ptr),
+                    offsets: ptr(s, &offsets),
+                    targets: ptr(s, &targets),
+                    out_eid: ptr(s, &out_eid),
+                    out_nbr: ptr(s, &out_nbr),
+                    out_dst: ptr(s, &out_dst),
+                    seed: cfg.seed,
+                    k: k32,
+                    n: n32,
+                    first_batch: (sb * k_super) as u32,
+                    layer: depth as u32,
+                    fanout,
+                    with_replacement: with_i,
+                };
+                let (group, dmax) = match opts.kernel {
+                    // Staging is capped at 32 KiB of shared memory per block (8 warps).
+                    RandomKernel::Grouped => {
+                        let group = fanout.clamp(1, 32);
+                        (group, opts.dmax.min(32 * 1024 / (8 * (32 / group) * 4)))
+                    }
+                    RandomKernel::WarpPerNode => (32, 0),
+                };
+                s.synchronize()?;
+                let t = Instant::now();
+                // Full nodes on a second stream, random nodes on this one, then joined.
+                let side = s.fork()?;
+                let (full32, random32) = (full_total as u32, random_total as u32);
+                unsafe {
+                    if full_total > 0 {
+                        let per_warp = 32 / group as u64;
+                        let mut b = side.launch_builder(gpu.f("wf_s_full"));
+                        b.arg(&args).arg(&full32).arg(&group);
+                        b.launch(gpu.grid(full_total.div_ceil(per_warp) * 32))?;
+                    }
+                    if random_total > 0 && fanout <= 32 {
+                        let per_warp = 32 / group;
+                        let mut c = gpu.grid(random_total.div_ceil(per_warp as u64) * 32);
+                        c.shared_mem_bytes = (c.block_dim.0 / 32) * per_warp * dmax * 4;
+                        let mut b = s.launch_builder(gpu.f("wf_s_random"));
+                        b.arg(&args).arg(&random32).arg(&group).arg(&dmax);
+                        b.launch(c)?;
+                    } else if random_total > 0 {
+                        let mut b = s.launch_builder(gpu.f("wf_s_random_wide"));
+                        b.arg(&args).arg(&random32);
+                        b.launch(gpu.grid(random_total))?;
+                    }
+                }
+                s.join(&side)?;
+                s.synchronize()?;
+                report.sample_kernel_seconds += t.elapsed().as_secs_f64();
+                report.edges += m as u64;
 
-            // The next frontier through the hash table.
-            let ebp = gpu.alloc::<u64>(k + 1)?;
-            let cap = ((2 * (n + m)).max(1024)).next_power_of_two();
-            let keys = gpu.alloc::<u64>(cap)?;
-            let pos = gpu.alloc::<u32>(cap)?;
-            let local = gpu.alloc::<u32>(cap)?;
-            let table = Table { keys: ptr(s, &keys), pos: ptr(s, &pos), local: ptr(s, &local), mask: cap as u64 - 1 };
-            let newflag = gpu.alloc::<u32>(m)?;
-            let m64 = m as u64;
-            let small = LaunchConfig { grid_dim: (1, 1, 1), block_dim: ((k as u32 + 1).next_multiple_of(32), 1, 1), shared_mem_bytes: 0 };
-            unsafe {
-                let mut b = s.launch_builder(gpu.f("wf_s_clear"));
-                b.arg(&table);
-                b.launch(gpu.grid(cap as u64))?;
-                let mut b = s.launch_builder(gpu.f("wf_s_edge_batches"));
-                b.arg(&edge_ptr).arg(&batch_ptr).arg(&k32).arg(&ebp);
-                b.launch(small)?;
-                let mut b = s.launch_builder(gpu.f("wf_s_insert_dst"));
-                b.arg(&frontier).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&table);
-                b.launch(gpu.grid(n as u64))?;
-                let mut b = s.launch_builder(gpu.f("wf_s_insert_edges"));
-                b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&batch_ptr).arg(&k32).arg(&table);
-                b.launch(gpu.grid(m64))?;
-                let mut b = s.launch_builder(gpu.f("wf_s_mark_new"));
-                b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&batch_ptr).arg(&k32).arg(&table).arg(&newflag);
-                b.launch(gpu.grid(m64))?;
-            }
-            let nscan = gpu.scan(&newflag, m)?;
-            let new_total = gpu.last(&nscan, m)? as usize;
-            let next_n = n + new_total;
-            let next_ptr = gpu.alloc::<u32>(k + 1)?;
-            let next = gpu.alloc::<u32>(next_n)?;
-            let edge_src = gpu.alloc::<u32>(m)?;
-            unsafe {
-                let mut b = s.launch_builder(gpu.f("wf_s_next_ptr"));
-                b.arg(&batch_ptr).arg(&ebp).arg(&nscan).arg(&k32).arg(&next_ptr);
-                b.launch(small)?;
-                let mut b = s.launch_builder(gpu.f("wf_s_assign"));
-                b.arg(&frontier).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&out_nbr).arg(&m64);
-                b.arg(&ebp).arg(&nscan).arg(&newflag).arg(&next_ptr).arg(&table).arg(&next);
-                b.launch(gpu.grid(n.max(m) as u64))?;
-                let mut b = s.launch_builder(gpu.f("wf_s_edge_src"));
-                b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&k32).arg(&table).arg(&edge_src);
-                b.launch(gpu.grid(m64))?;
-            }
-            // To the host, cut per mini-batch.
-            let next_h = s.clone_dtoh(&next.slice(0..next_n))?;
-            let next_ptr_h = s.clone_dtoh(&next_ptr)?;
-            let ebp_h = s.clone_dtoh(&ebp)?;
-            let eid_h = s.clone_dtoh(&out_eid.slice(0..m))?;
-            let src_h = s.clone_dtoh(&edge_src.slice(0..m))?;
-            let dst_h = s.clone_dtoh(&out_dst.slice(0..m))?;
-            for (b, mb) in mbs.iter_mut().enumerate() {
-                let (lo, hi) = (ebp_h[b] as usize, ebp_h[b + 1] as usize);
-                mb.blocks.push(Block {
-                    src_nodes: next_h[next_ptr_h[b] as usize..next_ptr_h[b + 1] as usize].to_vec(),
-                    num_dst: (batch_ptr_h[b + 1] - batch_ptr_h[b]) as usize,
-                    edge_src: src_h[lo..hi].to_vec(),
-                    edge_dst: dst_h[lo..hi].to_vec(),
-                    edge_ids: eid_h[lo..hi].to_vec(),
+                // The next frontier through the hash table.
+                let ebp = gpu.alloc::<u64>(k + 1)?;
+                let cap = ((2 * (n + m)).max(1024)).next_power_of_two();
+                let keys = gpu.alloc::<u64>(cap)?;
+                let pos = gpu.alloc::<u32>(cap)?;
+                let local = gpu.alloc::<u32>(cap)?;
+                let table = Table { keys: ptr(s, &keys), pos: ptr(s, &pos), local: ptr(s, &local), mask: cap as u64 - 1 };
+                let newflag = gpu.alloc::<u32>(m)?;
+                let m64 = m as u64;
+                let small =
+                    LaunchConfig { grid_dim: (1, 1, 1), block_dim: ((k as u32 + 1).next_multiple_of(32), 1, 1), shared_mem_bytes: 0 };
+                unsafe {
+                    let mut b = s.launch_builder(gpu.f("wf_s_clear"));
+                    b.arg(&table);
+                    b.launch(gpu.grid(cap as u64))?;
+                    let mut b = s.launch_builder(gpu.f("wf_s_edge_batches"));
+                    b.arg(&edge_ptr).arg(&batch_ptr).arg(&k32).arg(&ebp);
+                    b.launch(small)?;
+                    let mut b = s.launch_builder(gpu.f("wf_s_insert_dst"));
+                    b.arg(&frontier).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&table);
+                    b.launch(gpu.grid(n as u64))?;
+                    let mut b = s.launch_builder(gpu.f("wf_s_insert_edges"));
+                    b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&batch_ptr).arg(&k32).arg(&table);
+                    b.launch(gpu.grid(m64))?;
+                    let mut b = s.launch_builder(gpu.f("wf_s_mark_new"));
+                    b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&batch_ptr).arg(&k32).arg(&table).arg(&newflag);
+                    b.launch(gpu.grid(m64))?;
+                }
+                let nscan = gpu.scan(&newflag, m)?;
+                let new_total = gpu.last(&nscan, m)? as usize;
+                let next_n = n + new_total;
+                let next_ptr = gpu.alloc::<u32>(k + 1)?;
+                let next = gpu.alloc::<u32>(next_n)?;
+                let edge_src = gpu.alloc::<u32>(m)?;
+                unsafe {
+                    let mut b = s.launch_builder(gpu.f("wf_s_next_ptr"));
+                    b.arg(&batch_ptr).arg(&ebp).arg(&nscan).arg(&k32).arg(&next_ptr);
+                    b.launch(small)?;
+                    let mut b = s.launch_builder(gpu.f("wf_s_assign"));
+                    b.arg(&frontier).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&out_nbr).arg(&m64);
+                    b.arg(&ebp).arg(&nscan).arg(&newflag).arg(&next_ptr).arg(&table).arg(&next);
+                    b.launch(gpu.grid(n.max(m) as u64))?;
+                    let mut b = s.launch_builder(gpu.f("wf_s_edge_src"));
+                    b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&k32).arg(&table).arg(&edge_src);
+                    b.launch(gpu.grid(m64))?;
+                }
+                // To the host (cut per mini-batch by the builder thread).
+                let t = Instant::now();
+                layers.push(LayerHost {
+                    next: s.clone_dtoh(&next.slice(0..next_n))?,
+                    next_ptr: s.clone_dtoh(&next_ptr)?,
+                    ebp: s.clone_dtoh(&ebp)?,
+                    eid: s.clone_dtoh(&out_eid.slice(0..m))?,
+                    src: s.clone_dtoh(&edge_src.slice(0..m))?,
+                    dst: s.clone_dtoh(&out_dst.slice(0..m))?,
+                    batch_ptr: batch_ptr_h.clone(),
                 });
+                report.download_seconds += t.elapsed().as_secs_f64();
+                batch_ptr_h = layers.last().expect("pushed").next_ptr.clone();
+                frontier = next;
+                batch_ptr = next_ptr;
             }
-            frontier = next;
-            batch_ptr = next_ptr;
-            batch_ptr_h = next_ptr_h;
+            if tx.send((sb, layers)).is_err() {
+                break;
+            }
         }
-        for mb in &mut mbs {
-            mb.blocks.reverse();
-        }
-        out.extend(mbs);
-    }
+        drop(tx);
+        Ok(worker.join().expect("the block builder does not panic"))
+    })?;
     report.total_seconds = started.elapsed().as_secs_f64();
     Ok((out, report))
 }
