@@ -389,3 +389,27 @@ print('ok', len(arrays))
     std::fs::write(&seeds, "3\n99999\n").unwrap();
     fails(&["sample", "--graph", g.to_str().unwrap(), "--seeds", seeds.to_str().unwrap()], "seeds.txt:2: node 99999 is not in the graph");
 }
+
+/// `wayfarer sample`'s backend options: weighted sampling on the GPU, an unknown kernel and a
+/// super-batch of 0 are clear errors; the super-batch size never changes the blocks.
+#[test]
+fn sample_backend_options() {
+    let d = dir();
+    let g = d.join("sample-backend.wfg");
+    ok(&["gen", "rmat", "--scale", "9", "--edge-factor", "8", "--seed", "2", "-o", g.to_str().unwrap()]);
+    let gs = g.to_str().unwrap();
+    let base = ["sample", "--graph", gs, "--fanouts", "5,3", "--batch-size", "16", "--seed", "3", "-q"];
+    let err = |extra: &[&str]| {
+        let o = wayfarer(&[&base[..], extra].concat());
+        assert!(!o.status.success(), "{extra:?} should fail");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    assert!(err(&["--backend", "cuda", "--weighted"]).contains("runs on the CPU only"));
+    assert!(err(&["--kernel", "fast"]).contains("grouped or warp"));
+    assert!(err(&["--super-batch", "0"]).contains("--super-batch 0"));
+    let a = d.join("sb1.npz");
+    let b = d.join("sb5.npz");
+    ok(&[&base[..], &["--backend", "cpu", "--super-batch", "1", "-o", a.to_str().unwrap()]].concat());
+    ok(&[&base[..], &["--backend", "cpu", "--super-batch", "5", "-o", b.to_str().unwrap()]].concat());
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "the same blocks for any super-batch size");
+}
