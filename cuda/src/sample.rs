@@ -5,7 +5,9 @@
 //! Uniform sampling only (with or without replacement): weighted policies run on the CPU.
 
 use crate::{CudaDevice, CudaError};
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 use std::sync::Arc;
 use std::time::Instant;
 use wayfarer_runtime::sample::{Block, DEFAULT_SUPER_BATCH, MiniBatch, Policy, Replacement, SampleConfig, merge_seeds};
@@ -77,14 +79,47 @@ pub struct GpuSampleReport {
     pub random_nodes: u64,
 }
 
+/// Page-locked host buffers for one layer's arrays (plain pinned memory: write-combined
+/// memory, cudarc's default, is slow for the host to read).
+struct PinnedLayer {
+    next: PinnedHostSlice<u32>,
+    eid: PinnedHostSlice<u64>,
+    src: PinnedHostSlice<u32>,
+    dst: PinnedHostSlice<u32>,
+}
+
+fn pinned<T: DeviceRepr>(ctx: &Arc<CudaContext>, n: usize) -> Result<PinnedHostSlice<T>, CudaError> {
+    // SAFETY: the contents are written by a copy before they are read.
+    Ok(unsafe { ctx.alloc_pinned_with_flags::<T>(n.max(1), 0) }?)
+}
+
+impl PinnedLayer {
+    fn new(ctx: &Arc<CudaContext>, next_n: usize, m: usize) -> Result<Self, CudaError> {
+        Ok(PinnedLayer { next: pinned(ctx, next_n)?, eid: pinned(ctx, m)?, src: pinned(ctx, m)?, dst: pinned(ctx, m)? })
+    }
+
+    /// Room for `next_n` nodes and `m` edges (grown by half again when short).
+    fn reserve(&mut self, ctx: &Arc<CudaContext>, next_n: usize, m: usize) -> Result<(), CudaError> {
+        if self.next.len() < next_n {
+            self.next = pinned(ctx, next_n + next_n / 2)?;
+        }
+        if self.eid.len() < m {
+            let cap = m + m / 2;
+            self.eid = pinned(ctx, cap)?;
+            self.src = pinned(ctx, cap)?;
+            self.dst = pinned(ctx, cap)?;
+        }
+        Ok(())
+    }
+}
+
 /// One layer of a super-batch, on the host.
 struct LayerHost {
-    next: Vec<u32>,
+    buf: PinnedLayer,
+    next_n: usize,
+    m: usize,
     next_ptr: Vec<u32>,
     ebp: Vec<u64>,
-    eid: Vec<u64>,
-    src: Vec<u32>,
-    dst: Vec<u32>,
     /// This layer's BatchPtr (its destination nodes per sub-batch).
     batch_ptr: Vec<u32>,
 }
@@ -253,31 +288,53 @@ pub fn sample(
     let per_super = cfg.batch_size.saturating_mul(k_super);
     let with = cfg.replacement == Replacement::With;
     let started = Instant::now();
-    // The host cuts each super-batch into mini-batch blocks on a second thread while the GPU
-    // runs the next one.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<LayerHost>)>(2);
-    let builder = |rx: std::sync::mpsc::Receiver<(usize, Vec<LayerHost>)>| {
+    // Each layer's arrays come back into pinned host buffers (taken from a small pool); a
+    // second thread cuts them into mini-batch blocks (mini-batches in parallel) while the GPU
+    // runs the next super-batch, then hands the buffers back.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<LayerHost>)>(1);
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<PinnedLayer>();
+    let builder = move |rx: std::sync::mpsc::Receiver<(usize, Vec<LayerHost>)>| -> Result<Vec<MiniBatch>, CudaError> {
+        use rayon::prelude::*;
         let mut out = Vec::with_capacity(seeds.len().div_ceil(cfg.batch_size));
         for (sb, layers) in rx {
             let chunk = &seeds[sb * per_super..((sb + 1) * per_super).min(seeds.len())];
             let mut mbs: Vec<MiniBatch> =
                 chunk.chunks(cfg.batch_size).map(|x| MiniBatch { seeds: x.to_vec(), blocks: Vec::new() }).collect();
-            for l in layers.iter().rev() {
-                for (b, mb) in mbs.iter_mut().enumerate() {
+            let views: Vec<(&LayerHost, &[u32], &[u64], &[u32], &[u32])> = layers
+                .iter()
+                .rev()
+                .map(|l| -> Result<_, CudaError> {
+                    Ok((
+                        l,
+                        &l.buf.next.as_slice()?[..l.next_n],
+                        &l.buf.eid.as_slice()?[..l.m],
+                        &l.buf.src.as_slice()?[..l.m],
+                        &l.buf.dst.as_slice()?[..l.m],
+                    ))
+                })
+                .collect::<Result<_, _>>()?;
+            mbs.par_iter_mut().enumerate().for_each(|(b, mb)| {
+                for &(l, next, eid, src, dst) in &views {
                     let (lo, hi) = (l.ebp[b] as usize, l.ebp[b + 1] as usize);
                     mb.blocks.push(Block {
-                        src_nodes: l.next[l.next_ptr[b] as usize..l.next_ptr[b + 1] as usize].to_vec(),
+                        src_nodes: next[l.next_ptr[b] as usize..l.next_ptr[b + 1] as usize].to_vec(),
                         num_dst: (l.batch_ptr[b + 1] - l.batch_ptr[b]) as usize,
-                        edge_src: l.src[lo..hi].to_vec(),
-                        edge_dst: l.dst[lo..hi].to_vec(),
-                        edge_ids: l.eid[lo..hi].to_vec(),
+                        edge_src: src[lo..hi].to_vec(),
+                        edge_dst: dst[lo..hi].to_vec(),
+                        edge_ids: eid[lo..hi].to_vec(),
                     });
                 }
-            }
+            });
+            drop(views);
             out.extend(mbs);
+            for l in layers {
+                let _ = back_tx.send(l.buf);
+            }
         }
-        out
+        Ok(out)
     };
+    let mut pool: Vec<PinnedLayer> = Vec::new();
+    let mut pinned_sets = 0usize;
     let out = std::thread::scope(|scope| -> Result<Vec<MiniBatch>, CudaError> {
         let worker = scope.spawn(move || builder(rx));
         for (sb, chunk) in seeds.chunks(per_super).enumerate() {
@@ -425,13 +482,29 @@ pub fn sample(
                 }
                 // To the host (cut per mini-batch by the builder thread).
                 let t = Instant::now();
+                pool.extend(back_rx.try_iter());
+                // Two super-batches' worth of buffers at most: one being filled, one being cut.
+                if pool.is_empty() && pinned_sets >= 2 * cfg.fanouts.len() {
+                    pool.push(back_rx.recv().map_err(|_| CudaError::Driver("the block builder stopped".into()))?);
+                }
+                let mut buf = match pool.pop() {
+                    Some(b) => b,
+                    None => {
+                        pinned_sets += 1;
+                        PinnedLayer::new(&dev.ctx, next_n, m)?
+                    }
+                };
+                buf.reserve(&dev.ctx, next_n, m)?;
+                s.memcpy_dtoh(&next.slice(0..next_n), &mut buf.next)?;
+                s.memcpy_dtoh(&out_eid.slice(0..m), &mut buf.eid)?;
+                s.memcpy_dtoh(&edge_src.slice(0..m), &mut buf.src)?;
+                s.memcpy_dtoh(&out_dst.slice(0..m), &mut buf.dst)?;
                 layers.push(LayerHost {
-                    next: s.clone_dtoh(&next.slice(0..next_n))?,
+                    buf,
+                    next_n,
+                    m,
                     next_ptr: s.clone_dtoh(&next_ptr)?,
                     ebp: s.clone_dtoh(&ebp)?,
-                    eid: s.clone_dtoh(&out_eid.slice(0..m))?,
-                    src: s.clone_dtoh(&edge_src.slice(0..m))?,
-                    dst: s.clone_dtoh(&out_dst.slice(0..m))?,
                     batch_ptr: batch_ptr_h.clone(),
                 });
                 report.download_seconds += t.elapsed().as_secs_f64();
@@ -444,7 +517,7 @@ pub fn sample(
             }
         }
         drop(tx);
-        Ok(worker.join().expect("the block builder does not panic"))
+        worker.join().expect("the block builder does not panic")
     })?;
     report.total_seconds = started.elapsed().as_secs_f64();
     Ok((out, report))
