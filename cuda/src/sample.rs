@@ -495,10 +495,12 @@ pub fn sample(
                     }
                 };
                 buf.reserve(&dev.ctx, next_n, m)?;
-                s.memcpy_dtoh(&next.slice(0..next_n), &mut buf.next)?;
-                s.memcpy_dtoh(&out_eid.slice(0..m), &mut buf.eid)?;
-                s.memcpy_dtoh(&edge_src.slice(0..m), &mut buf.src)?;
-                s.memcpy_dtoh(&out_dst.slice(0..m), &mut buf.dst)?;
+                // Exactly the live prefix (the whole buffer would read past the arrays): plain
+                // slices of page-locked memory, so each copy is a DMA, done on return.
+                s.memcpy_dtoh(&next.slice(0..next_n), &mut buf.next.as_mut_slice()?[..next_n])?;
+                s.memcpy_dtoh(&out_eid.slice(0..m), &mut buf.eid.as_mut_slice()?[..m])?;
+                s.memcpy_dtoh(&edge_src.slice(0..m), &mut buf.src.as_mut_slice()?[..m])?;
+                s.memcpy_dtoh(&out_dst.slice(0..m), &mut buf.dst.as_mut_slice()?[..m])?;
                 layers.push(LayerHost {
                     buf,
                     next_n,
