@@ -495,12 +495,14 @@ pub fn sample(
                     }
                 };
                 buf.reserve(&dev.ctx, next_n, m)?;
-                // Exactly the live prefix (the whole buffer would read past the arrays): plain
-                // slices of page-locked memory, so each copy is a DMA, done on return.
+                // Exactly the live prefix (the whole buffer would read past the arrays), into
+                // plain slices of the page-locked buffers: DMA copies, waited for here (cudarc
+                // does not wait for copies into plain slices).
                 s.memcpy_dtoh(&next.slice(0..next_n), &mut buf.next.as_mut_slice()?[..next_n])?;
                 s.memcpy_dtoh(&out_eid.slice(0..m), &mut buf.eid.as_mut_slice()?[..m])?;
                 s.memcpy_dtoh(&edge_src.slice(0..m), &mut buf.src.as_mut_slice()?[..m])?;
                 s.memcpy_dtoh(&out_dst.slice(0..m), &mut buf.dst.as_mut_slice()?[..m])?;
+                s.synchronize()?;
                 layers.push(LayerHost {
                     buf,
                     next_n,
