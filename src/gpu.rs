@@ -3,6 +3,8 @@
 use crate::library::LibraryWalk;
 use crate::{CsrGraph, RunReport, SamplerMode, Starts, WalkError, Walks};
 use wayfarer_compiler::eval::{ParamValue, Value};
+/// GNN neighbor sampling on the GPU (uniform; the same blocks as [`crate::sample::sample`]).
+pub use wayfarer_cuda::sample::{GpuSampleOptions, GpuSampleReport, RandomKernel, sample as sample_neighbors};
 pub use wayfarer_cuda::{CudaDevice, CudaError, GpuReport};
 use wayfarer_runtime::engine::CostModel;
 

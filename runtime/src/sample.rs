@@ -139,24 +139,6 @@ fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), WalkE
     Ok(())
 }
 
-/// A key and an item, ordered by key (then item): the heap of A-ExpJ keeps the largest on top.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Keyed(f64, u64);
-
-impl Eq for Keyed {}
-
-impl PartialOrd for Keyed {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Keyed {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
-    }
-}
-
 /// Philox blocks reserved for each uniform draw (Lemire's rejection rarely needs a second
 /// word, never 64).
 pub const BLOCKS_PER_DRAW: u32 = 16;
@@ -238,37 +220,7 @@ fn sample_row(
         }
         (Policy::Uniform, Replacement::With) => out.extend((0..k as u32).map(|i| base + draw_rng(cfg.seed, query, layer, i).below(d))),
         (Policy::EdgeWeight | Policy::Custom, Replacement::Without) => {
-            // A-ExpJ with a k-heap: the k smallest keys E/w, found with jumps. Once k items
-            // hold keys, the next item to beat the largest of them (T) is found by skipping
-            // weight X ~ Exp(T) (memoryless), and its key is drawn conditioned on beating T.
-            // Exact like drawing every key; O(k log(d/k)) draws instead of one per edge.
-            let mut heap: std::collections::BinaryHeap<Keyed> = std::collections::BinaryHeap::with_capacity(k as usize + 1);
-            let mut skip = f64::INFINITY;
-            for (i, &x) in w.iter().enumerate() {
-                if x <= 0.0 {
-                    continue;
-                }
-                let x = x as f64;
-                if (heap.len() as u64) < k {
-                    heap.push(Keyed(rng.exponential() / x, i as u64));
-                    if heap.len() as u64 == k {
-                        skip = rng.exponential() / heap.peek().expect("k > 0").0;
-                    }
-                    continue;
-                }
-                skip -= x;
-                if skip <= 0.0 {
-                    let t = heap.peek().expect("k > 0").0;
-                    // E conditioned on E < t·x: -log1p(-V (1 - e^{-t x})), V ~ U(0, 1).
-                    let key = -(-rng.uniform() * -(-t * x).exp_m1()).ln_1p() / x;
-                    heap.pop();
-                    heap.push(Keyed(key, i as u64));
-                    skip = rng.exponential() / heap.peek().expect("k > 0").0;
-                }
-            }
-            let mut idx: Vec<u64> = heap.into_iter().map(|Keyed(_, i)| i).collect();
-            idx.sort_unstable();
-            out.extend(idx.into_iter().map(|i| base + i));
+            out.extend(crate::sampler::reservoir_top_k(w, k as usize, &mut rng).into_iter().map(|i| base + i as u64));
         }
         (Policy::EdgeWeight | Policy::Custom, Replacement::With) => {
             let mut prefix = Vec::with_capacity(w.len());

@@ -159,6 +159,62 @@ pub fn reservoir_jump(d: usize, rng: &mut StepRng, mut w: impl FnMut(usize) -> f
     Ok(Some(sel))
 }
 
+/// A key and an item, ordered by key (then item): the heap of A-ExpJ keeps the largest on top.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Keyed(f64, usize);
+
+impl Eq for Keyed {}
+
+impl PartialOrd for Keyed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Keyed {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
+/// eRVS for `k` items without replacement: the `k` smallest keys `E_i / w_i` (successive
+/// sampling proportional to `w`, what GNN samplers call weighted sampling without
+/// replacement), found with the same A-ExpJ jumps as [`reservoir_jump`] and a heap of the `k`
+/// best: once `k` items hold keys, the next item to beat the largest of them (`T`) is found by
+/// skipping weight `X ~ Exp(T)` (memoryless), and its key is drawn conditioned on beating `T`.
+/// Exact like drawing every key, with O(k log(d/k)) draws; weight 0 is never taken. Returns
+/// the chosen indices ascending (all positive-weight ones when there are at most `k`).
+/// The weights must be finite and non-negative (checked by the caller).
+pub fn reservoir_top_k(w: &[f32], k: usize, rng: &mut StepRng) -> Vec<usize> {
+    let mut heap: std::collections::BinaryHeap<Keyed> = std::collections::BinaryHeap::with_capacity(k + 1);
+    let mut skip = f64::INFINITY;
+    for (i, &x) in w.iter().enumerate() {
+        if x <= 0.0 || k == 0 {
+            continue;
+        }
+        let x = x as f64;
+        if heap.len() < k {
+            heap.push(Keyed(rng.exponential() / x, i));
+            if heap.len() == k {
+                skip = rng.exponential() / heap.peek().expect("k > 0").0;
+            }
+            continue;
+        }
+        skip -= x;
+        if skip <= 0.0 {
+            let t = heap.peek().expect("k > 0").0;
+            // E conditioned on E < t·x: -log1p(-V (1 - e^{-t x})), V ~ U(0, 1).
+            let key = -(-rng.uniform() * -(-t * x).exp_m1()).ln_1p() / x;
+            heap.pop();
+            heap.push(Keyed(key, i));
+            skip = rng.exponential() / heap.peek().expect("k > 0").0;
+        }
+    }
+    let mut idx: Vec<usize> = heap.into_iter().map(|Keyed(_, i)| i).collect();
+    idx.sort_unstable();
+    idx
+}
+
 /// Reference: inverse transform over a prefix sum (accumulated in f64).
 pub fn inverse_transform(
     d: usize,
