@@ -27,10 +27,12 @@ pub mod bench;
 pub mod gpu;
 pub mod library;
 
-pub use wayfarer_macros::{sampler, walk};
+pub use wayfarer_macros::{mask, sampler, walk};
 pub use wayfarer_runtime as runtime;
 /// GNN neighbor sampling (DGL-style blocks); see `wayfarer sample`.
 pub use wayfarer_runtime::sample;
+/// Exact triangle counting with DSL edge masks (CPU): [`triangles::count`], [`triangles::count_with`].
+pub use wayfarer_runtime::triangles;
 pub use wayfarer_runtime::{
     Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts, Step,
     StepRng, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk,

@@ -35,6 +35,9 @@ enum Cmd {
     Walk(WalkArgs),
     /// GNN neighbor sampling: DGL-style blocks per mini-batch and layer, written as .npz.
     Sample(SampleArgs),
+    /// Count triangles (exact): the total, per-node counts and local clustering coefficients,
+    /// optionally among the edges a `#[mask]` function keeps
+    Triangles(TrianglesArgs),
     /// Show a walk's IR, its bound analysis (B, Ŝ, arrays, fallbacks) as the compiler sees it.
     Explain {
         /// A library walk (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal) or a `.rs`
@@ -160,6 +163,34 @@ struct SampleArgs {
     #[arg(long, default_value = "original")]
     ids: String,
     /// No progress or summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct TrianglesArgs {
+    /// A .wfg, .mtx or text edge list (omit for the embedded default graph); directed input
+    /// is symmetrized (each pair of nodes counts once).
+    #[arg(long)]
+    graph: Option<PathBuf>,
+    /// Count only triangles whose three edges a `#[mask]` function keeps (a `.rs` file,
+    /// compiled at run time by Cranelift), e.g. `#[mask] fn heavy(s: &Step, t: f32) -> bool {
+    /// s.weight() > t }`.
+    #[arg(long, value_name = "FILE.rs")]
+    mask: Option<PathBuf>,
+    /// Mask parameter `name=value` (repeatable).
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Write each node's triangle count (uint64, by internal node id) to this .npy.
+    #[arg(long)]
+    per_node: Option<PathBuf>,
+    /// Write each node's local clustering coefficient (float64, by internal node id) to this .npy.
+    #[arg(long)]
+    clustering: Option<PathBuf>,
+    /// auto or cpu (triangle counting runs on the CPU; cuda is not built yet and is an error).
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// No summary on stderr (the total still goes to stdout).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -622,6 +653,67 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
     Ok(())
 }
 
+fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
+    use wayfarer::output::NpyArray;
+    match a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))? {
+        wayfarer::gpu::Backend::Cuda => bail!("--backend cuda: triangle counting runs on the CPU only so far; use --backend cpu or auto"),
+        wayfarer::gpu::Backend::Auto | wayfarer::gpu::Backend::Cpu => {}
+    }
+    for p in [&a.per_node, &a.clustering].into_iter().flatten() {
+        if p.extension().and_then(|e| e.to_str()) != Some("npy") {
+            bail!("{}: per-node outputs are .npy files", p.display());
+        }
+    }
+    let g = load_graph(a.graph.as_deref(), a.quiet)?;
+    let mask = match &a.mask {
+        Some(path) => {
+            let source = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+            let shown = path.display().to_string();
+            let program = match wayfarer_compiler::lower_mask_source(&source) {
+                Ok(p) => p,
+                Err(d) => {
+                    eprint!("{}", d.render(&source, &shown));
+                    bail!("{shown}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
+                }
+            };
+            let info = wayfarer_compiler::analyze(&program);
+            let values = wayfarer::gpu::program_values(&program, &parse_params(&a.params)?)?;
+            Some(wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?)
+        }
+        None if !a.params.is_empty() => bail!("-p sets a --mask parameter; there is no --mask"),
+        None => None,
+    };
+    use wayfarer::triangles::Detail;
+    let detail = if a.per_node.is_some() || a.clustering.is_some() { Detail::PerNode } else { Detail::Total };
+    let t = Instant::now();
+    let counts = match &mask {
+        Some(m) => wayfarer::triangles::count_with(&g, m, detail)?,
+        None => wayfarer::triangles::count_masked(&g, None, detail),
+    };
+    let secs = t.elapsed().as_secs_f64();
+    println!("{}", counts.total);
+    if !a.quiet {
+        if counts.symmetrized {
+            eprintln!("note: the graph is directed; triangles are counted in its symmetrized (undirected) graph");
+        }
+        eprintln!(
+            "triangles: {} among {} {}undirected edges, in {secs:.3} s ({:.2} M edges/s, cpu, {} threads)",
+            counts.total,
+            counts.kept_edges,
+            if mask.is_some() { "kept " } else { "" },
+            counts.kept_edges as f64 / secs.max(1e-9) / 1e6,
+            rayon::current_num_threads()
+        );
+    }
+    if let Some(p) = &a.per_node {
+        NpyArray::U64(counts.per_node.clone()).write(p)?;
+    }
+    if let Some(p) = &a.clustering {
+        NpyArray::F64(counts.clustering()).write(p)?;
+    }
+    Ok(())
+}
+
 /// `--cost-ratio R[,F[,R_SHORT]]` or `profile`.
 fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
     if s == "profile" {
@@ -952,6 +1044,7 @@ fn main() {
         Cmd::Info { graph } => cmd_info(graph),
         Cmd::Walk(a) => cmd_walk(a),
         Cmd::Sample(a) => cmd_sample(a),
+        Cmd::Triangles(a) => cmd_triangles(a),
         Cmd::Explain { walk } => cmd_explain(&walk),
         Cmd::Emit { walk, output, params, cost_ratio } => cmd_emit(&walk, &output, &params, cost_ratio.as_deref()),
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),

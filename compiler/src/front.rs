@@ -20,20 +20,47 @@ const ALLOWED: &str = "the walk language has `let`, `if`/`else`, `match` on inte
 arithmetic and comparisons on f32/f64/i32/u32/bool, `as` casts, min/max/abs/exp/ln/sqrt/powf, the step's accessors, \
 `has_edge`, `degree` and `node_prop`";
 
+/// What a function-form program returns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Returns {
+    /// A weight (`f32`).
+    Weight,
+    /// A mask decision (`bool`), lowered to the weight `if keep { 1.0 } else { 0.0 }`.
+    Keep,
+}
+
 /// Lowers a `#[walk] fn name(s: &Step, params...) -> f32 { ... }` to a [`Program`].
 pub fn lower_weight_fn(item: &syn::ItemFn) -> Result<Program, Diagnostics> {
+    lower_fn(item, Returns::Weight)
+}
+
+fn lower_fn(item: &syn::ItemFn, returns: Returns) -> Result<Program, Diagnostics> {
     let mut l = Lowerer::new(Mode::Weight, false);
-    l.signature(&item.sig);
-    let result = l.body(&item.block).map(|v| v[0]);
+    l.signature(&item.sig, returns);
+    let mut result = l.body(&item.block).map(|v| v[0]);
     if let Ok(r) = result
         && l.diags.is_empty()
-        && l.types[r.index()] != Scalar::F32
     {
         let t = l.types[r.index()];
-        l.diags.push(
-            Diagnostic::error(l.exprs.span(r), format!("the weight must be an `f32`, found `{}`", t.name()))
-                .help("convert it with `as f32`"),
-        );
+        match returns {
+            Returns::Weight if t != Scalar::F32 => l.diags.push(
+                Diagnostic::error(l.exprs.span(r), format!("the weight must be an `f32`, found `{}`", t.name()))
+                    .help("convert it with `as f32`"),
+            ),
+            Returns::Keep if t != Scalar::Bool => l.diags.push(
+                Diagnostic::error(l.exprs.span(r), format!("a mask returns a `bool` (keep the edge or not), found `{}`", t.name()))
+                    .help("compare, e.g. `s.weight() > t`"),
+            ),
+            Returns::Keep => {
+                let span = l.exprs.span(r);
+                let one = l.push_new(Expr::Literal(Literal::Float(1.0, Scalar::F32)), Scalar::F32, span);
+                let zero = l.push_new(Expr::Literal(Literal::Float(0.0, Scalar::F32)), Scalar::F32, span);
+                if let (Ok(then), Ok(other)) = (one, zero) {
+                    result = l.push_new(Expr::Select { cond: r, then, other }, Scalar::F32, span);
+                }
+            }
+            Returns::Weight => {}
+        }
     }
     match result {
         Ok(result) if l.diags.is_empty() => Ok(Program {
@@ -113,17 +140,47 @@ pub fn lower_sampler_source(source: &str) -> Result<Program, Diagnostics> {
     lower_sampler_fn(f)
 }
 
+/// Parses Rust source text holding one `#[mask]` function (an edge filter for triangle
+/// counting: `fn heavy(s: &Step, t: f32) -> bool { s.weight() > t }`) and lowers it to a
+/// function-form program whose weight is 1 for a kept edge and 0 otherwise. Like a sampling
+/// policy it sees one edge (`s.cur()` → `s.dst()`, its weight, label, time and graph
+/// queries) and no walker history.
+pub fn lower_mask_source(source: &str) -> Result<Program, Diagnostics> {
+    let file = syn::parse_file(source).map_err(|e| Diagnostics(vec![Diagnostic::error(e.span(), e.to_string())]))?;
+    let is_mask = |attrs: &[syn::Attribute]| attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "mask"));
+    let mut found = file.items.iter().filter_map(|i| match i {
+        syn::Item::Fn(f) if is_mask(&f.attrs) => Some(f),
+        _ => None,
+    });
+    match (found.next(), found.next()) {
+        (Some(f), None) => lower_mask_fn(f),
+        (None, _) => Err(Diagnostics(vec![Diagnostic::error(Span::call_site(), "no `#[mask]` function in this file")])),
+        (Some(_), Some(second)) => {
+            Err(Diagnostics(vec![Diagnostic::error(second.sig.ident.span(), "a file holds one `#[mask]` function; this is a second one")]))
+        }
+    }
+}
+
+/// Lowers a `#[mask]` function (see [`lower_mask_source`]).
+pub fn lower_mask_fn(f: &syn::ItemFn) -> Result<Program, Diagnostics> {
+    no_walker_history(lower_fn(f, Returns::Keep)?, "an edge mask")
+}
+
 /// Lowers a `#[sampler]` function (see [`lower_sampler_source`]): a function-form walk whose
 /// weight reads no walker history.
 pub fn lower_sampler_fn(f: &syn::ItemFn) -> Result<Program, Diagnostics> {
-    let program = lower_weight_fn(f)?;
+    no_walker_history(lower_weight_fn(f)?, "a sampling policy")
+}
+
+/// Errors at every walker-history accessor of a program that weighs single edges.
+fn no_walker_history(program: Program, what: &str) -> Result<Program, Diagnostics> {
     let diags: Vec<Diagnostic> = program
         .exprs
         .iter()
         .filter_map(|(h, e)| match e {
             Expr::Step(field @ (StepField::Prev | StepField::Start | StepField::Step)) => Some(
-                Diagnostic::error(program.exprs.span(h), format!("a sampling policy has no walker: `s.{}()` is a walk's", field.signature().0))
-                    .help("a policy weighs an edge of the node being sampled: use s.cur(), s.dst(), s.weight(), s.label(), s.edge(), s.time() and graph queries"),
+                Diagnostic::error(program.exprs.span(h), format!("{what} has no walker: `s.{}()` is a walk's", field.signature().0))
+                    .help("it sees one edge, from s.cur() to s.dst(): use s.cur(), s.dst(), s.weight(), s.label(), s.edge(), s.time() and graph queries"),
             ),
             _ => None,
         })
@@ -713,7 +770,7 @@ impl Lowerer {
         self.types[h.index()]
     }
 
-    fn signature(&mut self, sig: &syn::Signature) {
+    fn signature(&mut self, sig: &syn::Signature, returns: Returns) {
         if let Some(c) = &sig.constness {
             self.err(c.span(), "a walk cannot be `const`");
         }
@@ -768,12 +825,14 @@ impl Lowerer {
             }
             self.params.push(Param { name, ty });
         }
+        let (want, msg) = match returns {
+            Returns::Weight => (Scalar::F32, "a walk returns its weight as `f32`"),
+            Returns::Keep => (Scalar::Bool, "a mask returns whether to keep the edge, as `bool`"),
+        };
         match &sig.output {
-            syn::ReturnType::Type(_, t) if scalar_of(t) == Some(Scalar::F32) => {}
-            syn::ReturnType::Type(_, t) => self.err_help(t.span(), "a walk returns its weight as `f32`", "write `-> f32`"),
-            syn::ReturnType::Default => {
-                self.err_help(sig.ident.span(), "a walk returns its weight as `f32`", "add `-> f32` to the signature")
-            }
+            syn::ReturnType::Type(_, t) if scalar_of(t) == Some(want) => {}
+            syn::ReturnType::Type(_, t) => self.err_help(t.span(), msg, format!("write `-> {}`", want.name())),
+            syn::ReturnType::Default => self.err_help(sig.ident.span(), msg, format!("add `-> {}` to the signature", want.name())),
         }
     }
 

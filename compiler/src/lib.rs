@@ -40,7 +40,7 @@ pub mod testing;
 
 pub use analysis::{Scope, WalkInfo, analyze};
 pub use diag::{Diagnostic, Diagnostics};
-pub use front::{lower_sampler_fn, lower_sampler_source, lower_source, lower_walk_impl, lower_weight_fn};
+pub use front::{lower_mask_fn, lower_mask_source, lower_sampler_fn, lower_sampler_source, lower_source, lower_walk_impl, lower_weight_fn};
 pub use ir::Program;
 
 /// Writes every stage of a compilation to `dir` (what `WAYFARER_DUMP=dir` does): the IR

@@ -115,6 +115,47 @@ pub fn sampler(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// Compiles a triangle-counting edge mask: `#[mask] fn name(s: &Step, params...) -> bool`
+/// keeps an edge (`s.cur()` → `s.dst()`, its weight, label, time; graph queries) or not. It is
+/// checked like a sampling policy, and `Name { params }` implements `wayfarer::Walk` with the
+/// weight 1 for a kept edge and 0 otherwise, for `wayfarer::triangles::count_with`.
+#[proc_macro_attribute]
+pub fn mask(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let original: proc_macro2::TokenStream = item.clone().into();
+    let attr: proc_macro2::TokenStream = attr.into();
+    let f = match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) if attr.is_empty() => f,
+        Ok(_) => {
+            let mut out = syn::Error::new_spanned(attr, "a `#[mask]` function takes no arguments: its parameters are its arguments")
+                .to_compile_error();
+            out.extend(original);
+            return out.into();
+        }
+        Err(_) => {
+            let mut out =
+                syn::Error::new_spanned(&original, "#[mask] goes on a function `fn name(s: &Step, params...) -> bool`").to_compile_error();
+            out.extend(original);
+            return out.into();
+        }
+    };
+    match wayfarer_compiler::lower_mask_fn(&f) {
+        Ok(ir) => {
+            let info = wayfarer_compiler::analyze(&ir);
+            let vis = f.vis.clone();
+            let docs: Vec<syn::Attribute> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
+            let source = quote!(#[mask] #f).to_string();
+            let generated =
+                wayfarer_compiler::rust_backend::emit(&ir, &info, &quote!(::wayfarer::runtime), &quote!(#vis), &docs, Some(&source));
+            quote!(#[allow(dead_code)] #f #generated).into()
+        }
+        Err(diags) => {
+            let mut out = diags.to_syn_error().to_compile_error();
+            out.extend(quote!(#[allow(dead_code)] #f));
+            out.into()
+        }
+    }
+}
+
 /// A compile-time warning at the walk's name. Stable Rust gives proc macros no warning API,
 /// so this uses a deprecated item: rustc reports its note where it is used.
 fn fallback_warning(name: &str, why: &str, at: proc_macro2::Span) -> proc_macro2::TokenStream {

@@ -25,6 +25,7 @@ pub mod output;
 pub mod rng;
 pub mod sample;
 pub mod sampler;
+pub mod triangles;
 pub mod walk;
 pub mod walks;
 

@@ -203,21 +203,31 @@ pub enum NpyArray {
     U32(Vec<u32>),
     /// `uint64`.
     U64(Vec<u64>),
+    /// `float64`.
+    F64(Vec<f64>),
 }
 
 impl NpyArray {
-    fn npy(&self) -> Vec<u8> {
+    /// The array as a complete `.npy` file.
+    pub fn npy(&self) -> Vec<u8> {
         let (descr, len) = match self {
             NpyArray::U32(v) => ("<u4", v.len()),
             NpyArray::U64(v) => ("<u8", v.len()),
+            NpyArray::F64(v) => ("<f8", v.len()),
         };
         let mut b = npy_header_shape(descr, &format!("({len},)"));
         b.reserve(len * 8);
         match self {
             NpyArray::U32(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
             NpyArray::U64(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
+            NpyArray::F64(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
         }
         b
+    }
+
+    /// Writes the array as a `.npy` file.
+    pub fn write(&self, path: &Path) -> Result<(), GraphError> {
+        std::fs::write(path, self.npy()).map_err(|e| GraphError::io(path, e))
     }
 }
 
