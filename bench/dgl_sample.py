@@ -8,24 +8,14 @@ symmetrized, so they are also the in-neighbors DGL samples), builds a DGL graph 
 and runs one epoch of `dgl.dataloading.NeighborSampler(fanouts).sample_blocks` over the seed
 batches in order, single process. Prints one line: edges, seconds, M edges/s, threads.
 """
-import struct
+import os
 import sys
 import time
 
 import numpy as np
 
-
-def read_wfg(path):
-    buf = open(path, "rb").read()
-    assert buf[:8] == b"\x89WFG\r\n\x1a\n", f"{path}: not a .wfg"
-    sections = struct.unpack_from("<I", buf, 12)[0]
-    n, m = struct.unpack_from("<QQ", buf, 16)
-    dtypes = {1: np.uint32, 2: np.uint64, 3: np.float32, 4: np.int64}
-    out = {}
-    for i in range(sections):
-        kind, elem, off, count = struct.unpack_from("<IIQQ", buf, 64 + 64 * i)
-        out[kind] = np.frombuffer(buf, dtype=dtypes[elem], count=count, offset=off)
-    return n, m, out[1], out[2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wfg import read_wfg  # noqa: E402
 
 
 def main():

@@ -187,9 +187,13 @@ struct TrianglesArgs {
     /// Write each node's local clustering coefficient (float64, by internal node id) to this .npy.
     #[arg(long)]
     clustering: Option<PathBuf>,
-    /// auto or cpu (triangle counting runs on the CPU; cuda is not built yet and is an error).
+    /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda. The graph
+    /// is oriented (and a mask evaluated) on the CPU either way; the GPU counts.
     #[arg(long, default_value = "auto")]
     backend: String,
+    /// GPUs to split the edges over (--backend cuda/auto; 0 = every visible GPU).
+    #[arg(long, default_value_t = 0)]
+    gpus: usize,
     /// No summary on stderr (the total still goes to stdout).
     #[arg(short, long)]
     quiet: bool,
@@ -655,10 +659,7 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
 
 fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     use wayfarer::output::NpyArray;
-    match a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))? {
-        wayfarer::gpu::Backend::Cuda => bail!("--backend cuda: triangle counting runs on the CPU only so far; use --backend cpu or auto"),
-        wayfarer::gpu::Backend::Auto | wayfarer::gpu::Backend::Cpu => {}
-    }
+    let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
     for p in [&a.per_node, &a.clustering].into_iter().flatten() {
         if p.extension().and_then(|e| e.to_str()) != Some("npy") {
             bail!("{}: per-node outputs are .npy files", p.display());
@@ -685,10 +686,44 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     };
     use wayfarer::triangles::Detail;
     let detail = if a.per_node.is_some() || a.clustering.is_some() { Detail::PerNode } else { Detail::Total };
+    let (first, note) = wayfarer::gpu::device_for(backend)?;
+    if let (Some(why), false) = (&note, a.quiet) {
+        eprintln!("no GPU ({why}): counting on the CPU");
+    }
     let t = Instant::now();
-    let counts = match &mask {
-        Some(m) => wayfarer::triangles::count_with(&g, m, detail)?,
-        None => wayfarer::triangles::count_masked(&g, None, detail),
+    let mut where_ = format!("cpu, {} threads", rayon::current_num_threads());
+    let counts = match first {
+        None => match &mask {
+            Some(m) => wayfarer::triangles::count_with(&g, m, detail)?,
+            None => wayfarer::triangles::count_masked(&g, None, detail),
+        },
+        Some(first) => {
+            let oriented = match &mask {
+                Some(m) => wayfarer::triangles::orient_with(&g, m)?,
+                None => wayfarer::triangles::orient(&g, None),
+            };
+            let visible = wayfarer_cuda::CudaDevice::count();
+            let wanted = if a.gpus == 0 { visible } else { a.gpus };
+            if wanted > visible {
+                bail!("--gpus {wanted}: {visible} GPU(s) visible");
+            }
+            let mut devs = vec![first];
+            for i in 1..wanted {
+                devs.push(wayfarer_cuda::CudaDevice::open(i)?);
+            }
+            let (counts, r) = wayfarer_cuda::triangles::count(&devs, &oriented, detail)?;
+            where_ = format!(
+                "{} x {} (kernels {:.3} s, upload {:.3} s; {} edges by warps, {} by threads; orientation{} on the CPU)",
+                devs.len(),
+                devs[0].name,
+                r.kernel_seconds,
+                r.upload_seconds,
+                r.warp_edges,
+                r.thread_edges,
+                if mask.is_some() { " and mask" } else { "" }
+            );
+            counts
+        }
     };
     let secs = t.elapsed().as_secs_f64();
     println!("{}", counts.total);
@@ -697,12 +732,11 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
             eprintln!("note: the graph is directed; triangles are counted in its symmetrized (undirected) graph");
         }
         eprintln!(
-            "triangles: {} among {} {}undirected edges, in {secs:.3} s ({:.2} M edges/s, cpu, {} threads)",
+            "triangles: {} among {} {}undirected edges, in {secs:.3} s ({:.2} M edges/s, {where_})",
             counts.total,
             counts.kept_edges,
             if mask.is_some() { "kept " } else { "" },
             counts.kept_edges as f64 / secs.max(1e-9) / 1e6,
-            rayon::current_num_threads()
         );
     }
     if let Some(p) = &a.per_node {

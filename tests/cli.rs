@@ -413,3 +413,28 @@ fn sample_backend_options() {
     ok(&[&base[..], &["--backend", "cpu", "--super-batch", "5", "-o", b.to_str().unwrap()]].concat());
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "the same blocks for any super-batch size");
 }
+
+/// `wayfarer triangles`: the count on stdout, a mask file with a parameter, per-node counts as
+/// .npy, and clear errors for a mask that reads a walker's history and for -p without --mask.
+#[test]
+fn triangles_counts_with_and_without_a_mask() {
+    let d = dir();
+    let g = d.join("tri.wfg");
+    ok(&["gen", "rmat", "--scale", "9", "--edge-factor", "8", "--seed", "2", "--weights", "uniform", "-o", g.to_str().unwrap()]);
+    let gs = g.to_str().unwrap();
+    let want = wayfarer::triangles::count(&wayfarer::graph::CsrGraph::load(&g).unwrap());
+    let pn = d.join("tri-per-node.npy");
+    let (out, err) = ok(&["triangles", "--graph", gs, "--backend", "cpu", "--per-node", pn.to_str().unwrap()]);
+    assert_eq!(out.trim(), want.total.to_string(), "{err}");
+    let npy = std::fs::read(&pn).unwrap();
+    assert!(npy.starts_with(b"\x93NUMPY") && npy.len() >= 8 * want.per_node.len());
+    let mask = d.join("heavy.rs");
+    std::fs::write(&mask, "#[mask]\nfn heavy(s: &Step, t: f32) -> bool {\n    s.weight() > t\n}\n").unwrap();
+    let (masked, _) = ok(&["triangles", "--graph", gs, "--backend", "cpu", "--mask", mask.to_str().unwrap(), "-p", "t=3"]);
+    let masked: u64 = masked.trim().parse().unwrap();
+    assert!(masked < want.total, "the mask keeps fewer triangles ({masked} of {})", want.total);
+    let bad = d.join("bad-mask.rs");
+    std::fs::write(&bad, "#[mask]\nfn bad(s: &Step) -> bool {\n    s.prev() > 0\n}\n").unwrap();
+    fails(&["triangles", "--graph", gs, "--mask", bad.to_str().unwrap()], "an edge mask has no walker");
+    fails(&["triangles", "--graph", gs, "-p", "t=3"], "there is no --mask");
+}

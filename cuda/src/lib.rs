@@ -11,6 +11,7 @@
 mod layout;
 mod run;
 pub mod sample;
+pub mod triangles;
 
 pub use run::{CompiledWalk, GpuReport, GpuRun, MIN_HUB_DEGREE, node_stats_on_device, run, run_streaming};
 
@@ -74,6 +75,14 @@ impl CudaDevice {
     pub fn libraries_present() -> bool {
         // SAFETY: these only try to load the shared libraries and report whether they could.
         unsafe { cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present() }
+    }
+
+    /// How many GPUs are visible (0 without the driver or NVRTC).
+    pub fn count() -> usize {
+        if !Self::libraries_present() {
+            return 0;
+        }
+        CudaContext::device_count().map_or(0, |c| c.max(0) as usize)
     }
 
     /// Opens GPU `ordinal`. Without a driver, NVRTC or a device this is

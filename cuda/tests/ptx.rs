@@ -97,3 +97,20 @@ fn sampling_kernels_compile() {
         Err(e) => panic!("NVRTC failed on the sampling kernels:\n{e:?}"),
     }
 }
+
+/// The triangle-counting kernels compile to PTX.
+#[test]
+fn triangle_kernels_compile() {
+    if !nvrtc_present() {
+        return;
+    }
+    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+    match compile_ptx_with_opts(wayfarer_cuda::triangles::TRIANGLE_KERNELS, opts) {
+        Ok(ptx) => {
+            let text = ptx.to_src();
+            assert!(text.contains(".entry wf_t_edges(") || text.contains(".entry wf_t_edges\n") || text.contains(".entry wf_t_edges"));
+            assert!(text.contains(".entry wf_t_edges_warp"));
+        }
+        Err(e) => panic!("NVRTC failed on the triangle kernels:\n{e:?}"),
+    }
+}

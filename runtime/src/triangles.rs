@@ -58,20 +58,48 @@ impl TriangleCounts {
     }
 }
 
-/// The oriented, masked graph: `targets[offsets[a]..offsets[a + 1]]` ascending.
-struct Oriented {
-    offsets: Vec<u64>,
-    targets: Vec<u32>,
+/// The oriented, masked graph every counter works on: node `a`'s kept edges to higher-ranked
+/// nodes are `targets[offsets[a]..offsets[a + 1]]`, ascending.
+#[derive(Clone, Debug)]
+pub struct Oriented {
+    /// Row offsets (`n + 1`).
+    pub offsets: Vec<u64>,
+    /// Row entries.
+    pub targets: Vec<u32>,
+    /// Whether the input was directed and was symmetrized.
+    pub symmetrized: bool,
 }
 
 impl Oriented {
-    fn row(&self, a: u32) -> &[u32] {
+    /// Node `a`'s oriented row.
+    pub fn row(&self, a: u32) -> &[u32] {
         &self.targets[self.offsets[a as usize] as usize..self.offsets[a as usize + 1] as usize]
+    }
+
+    /// Nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// The counts' record for a total and per-node counts found on this graph (any backend).
+    pub fn counts(&self, total: u64, per_node: Vec<u64>) -> TriangleCounts {
+        let mut degree = Vec::new();
+        if !per_node.is_empty() {
+            degree = vec![0u64; self.num_nodes()];
+            for a in 0..self.num_nodes() as u32 {
+                for &b in self.row(a) {
+                    degree[a as usize] += 1;
+                    degree[b as usize] += 1;
+                }
+            }
+        }
+        TriangleCounts { total, per_node, degree, kept_edges: self.targets.len() as u64, symmetrized: self.symmetrized }
     }
 }
 
-/// Builds the oriented rows, keeping an edge only if `keep` says so.
-fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> (Oriented, bool) {
+/// Orients `g`'s edges by (degree, id), keeping an edge only if `keep` says so (see the
+/// module docs).
+pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     let n = g.num_nodes();
     let off = g.offsets();
     let tg = g.targets();
@@ -135,7 +163,7 @@ fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> (Oriented, bool) {
         acc += r.len() as u64;
         offsets.push(acc);
     }
-    (Oriented { offsets, targets: rows.into_iter().flatten().collect() }, directed)
+    Oriented { offsets, targets: rows.into_iter().flatten().collect(), symmetrized: directed }
 }
 
 /// Calls `f(b, w)` for every triangle whose lowest-ranked node is `a` (edges `a → b`, `a → w`,
@@ -171,8 +199,12 @@ pub fn count(g: &CsrGraph) -> TriangleCounts {
 /// Counts the triangles whose three edges `keep` keeps (see the module docs for which stored
 /// copy of an edge the mask sees).
 pub fn count_masked(g: &CsrGraph, keep: Option<KeepFn>, detail: Detail) -> TriangleCounts {
-    let n = g.num_nodes();
-    let (o, symmetrized) = orient(g, keep);
+    count_oriented(&orient(g, keep), detail)
+}
+
+/// [`count_masked`] on an already oriented graph.
+pub fn count_oriented(o: &Oriented, detail: Detail) -> TriangleCounts {
+    let n = o.num_nodes();
     if detail == Detail::Total {
         let total = (0..n as u32)
             .into_par_iter()
@@ -181,12 +213,12 @@ pub fn count_masked(g: &CsrGraph, keep: Option<KeepFn>, detail: Detail) -> Trian
                 || RowMarks::new(n),
                 |marks, a| {
                     let mut found = 0u64;
-                    for_each_triangle(&o, a, marks, |_, _| found += 1);
+                    for_each_triangle(o, a, marks, |_, _| found += 1);
                     found
                 },
             )
             .sum();
-        return TriangleCounts { total, per_node: Vec::new(), degree: Vec::new(), kept_edges: o.targets.len() as u64, symmetrized };
+        return o.counts(total, Vec::new());
     }
     let per_node: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let total: u64 = (0..n as u32)
@@ -198,7 +230,7 @@ pub fn count_masked(g: &CsrGraph, keep: Option<KeepFn>, detail: Detail) -> Trian
                 let mut here = 0u64;
                 // `b` changes rarely between calls: its adds are batched.
                 let (mut last_b, mut at_b) = (u32::MAX, 0u64);
-                for_each_triangle(&o, a, marks, |b, w| {
+                for_each_triangle(o, a, marks, |b, w| {
                     here += 1;
                     if b != last_b {
                         if at_b > 0 {
@@ -219,26 +251,18 @@ pub fn count_masked(g: &CsrGraph, keep: Option<KeepFn>, detail: Detail) -> Trian
             },
         )
         .sum();
-    let mut degree = vec![0u64; n];
-    for a in 0..n as u32 {
-        for &b in o.row(a) {
-            degree[a as usize] += 1;
-            degree[b as usize] += 1;
-        }
-    }
-    TriangleCounts {
-        total,
-        per_node: per_node.into_iter().map(AtomicU64::into_inner).collect(),
-        degree,
-        kept_edges: o.targets.len() as u64,
-        symmetrized,
-    }
+    o.counts(total, per_node.into_iter().map(AtomicU64::into_inner).collect())
 }
 
 /// [`count_masked`] with a compiled mask (a `#[mask]` function, or any walk whose weight reads
 /// no walker history): an edge is kept when the mask's weight is positive. A NaN or negative
 /// weight is an error naming the edge.
 pub fn count_with<W: crate::Walk>(g: &CsrGraph, mask: &W, detail: Detail) -> Result<TriangleCounts, WalkError> {
+    Ok(count_oriented(&orient_with(g, mask)?, detail))
+}
+
+/// [`orient`] with a compiled mask (see [`count_with`]).
+pub fn orient_with<W: crate::Walk>(g: &CsrGraph, mask: &W) -> Result<Oriented, WalkError> {
     mask.check(g)?;
     let stats = crate::NodeStats::compute(g, mask.requirements(), mask.weighted());
     let base = crate::Ctx::new(g, &stats);
@@ -253,10 +277,10 @@ pub fn count_with<W: crate::Walk>(g: &CsrGraph, mask: &W, detail: Detail) -> Res
         }
         x > 0.0
     };
-    let counts = count_masked(g, Some(&keep), detail);
+    let o = orient(g, Some(&keep));
     match bad.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
-        None => Ok(counts),
+        None => Ok(o),
     }
 }
 

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Triangle-counting benchmark: R-MAT graphs (Graph500 parameters, edge factor 16, seed 1,
+# symmetrized), exact counts by wayfarer (total only, and with per-node counts) and by an
+# established library in the same run: python-igraph (its C core, one thread) and networkx
+# (pure Python, small graphs only), from the Python at $REF_PYTHON (default
+# ~/.cache/wayfarer-dgl/bin/python; `pip install igraph networkx numpy` there).
+#   scripts/triangle-bench.sh "SCALES" ROWS [OUT.md]     e.g. "14 18 20" wayfarer-cpu,igraph,networkx
+# ROWS: wayfarer-cpu, wayfarer-cuda (total only), wayfarer-cpu-per-node, wayfarer-cuda-per-node
+# (with per-node counts), igraph, networkx (scales up to 16). "vs first" compares with the
+# first row's time.
+# Every row must find the same count; the script fails otherwise. Prints a Markdown table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCALES="$1"; ROWS="$2"; OUT="${3:-}"
+WF="${WF:-target/release/wayfarer}"
+[ -x "$WF" ] || WF=.devbin/wayfarer
+REF_PYTHON="${REF_PYTHON:-$HOME/.cache/wayfarer-dgl/bin/python}"
+DIR="${BENCH_DIR:-$(mktemp -d)}"
+table="| graph | undirected edges | counter | triangles | seconds | M edges/s | vs first row |
+|---|---|---|---|---|---|---|"
+for scale in $SCALES; do
+    G="$DIR/rmat$scale.wfg"
+    [ -f "$G" ] || "$WF" gen rmat --scale "$scale" --edge-factor 16 --seed 1 -o "$G" >&2
+    base=""; want=""
+    for row in ${ROWS//,/ }; do
+        case "$row" in
+            wayfarer-cpu|wayfarer-cuda)
+                line="$("$WF" triangles --graph "$G" --backend "${row#wayfarer-}" 2>&1 >/dev/null | grep '^triangles')";;
+            wayfarer-cpu-per-node|wayfarer-cuda-per-node)
+                b="${row#wayfarer-}"; line="$("$WF" triangles --graph "$G" --backend "${b%-per-node}" --per-node "$DIR/pn.npy" 2>&1 >/dev/null | grep '^triangles')";;
+            igraph|networkx)
+                if [ "$row" = networkx ] && [ "$scale" -gt 16 ]; then continue; fi
+                line="$("$REF_PYTHON" bench/triangle_ref.py "$G" "$row" | tail -1)";;
+            *) echo "unknown row $row" >&2; exit 2;;
+        esac
+        echo "R-MAT $scale $row: $line" >&2
+        tri="$(echo "$line" | grep -o '[a-z-]*: [0-9]*' | head -1 | grep -o '[0-9]*$')"
+        edges="$(echo "$line" | grep -o 'among [0-9]*' | grep -o '[0-9]*' || true)"
+        secs="$(echo "$line" | grep -o 'in [0-9.]* s' | cut -d' ' -f2)"
+        rate="$(echo "$line" | grep -o '[0-9.]* M edges/s' | cut -d' ' -f1)"
+        if [ -z "$want" ]; then want="$tri"; elif [ "$tri" != "$want" ]; then echo "R-MAT $scale: $row counts $tri, the first row $want" >&2; exit 1; fi
+        [ -z "$base" ] && base="$secs"
+        ratio="$(python3 -c "print(f'{$base / $secs:.2f}x')")"
+        table+="
+| R-MAT $scale | ${edges:--} | $row | $tri | $secs | $rate | $ratio |"
+    done
+done
+echo "$table"
+if [ -n "$OUT" ]; then echo "$table" >>"$OUT"; fi
