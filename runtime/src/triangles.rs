@@ -114,26 +114,76 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     }
     let below = |u: u32, v: u32| (degree[u as usize], u) < (degree[v as usize], v);
     let kept = |u: u32, e: usize| keep.is_none_or(|k| k(u, e));
-    let rows: Vec<Vec<u32>> = if !directed {
-        (0..n as u32)
+    if !directed {
+        // Two passes over the rows (count, then fill disjoint slices); the mask runs once per
+        // edge, its decisions kept in between.
+        let flags: Option<Vec<u8>> = keep.map(|k| {
+            let mut f = vec![0u8; tg.len()];
+            f.par_chunks_mut(1 << 16).enumerate().for_each(|(c, out)| {
+                let first = c << 16;
+                // Rows are found by edge: the mask needs the row's node.
+                let mut u = off.partition_point(|&o| o <= first as u64) as u32 - 1;
+                for (i, x) in out.iter_mut().enumerate() {
+                    let e = first + i;
+                    while off[u as usize + 1] as usize <= e {
+                        u += 1;
+                    }
+                    let v = tg[e];
+                    *x = (v != u && below(u, v) && k(u, e)) as u8;
+                }
+            });
+            f
+        });
+        let take = |u: u32, e: usize, v: u32| match &flags {
+            Some(f) => f[e] == 1,
+            None => v != u && below(u, v),
+        };
+        let each = |u: u32, f: &mut dyn FnMut(u32)| {
+            let mut last = None;
+            for e in g.row(u) {
+                let v = tg[e];
+                if last == Some(v) {
+                    continue;
+                }
+                last = Some(v);
+                if v != u && take(u, e, v) {
+                    f(v);
+                }
+            }
+        };
+        let counts: Vec<u64> = (0..n as u32)
             .into_par_iter()
             .map(|u| {
-                let mut row = Vec::new();
-                let mut last = None;
-                for e in g.row(u) {
-                    let v = tg[e];
-                    if v == u || last == Some(v) {
-                        continue;
-                    }
-                    last = Some(v);
-                    if below(u, v) && kept(u, e) {
-                        row.push(v);
-                    }
-                }
-                row
+                let mut c = 0u64;
+                each(u, &mut |_| c += 1);
+                c
             })
-            .collect()
-    } else {
+            .collect();
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut acc = 0u64;
+        offsets.push(0);
+        for c in &counts {
+            acc += c;
+            offsets.push(acc);
+        }
+        let mut targets = vec![0u32; acc as usize];
+        let mut slices: Vec<&mut [u32]> = Vec::with_capacity(n);
+        let mut rest: &mut [u32] = &mut targets;
+        for &c in &counts {
+            let (head, tail) = rest.split_at_mut(c as usize);
+            slices.push(head);
+            rest = tail;
+        }
+        slices.into_par_iter().enumerate().for_each(|(u, out)| {
+            let mut i = 0;
+            each(u as u32, &mut |v| {
+                out[i] = v;
+                i += 1;
+            });
+        });
+        return Oriented { offsets, targets, symmetrized: false };
+    }
+    let rows: Vec<Vec<u32>> = {
         // Each stored edge, by its lower-ranked end; the first stored direction decides.
         let mut pairs: Vec<(u32, u32, usize)> = (0..n as u32)
             .into_par_iter()
