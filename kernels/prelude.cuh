@@ -146,15 +146,22 @@ __device__ __forceinline__ u32 wf_degree(const WfGraph& g, u32 v) {
     return d > 0xFFFFFFFFull ? 0xFFFFFFFFu : (u32)d;
 }
 
+// The device's one search over a sorted row (walks' has_edge, triangle counting): the first
+// index in [lo, hi) whose entry is >= v, or hi.
+__device__ __forceinline__ u64 wf_lower_bound(const u32* a, u64 lo, u64 hi, u32 v) {
+    while (lo < hi) {
+        u64 mid = lo + ((hi - lo) >> 1);
+        if (__ldg(&a[mid]) < v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
 // First index of `v` in `u`'s sorted row, or ~0ull.
 __device__ __forceinline__ u64 wf_find_edge(const WfGraph& g, u32 u, u32 v) {
     if (u >= g.num_nodes || v >= g.num_nodes) return ~0ull;
-    u64 lo = g.offsets[u], hi = g.offsets[u + 1];
-    while (lo < hi) {
-        u64 mid = lo + ((hi - lo) >> 1);
-        if (g.targets[mid] < v) lo = mid + 1; else hi = mid;
-    }
-    return (lo < g.offsets[u + 1] && g.targets[lo] == v) ? lo : ~0ull;
+    u64 end = g.offsets[u + 1];
+    u64 lo = wf_lower_bound(g.targets, g.offsets[u], end, v);
+    return (lo < end && g.targets[lo] == v) ? lo : ~0ull;
 }
 
 __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {

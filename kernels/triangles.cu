@@ -5,12 +5,9 @@
 // Two kernels, chosen per edge by the rows' lengths (the split-edge idea): edges whose rows
 // are short go to wf_t_edges (a thread per edge, grid-stride over the flattened edge list,
 // a sequential merge); edges with a long row go to wf_t_edges_warp (a warp per edge: lanes
-// stride over the shorter row and binary-search the longer one, the same search as
-// wf_find_edge). Per-node counts, when asked for, are atomic adds; the total is reduced per
+// stride over the shorter row and binary-search the longer one with wf_lower_bound, the
+// prelude's search that the walks' has_edge uses too). Compiled after the prelude. Per-node counts, when asked for, are atomic adds; the total is reduced per
 // warp, then one atomic add.
-
-typedef unsigned int u32;
-typedef unsigned long long u64;
 
 struct WfTri {
     const u64* offsets;  // oriented rows
@@ -25,16 +22,6 @@ struct WfTri {
 __device__ __forceinline__ u64 wf_t_warp_sum(u64 x) {
     for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
     return x;
-}
-
-// First position of v in row[0..len) at or after lo, or len (a lower bound).
-__device__ __forceinline__ u64 wf_t_lower_bound(const u32* row, u64 lo, u64 len, u32 v) {
-    u64 hi = len;
-    while (lo < hi) {
-        u64 mid = (lo + hi) / 2;
-        if (__ldg(&row[mid]) < v) lo = mid + 1; else hi = mid;
-    }
-    return lo;
 }
 
 extern "C" __global__ void wf_t_edges(WfTri t) {
@@ -82,7 +69,7 @@ extern "C" __global__ void wf_t_edges_warp(WfTri t) {
         u64 found = 0;
         for (u64 i = lane; i < ls; i += 32) {
             u32 v = __ldg(&s[i]);
-            u64 p = wf_t_lower_bound(l, 0, ll, v);
+            u64 p = wf_lower_bound(l, 0, ll, v);
             if (p < ll && __ldg(&l[p]) == v) {
                 ++found;
                 if (t.per_node) atomicAdd(&t.per_node[v], 1ull);

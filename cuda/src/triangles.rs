@@ -13,8 +13,14 @@ use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelA
 use std::time::Instant;
 use wayfarer_runtime::triangles::{Detail, Oriented, TriangleCounts};
 
-/// The kernels (self-contained).
+/// The kernels, compiled after the prelude (whose `wf_lower_bound` they share with the walks'
+/// `has_edge`).
 pub const TRIANGLE_KERNELS: &str = include_str!("../../kernels/triangles.cu");
+
+/// The complete CUDA source of the triangle counter.
+pub fn triangle_source() -> String {
+    format!("{}\n{}", wayfarer_compiler::cuda_backend::PRELUDE, TRIANGLE_KERNELS)
+}
 
 /// An edge whose two rows hold more than this many entries together is counted by a warp.
 pub const WARP_EDGE: u64 = 96;
@@ -94,7 +100,7 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
     }
     let mut functions = Vec::with_capacity(devs.len());
     for dev in devs {
-        let loaded = dev.load_source("triangles", TRIANGLE_KERNELS, "wf_t_edges_warp")?;
+        let loaded = dev.load_source("triangles", &triangle_source(), "wf_t_edges_warp")?;
         functions.push((loaded.module.load_function("wf_t_edges")?, loaded.module.load_function("wf_t_edges_warp")?));
     }
     let mut launched = Vec::with_capacity(devs.len());

@@ -105,7 +105,7 @@ fn triangle_kernels_compile() {
         return;
     }
     let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-    match compile_ptx_with_opts(wayfarer_cuda::triangles::TRIANGLE_KERNELS, opts) {
+    match compile_ptx_with_opts(wayfarer_cuda::triangles::triangle_source(), opts) {
         Ok(ptx) => {
             let text = ptx.to_src();
             assert!(text.contains(".entry wf_t_edges(") || text.contains(".entry wf_t_edges\n") || text.contains(".entry wf_t_edges"));
