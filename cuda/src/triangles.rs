@@ -56,7 +56,21 @@ struct TriArgs {
 // SAFETY: plain old data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for TriArgs {}
 
-/// Contiguous ranges of oriented edges with about equal work each (`parts` of them).
+/// The estimated cost of counting edge `a → b` with rows of `la` and `lb` entries: a merge
+/// (`la + lb`) for the thread kernel; for the warp kernel, the shorter row in 32-lane rounds of
+/// binary searches over the longer one.
+pub fn edge_cost(la: u64, lb: u64) -> u64 {
+    if la + lb <= WARP_EDGE {
+        1 + la + lb
+    } else {
+        let (short, long) = (la.min(lb), la.max(lb));
+        // Each round: 32 searches in parallel, ~log2(long) dependent loads each.
+        8 * (1 + short.div_ceil(32)) * (64 - long.leading_zeros() as u64)
+    }
+}
+
+/// Contiguous ranges of oriented edges with about equal estimated cost ([`edge_cost`]) each
+/// (`parts` of them, covering every edge once).
 pub fn split_by_work(o: &Oriented, parts: usize) -> Vec<std::ops::Range<usize>> {
     let m = o.targets.len();
     let len = |v: u32| o.offsets[v as usize + 1] - o.offsets[v as usize];
@@ -65,7 +79,7 @@ pub fn split_by_work(o: &Oriented, parts: usize) -> Vec<std::ops::Range<usize>> 
     work.push(0);
     for a in 0..o.num_nodes() as u32 {
         for &b in o.row(a) {
-            acc += 1 + len(a) + len(b);
+            acc += edge_cost(len(a), len(b));
             work.push(acc);
         }
     }
@@ -173,4 +187,34 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
         }
     }
     Ok((o.counts(total, per_node), report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_splits_cover_every_edge_once_with_balanced_cost() {
+        let g = wayfarer_runtime::graph::generate::rmat(12, 16, 1).unwrap();
+        let o = wayfarer_runtime::triangles::orient(&g, None);
+        let len = |v: u32| o.offsets[v as usize + 1] - o.offsets[v as usize];
+        let mut src = Vec::new();
+        for a in 0..o.num_nodes() as u32 {
+            src.extend(std::iter::repeat_n(a, o.row(a).len()));
+        }
+        let cost = |r: &std::ops::Range<usize>| r.clone().map(|e| edge_cost(len(src[e]), len(o.targets[e]))).sum::<u64>();
+        let total = cost(&(0..o.targets.len()));
+        for parts in [1, 2, 3, 4, 8] {
+            let ranges = split_by_work(&o, parts);
+            assert_eq!(ranges.len(), parts);
+            assert_eq!(ranges[0].start, 0);
+            assert_eq!(ranges.last().unwrap().end, o.targets.len());
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].end, w[1].start, "contiguous");
+            }
+            let biggest = ranges.iter().map(cost).max().unwrap();
+            let max_edge = (0..o.targets.len()).map(|e| edge_cost(len(src[e]), len(o.targets[e]))).max().unwrap();
+            assert!(biggest <= total / parts as u64 + max_edge, "{parts} parts: {biggest} of {total}");
+        }
+    }
 }
