@@ -30,9 +30,10 @@ pub const WARP_EDGE: u64 = 96;
 pub struct GpuTriangleReport {
     /// GPUs used.
     pub devices: usize,
-    /// Seconds in the counting kernels (launch to the last GPU's completion).
+    /// Seconds in the counting kernels of the slowest GPU (CUDA events around its launches;
+    /// all GPUs start together, after every upload).
     pub kernel_seconds: f64,
-    /// Seconds uploading the oriented graph to every GPU.
+    /// Seconds uploading the oriented graph and the edge lists to every GPU.
     pub upload_seconds: f64,
     /// Oriented edges counted by a warp each.
     pub warp_edges: u64,
@@ -108,7 +109,7 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
     let len = |v: u32| o.offsets[v as usize + 1] - o.offsets[v as usize];
     let ranges = split_by_work(o, devs.len());
     struct OnDevice {
-        _bufs: (CudaSlice<u64>, CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u64>, CudaSlice<u64>),
+        bufs: (CudaSlice<u64>, CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u64>, CudaSlice<u64>),
         total: CudaSlice<u64>,
         per_node: Option<CudaSlice<u64>>,
     }
@@ -117,35 +118,47 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
         let loaded = dev.load_source("triangles", &triangle_source(), "wf_t_edges_warp")?;
         functions.push((loaded.module.load_function("wf_t_edges")?, loaded.module.load_function("wf_t_edges_warp")?));
     }
+    // Every GPU's share is classified (in parallel) and uploaded before any launch, so the
+    // GPUs start together; each is timed by its own events.
+    use rayon::prelude::*;
+    let shares: Vec<(Vec<u64>, Vec<u64>)> = ranges
+        .iter()
+        .map(|range| {
+            range.clone().into_par_iter().map(|e| e as u64).partition(|&e| len(src[e as usize]) + len(o.targets[e as usize]) <= WARP_EDGE)
+        })
+        .collect();
+    let t_up = Instant::now();
     let mut launched = Vec::with_capacity(devs.len());
-    let mut uploads = 0.0;
-    let t_kernels = Instant::now();
-    for ((dev, range), (thread_fn, warp_fn)) in devs.iter().zip(&ranges).zip(&functions) {
+    for (dev, (light, heavy)) in devs.iter().zip(&shares) {
         let s = &dev.stream;
-        let (mut light, mut heavy) = (Vec::new(), Vec::new());
-        for e in range.clone() {
-            if len(src[e]) + len(o.targets[e]) > WARP_EDGE { heavy.push(e as u64) } else { light.push(e as u64) }
-        }
         report.thread_edges += light.len() as u64;
         report.warp_edges += heavy.len() as u64;
-        let t = Instant::now();
         let offsets = s.clone_htod(&o.offsets)?;
         let targets = s.clone_htod(if o.targets.is_empty() { &[0u32][..] } else { &o.targets })?;
         let src_d = s.clone_htod(if src.is_empty() { &[0u32][..] } else { &src })?;
-        let light_d = s.clone_htod(if light.is_empty() { &[0u64][..] } else { &light })?;
-        let heavy_d = s.clone_htod(if heavy.is_empty() { &[0u64][..] } else { &heavy })?;
+        let light_d = s.clone_htod(if light.is_empty() { &[0u64][..] } else { light })?;
+        let heavy_d = s.clone_htod(if heavy.is_empty() { &[0u64][..] } else { heavy })?;
         let total = s.alloc_zeros::<u64>(1)?;
         let per_node = if detail == Detail::PerNode { Some(s.alloc_zeros::<u64>(n.max(1))?) } else { None };
-        s.synchronize()?;
-        uploads += t.elapsed().as_secs_f64();
+        launched.push(OnDevice { bufs: (offsets, targets, src_d, light_d, heavy_d), total, per_node });
+    }
+    for dev in devs {
+        dev.stream.synchronize()?;
+    }
+    report.upload_seconds = t_up.elapsed().as_secs_f64();
+    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let mut events = Vec::with_capacity(devs.len());
+    for (((dev, (light, heavy)), l), (thread_fn, warp_fn)) in devs.iter().zip(&shares).zip(&launched).zip(&functions) {
+        let s = &dev.stream;
+        let (offsets, targets, src_d, light_d, heavy_d) = &l.bufs;
         let base = TriArgs {
             offsets: offsets.device_ptr(s).0,
             targets: targets.device_ptr(s).0,
             src: src_d.device_ptr(s).0,
             edges: 0,
             count: 0,
-            total: total.device_ptr(s).0,
-            per_node: per_node.as_ref().map_or(0, |p| p.device_ptr(s).0),
+            total: l.total.device_ptr(s).0,
+            per_node: l.per_node.as_ref().map_or(0, |p| p.device_ptr(s).0),
         };
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u64;
         let grid = |threads: u64| LaunchConfig {
@@ -155,6 +168,7 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
         };
         let light_args = TriArgs { edges: light_d.device_ptr(s).0, count: light.len() as u64, ..base };
         let heavy_args = TriArgs { edges: heavy_d.device_ptr(s).0, count: heavy.len() as u64, ..base };
+        let start = s.record_event(timing)?;
         // SAFETY: every pointer in the argument structs is a live allocation on this device
         // of the length the kernels index (edges < count, rows within offsets, nodes < n).
         unsafe {
@@ -169,15 +183,13 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
                 b.launch(grid(heavy.len() as u64 * 32))?;
             }
         }
-        launched.push(OnDevice { _bufs: (offsets, targets, src_d, light_d, heavy_d), total, per_node });
+        events.push((start, s.record_event(timing)?));
+    }
+    for (start, end) in &events {
+        report.kernel_seconds = report.kernel_seconds.max(start.elapsed_ms(end)? as f64 / 1e3);
     }
     let mut total = 0u64;
     let mut per_node = if detail == Detail::PerNode { vec![0u64; n] } else { Vec::new() };
-    for dev in devs {
-        dev.stream.synchronize()?;
-    }
-    report.kernel_seconds = t_kernels.elapsed().as_secs_f64() - uploads;
-    report.upload_seconds = uploads;
     for (dev, l) in devs.iter().zip(&launched) {
         total += dev.stream.clone_dtoh(&l.total)?[0];
         if let Some(p) = &l.per_node {
