@@ -78,6 +78,24 @@ extern "C" __global__ void wf_s_scan_tiles(const u32* in, u32 n, u64* tile_sums)
     }
 }
 
+// One block-wide step of an exclusive scan, called by every thread of the block: x's
+// exclusive prefix within the block plus *carry; *carry then grows by the block's sum.
+__device__ __forceinline__ u64 wf_s_block_scan_step(u64 x, u64* warp_sums, u64* carry) {
+    u64 v = x;  // inclusive scan within the warp
+    for (int o = 1; o < 32; o <<= 1) {
+        u64 y = __shfl_up_sync(0xffffffffu, v, o);
+        if ((threadIdx.x & 31) >= (u32)o) v += y;
+    }
+    if ((threadIdx.x & 31) == 31) warp_sums[threadIdx.x >> 5] = v;
+    __syncthreads();
+    u64 before = *carry;
+    for (u32 w = 0; w < (threadIdx.x >> 5); ++w) before += warp_sums[w];
+    __syncthreads();
+    if (threadIdx.x == blockDim.x - 1) *carry = before + v;
+    __syncthreads();
+    return before + v - x;
+}
+
 // Pass 2 (one block): tile sums -> their exclusive sums, in place; total into out[n].
 extern "C" __global__ void wf_s_scan_sums(u64* tile_sums, u32 tiles, u64* out, u32 n) {
     __shared__ u64 carry_s;
@@ -87,20 +105,8 @@ extern "C" __global__ void wf_s_scan_sums(u64* tile_sums, u32 tiles, u64* out, u
     for (u32 base = 0; base < tiles; base += blockDim.x) {
         u32 i = base + threadIdx.x;
         u64 x = i < tiles ? tile_sums[i] : 0;
-        // inclusive warp scan
-        u64 v = x;
-        for (int o = 1; o < 32; o <<= 1) {
-            u64 y = __shfl_up_sync(0xffffffffu, v, o);
-            if ((threadIdx.x & 31) >= (u32)o) v += y;
-        }
-        if ((threadIdx.x & 31) == 31) warp_sums[threadIdx.x >> 5] = v;
-        __syncthreads();
-        u64 before = carry_s;
-        for (u32 w = 0; w < (threadIdx.x >> 5); ++w) before += warp_sums[w];
-        if (i < tiles) tile_sums[i] = before + v - x;
-        __syncthreads();
-        if (threadIdx.x == blockDim.x - 1) carry_s = before + v;
-        __syncthreads();
+        u64 excl = wf_s_block_scan_step(x, warp_sums, &carry_s);
+        if (i < tiles) tile_sums[i] = excl;
     }
     if (threadIdx.x == 0) out[n] = carry_s;
 }
@@ -115,19 +121,8 @@ extern "C" __global__ void wf_s_scan_apply(const u32* in, u32 n, const u64* tile
     for (u32 base = tile * WF_S_SCAN_TILE; base < min((tile + 1) * WF_S_SCAN_TILE, n); base += blockDim.x) {
         u32 i = base + threadIdx.x;
         u64 x = i < n ? in[i] : 0;
-        u64 v = x;
-        for (int o = 1; o < 32; o <<= 1) {
-            u64 y = __shfl_up_sync(0xffffffffu, v, o);
-            if ((threadIdx.x & 31) >= (u32)o) v += y;
-        }
-        if ((threadIdx.x & 31) == 31) warp_sums[threadIdx.x >> 5] = v;
-        __syncthreads();
-        u64 before = carry_s;
-        for (u32 w = 0; w < (threadIdx.x >> 5); ++w) before += warp_sums[w];
-        if (i < n) out[i] = before + v - x;
-        __syncthreads();
-        if (threadIdx.x == blockDim.x - 1) carry_s = before + v;
-        __syncthreads();
+        u64 excl = wf_s_block_scan_step(x, warp_sums, &carry_s);
+        if (i < n) out[i] = excl;
     }
 }
 

@@ -569,20 +569,7 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
         bail!("--super-batch 0: merge at least 1 mini-batch");
     }
     let policy = match &a.policy {
-        Some(path) => {
-            let source = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-            let shown = path.display().to_string();
-            let program = match wayfarer_compiler::lower_sampler_source(&source) {
-                Ok(p) => p,
-                Err(d) => {
-                    eprint!("{}", d.render(&source, &shown));
-                    bail!("{shown}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
-                }
-            };
-            let info = wayfarer_compiler::analyze(&program);
-            let values = wayfarer::gpu::program_values(&program, &parse_params(&a.params)?)?;
-            Some(wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?)
-        }
+        Some(path) => Some(compile_edge_program(path, wayfarer_compiler::lower_sampler_source, &a.params, &g)?),
         None if !a.params.is_empty() => bail!("-p sets a --policy parameter; there is no --policy"),
         None => None,
     };
@@ -657,6 +644,28 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
     Ok(())
 }
 
+/// A `#[sampler]` or `#[mask]` file (`lower` is the compiler's entry for it) with its `-p`
+/// parameters, JIT-compiled; compile errors are printed with their carets.
+fn compile_edge_program(
+    path: &std::path::Path,
+    lower: fn(&str) -> Result<wayfarer_compiler::ir::Program, wayfarer_compiler::Diagnostics>,
+    params: &[String],
+    g: &wayfarer::graph::CsrGraph,
+) -> Result<wayfarer_jit::JitWalk> {
+    let source = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    let shown = path.display().to_string();
+    let program = match lower(&source) {
+        Ok(p) => p,
+        Err(d) => {
+            eprint!("{}", d.render(&source, &shown));
+            bail!("{shown}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
+        }
+    };
+    let info = wayfarer_compiler::analyze(&program);
+    let values = wayfarer::gpu::program_values(&program, &parse_params(params)?)?;
+    Ok(wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?)
+}
+
 fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     use wayfarer::output::NpyArray;
     let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
@@ -667,20 +676,7 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     }
     let g = load_graph(a.graph.as_deref(), a.quiet)?;
     let mask = match &a.mask {
-        Some(path) => {
-            let source = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-            let shown = path.display().to_string();
-            let program = match wayfarer_compiler::lower_mask_source(&source) {
-                Ok(p) => p,
-                Err(d) => {
-                    eprint!("{}", d.render(&source, &shown));
-                    bail!("{shown}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
-                }
-            };
-            let info = wayfarer_compiler::analyze(&program);
-            let values = wayfarer::gpu::program_values(&program, &parse_params(&a.params)?)?;
-            Some(wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?)
-        }
+        Some(path) => Some(compile_edge_program(path, wayfarer_compiler::lower_mask_source, &a.params, &g)?),
         None if !a.params.is_empty() => bail!("-p sets a --mask parameter; there is no --mask"),
         None => None,
     };

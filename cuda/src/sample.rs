@@ -263,11 +263,7 @@ pub fn sample(
         )
         .into());
     }
-    // The CPU validates the same configuration; run its checks by sampling nothing.
-    wayfarer_runtime::sample::sample(graph, &[], cfg).map(|_| ())?;
-    if let Some(&bad) = seeds.iter().find(|&&s| s as usize >= graph.num_nodes()) {
-        return Err(WalkError::BadStart { node: bad as u64, num_nodes: graph.num_nodes() }.into());
-    }
+    wayfarer_runtime::sample::validate(graph, seeds, cfg)?;
     let mut report = GpuSampleReport::default();
     let loaded = dev.load_source("sample", &sample_source(), "wf_s_random")?;
     report.compile_seconds = loaded.compile_seconds;

@@ -110,8 +110,8 @@ pub struct MiniBatch {
     pub blocks: Vec<Block>,
 }
 
-/// Checks the configuration against the graph.
-fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), WalkError> {
+/// Checks the configuration and the seeds against the graph (every sampler, CPU or GPU).
+pub fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), WalkError> {
     if cfg.fanouts.is_empty() {
         return Err(WalkError::param("fanouts", "give at least one layer, e.g. 15,10,5"));
     }
@@ -523,13 +523,8 @@ pub fn sample_by(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: Option
 /// no walker history): `policy.weight` of each edge, for a walker standing on the node being
 /// sampled (step 0, no previous node).
 pub fn sample_with<W: crate::Walk>(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: &W) -> Result<Vec<MiniBatch>, WalkError> {
-    policy.check(g)?;
-    let stats = crate::NodeStats::compute(g, policy.requirements(), policy.weighted());
-    let base = crate::Ctx::new(g, &stats);
-    let prepared = policy.prepare(&base);
-    let ctx = crate::Ctx { prepared: prepared.as_ref(), ..base };
-    let weight = |v: u32, e: usize| policy.weight(&ctx, &crate::Walker::new(v), e);
-    sample_by(g, seeds, &SampleConfig { policy: Policy::Custom, ..cfg.clone() }, Some(&weight))
+    let cfg = SampleConfig { policy: Policy::Custom, ..cfg.clone() };
+    crate::walk::with_edge_weight(g, policy, |weight| sample_by(g, seeds, &cfg, Some(weight)))?
 }
 
 #[cfg(test)]

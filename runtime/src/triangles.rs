@@ -15,6 +15,7 @@
 use crate::error::WalkError;
 use crate::graph::intersect::{BITMAP_ROW, RowMarks, intersect};
 use crate::graph::{CsrGraph, Orientation};
+use crate::sample::exclusive_sum;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -159,14 +160,8 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
                 c
             })
             .collect();
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut acc = 0u64;
-        offsets.push(0);
-        for c in &counts {
-            acc += c;
-            offsets.push(acc);
-        }
-        let mut targets = vec![0u32; acc as usize];
+        let offsets = exclusive_sum(&counts);
+        let mut targets = vec![0u32; offsets[n] as usize];
         let mut slices: Vec<&mut [u32]> = Vec::with_capacity(n);
         let mut rest: &mut [u32] = &mut targets;
         for &c in &counts {
@@ -206,14 +201,8 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
         }
         rows
     };
-    let mut offsets = Vec::with_capacity(n + 1);
-    let mut acc = 0u64;
-    offsets.push(0);
-    for r in &rows {
-        acc += r.len() as u64;
-        offsets.push(acc);
-    }
-    Oriented { offsets, targets: rows.into_iter().flatten().collect(), symmetrized: directed }
+    let lens: Vec<u64> = rows.iter().map(|r| r.len() as u64).collect();
+    Oriented { offsets: exclusive_sum(&lens), targets: rows.into_iter().flatten().collect(), symmetrized: directed }
 }
 
 /// Calls `f(b, w)` for every triangle whose lowest-ranked node is `a` (edges `a → b`, `a → w`,
@@ -313,21 +302,18 @@ pub fn count_with<W: crate::Walk>(g: &CsrGraph, mask: &W, detail: Detail) -> Res
 
 /// [`orient`] with a compiled mask (see [`count_with`]).
 pub fn orient_with<W: crate::Walk>(g: &CsrGraph, mask: &W) -> Result<Oriented, WalkError> {
-    mask.check(g)?;
-    let stats = crate::NodeStats::compute(g, mask.requirements(), mask.weighted());
-    let base = crate::Ctx::new(g, &stats);
-    let prepared = mask.prepare(&base);
-    let ctx = crate::Ctx { prepared: prepared.as_ref(), ..base };
     let bad: std::sync::Mutex<Option<WalkError>> = std::sync::Mutex::new(None);
-    let keep = |u: u32, e: usize| {
-        let x = mask.weight(&ctx, &crate::Walker::new(u), e);
-        if !(x >= 0.0) {
-            let mut slot = bad.lock().unwrap_or_else(|p| p.into_inner());
-            slot.get_or_insert(WalkError::BadWeight { walk: mask.name().into(), weight: x, src: u, dst: g.targets()[e], step: 0 });
-        }
-        x > 0.0
-    };
-    let o = orient(g, Some(&keep));
+    let o = crate::walk::with_edge_weight(g, mask, |weight| {
+        let keep = |u: u32, e: usize| {
+            let x = weight(u, e);
+            if !(x >= 0.0) {
+                let mut slot = bad.lock().unwrap_or_else(|p| p.into_inner());
+                slot.get_or_insert(WalkError::BadWeight { walk: mask.name().into(), weight: x, src: u, dst: g.targets()[e], step: 0 });
+            }
+            x > 0.0
+        };
+        orient(g, Some(&keep))
+    })?;
     match bad.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
         None => Ok(o),

@@ -231,6 +231,22 @@ impl NodeStats {
     }
 }
 
+/// Calls `f` with a walk's weight of single edges, `weight(u, e)` for edge `e` of node `u`'s
+/// row as seen by a walker standing on `u` at step 0 (what sampling policies and edge masks
+/// are): the walk's checks, its per-node arrays and its prepared data set up once.
+pub fn with_edge_weight<W: Walk, R>(
+    g: &CsrGraph,
+    walk: &W,
+    f: impl FnOnce(&(dyn Fn(u32, usize) -> f32 + Sync)) -> R,
+) -> Result<R, crate::WalkError> {
+    walk.check(g)?;
+    let stats = NodeStats::compute(g, walk.requirements(), walk.weighted());
+    let base = Ctx::new(g, &stats);
+    let prepared = walk.prepare(&base);
+    let ctx = Ctx { prepared: prepared.as_ref(), ..base };
+    Ok(f(&|u: u32, e: usize| walk.weight(&ctx, &Walker::new(u), e)))
+}
+
 /// What a walk's functions can see: the graph, the precomputed per-node arrays, and what
 /// the walk itself prepared for this run ([`Walk::prepare`]).
 #[derive(Clone, Copy)]
