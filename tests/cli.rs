@@ -437,4 +437,5 @@ fn triangles_counts_with_and_without_a_mask() {
     std::fs::write(&bad, "#[mask]\nfn bad(s: &Step) -> bool {\n    s.prev() > 0\n}\n").unwrap();
     fails(&["triangles", "--graph", gs, "--mask", bad.to_str().unwrap()], "an edge mask has no walker");
     fails(&["triangles", "--graph", gs, "-p", "t=3"], "there is no --mask");
+    fails(&["triangles", "--graph", gs, "--per-node", "counts.txt"], "per-node outputs are .npy files");
 }

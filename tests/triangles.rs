@@ -242,3 +242,17 @@ fn hub_rows_count_like_plain_neighbor_sets() {
         assert_eq!(count_masked(&g, None, Detail::Total).total, got.total);
     }
 }
+
+/// A mask whose weight is negative or NaN (any walk can be a mask through `count_with`) is an
+/// error naming the edge, never a silent count.
+#[wayfarer::walk]
+fn negative_mask(s: &wayfarer::Step) -> f32 {
+    -s.weight()
+}
+
+#[test]
+fn a_mask_with_a_negative_weight_is_an_error() {
+    let (_, g) = graphs().remove(0);
+    let e = count_with(&g, &NegativeMask, Detail::Total).unwrap_err().to_string();
+    assert!(e.contains("negative_mask"), "{e}");
+}
