@@ -5,7 +5,7 @@
 // Per layer of a super-batch (K merged mini-batches, sub-batch b's destination nodes
 // frontier[batch_ptr[b] .. batch_ptr[b+1]]):
 //   classify   DegreeFlag (1 = full) and each node's edge count
-//   scan       exclusive sums (flags -> DegreeScan; counts -> edge_ptr)
+//   scan       exclusive sums (kernels/scan.cu: flags -> DegreeScan; counts -> edge_ptr)
 //   partition  UniqueClassify and BoundPtr (Algorithm 1), no atomics
 //   full       copy kernel for full nodes (second stream)
 //   random     grouped sampler: g lanes per random node, row staged in shared memory when
@@ -16,7 +16,6 @@
 #define WF_S_EMPTY 0xFFFFFFFFFFFFFFFFull
 #define WF_S_BLOCKS_PER_DRAW 16u
 #define WF_S_NEIGHBORS 5u
-#define WF_S_SCAN_TILE 1024u
 
 // Lemire's unbiased integer in [0, n) for n <= 2^32, as StepRng::below (same words, same
 // rejections).
@@ -57,72 +56,6 @@ extern "C" __global__ void wf_s_classify(const u32* frontier, u32 n, const u64* 
         bool full = with_replacement ? d == 0 : d <= fanout;
         flags[i] = full ? 1u : 0u;
         counts[i] = with_replacement ? (d == 0 ? 0u : fanout) : (u32)(d < fanout ? d : fanout);
-    }
-}
-
-// ---- exclusive scan of u32 into u64 (n + 1 outputs: the last is the total) ------------------
-
-// Pass 1: each 1024-element tile's sum.
-extern "C" __global__ void wf_s_scan_tiles(const u32* in, u32 n, u64* tile_sums) {
-    __shared__ u64 warp_sums[32];
-    u32 tile = blockIdx.x;
-    u64 s = 0;
-    for (u32 i = tile * WF_S_SCAN_TILE + threadIdx.x; i < min((tile + 1) * WF_S_SCAN_TILE, n); i += blockDim.x) s += in[i];
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        u64 t = 0;
-        for (u32 w = 0; w < blockDim.x / 32; ++w) t += warp_sums[w];
-        tile_sums[tile] = t;
-    }
-}
-
-// One block-wide step of an exclusive scan, called by every thread of the block: x's
-// exclusive prefix within the block plus *carry; *carry then grows by the block's sum.
-__device__ __forceinline__ u64 wf_s_block_scan_step(u64 x, u64* warp_sums, u64* carry) {
-    u64 v = x;  // inclusive scan within the warp
-    for (int o = 1; o < 32; o <<= 1) {
-        u64 y = __shfl_up_sync(0xffffffffu, v, o);
-        if ((threadIdx.x & 31) >= (u32)o) v += y;
-    }
-    if ((threadIdx.x & 31) == 31) warp_sums[threadIdx.x >> 5] = v;
-    __syncthreads();
-    u64 before = *carry;
-    for (u32 w = 0; w < (threadIdx.x >> 5); ++w) before += warp_sums[w];
-    __syncthreads();
-    if (threadIdx.x == blockDim.x - 1) *carry = before + v;
-    __syncthreads();
-    return before + v - x;
-}
-
-// Pass 2 (one block): tile sums -> their exclusive sums, in place; total into out[n].
-extern "C" __global__ void wf_s_scan_sums(u64* tile_sums, u32 tiles, u64* out, u32 n) {
-    __shared__ u64 carry_s;
-    __shared__ u64 warp_sums[32];
-    if (threadIdx.x == 0) carry_s = 0;
-    __syncthreads();
-    for (u32 base = 0; base < tiles; base += blockDim.x) {
-        u32 i = base + threadIdx.x;
-        u64 x = i < tiles ? tile_sums[i] : 0;
-        u64 excl = wf_s_block_scan_step(x, warp_sums, &carry_s);
-        if (i < tiles) tile_sums[i] = excl;
-    }
-    if (threadIdx.x == 0) out[n] = carry_s;
-}
-
-// Pass 3: each tile scanned, offset by its tile's exclusive sum.
-extern "C" __global__ void wf_s_scan_apply(const u32* in, u32 n, const u64* tile_sums, u64* out) {
-    __shared__ u64 warp_sums[32];
-    __shared__ u64 carry_s;
-    u32 tile = blockIdx.x;
-    if (threadIdx.x == 0) carry_s = tile_sums[tile];
-    __syncthreads();
-    for (u32 base = tile * WF_S_SCAN_TILE; base < min((tile + 1) * WF_S_SCAN_TILE, n); base += blockDim.x) {
-        u32 i = base + threadIdx.x;
-        u64 x = i < n ? in[i] : 0;
-        u64 excl = wf_s_block_scan_step(x, warp_sums, &carry_s);
-        if (i < n) out[i] = excl;
     }
 }
 

@@ -374,3 +374,43 @@ pub fn run_library_walk(
         })?;
     Ok((walks, report, rep))
 }
+
+/// What the GPU triangle counter did (kernel, upload and orientation seconds, edges per kernel).
+pub use wayfarer_cuda::triangles::GpuTriangleReport;
+
+/// Counts triangles on `devs` (one or more GPUs), keeping only edges `mask` keeps (a
+/// `#[mask]` item; `None`: every edge): the same counts as
+/// [`crate::triangles::count_with`] / [`crate::triangles::count_masked`] on the CPU.
+///
+/// An undirected graph is oriented and masked on the device, the mask compiled by the CUDA
+/// backend from its `#[mask]` source; a directed graph is symmetrized and oriented on the CPU
+/// (the mask evaluated there) and counted on the GPUs. A mask written by hand (no `#[mask]`
+/// source) is an error: it cannot run on the GPU.
+pub fn count_triangles<W: crate::Walk>(
+    devs: &[CudaDevice],
+    graph: &CsrGraph,
+    mask: Option<&W>,
+    detail: crate::triangles::Detail,
+) -> Result<(crate::triangles::TriangleCounts, GpuTriangleReport), CudaError> {
+    use crate::triangles;
+    if graph.orientation() == crate::graph::Orientation::Directed {
+        let oriented = match mask {
+            Some(m) => triangles::orient_with(graph, m)?,
+            None => triangles::orient(graph, None),
+        };
+        return wayfarer_cuda::triangles::count(devs, &oriented, detail);
+    }
+    let Some(m) = mask else {
+        return wayfarer_cuda::triangles::count_graph(devs, graph, None, detail);
+    };
+    let Some(src) = m.source() else {
+        return Err(WalkError::Config(format!("mask `{}` is written by hand, not with #[mask]: it runs on the CPU only", m.name())).into());
+    };
+    m.check(graph)?;
+    let program = wayfarer_compiler::lower_mask_source(src.source)
+        .map_err(|d| WalkError::Config(format!("{}: the mask does not compile:\n{}", m.name(), d.render(src.source, m.name()))))?;
+    let info = wayfarer_compiler::analyze(&program);
+    let values = program_values(&program, &src.params)?;
+    let gpu_mask = wayfarer_cuda::triangles::GpuMask { program: &program, info: &info, values: &values };
+    wayfarer_cuda::triangles::count_graph(devs, graph, Some(gpu_mask), detail)
+}

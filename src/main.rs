@@ -174,7 +174,7 @@ struct TrianglesArgs {
     #[arg(long)]
     graph: Option<PathBuf>,
     /// Count only triangles whose three edges a `#[mask]` function keeps (a `.rs` file,
-    /// compiled at run time by Cranelift), e.g. `#[mask] fn heavy(s: &Step, t: f32) -> bool {
+    /// compiled at run time: Cranelift on the CPU, NVRTC on the GPU), e.g. `#[mask] fn heavy(s: &Step, t: f32) -> bool {
     /// s.weight() > t }`.
     #[arg(long, value_name = "FILE.rs")]
     mask: Option<PathBuf>,
@@ -187,8 +187,9 @@ struct TrianglesArgs {
     /// Write each node's local clustering coefficient (float64, by internal node id) to this .npy.
     #[arg(long)]
     clustering: Option<PathBuf>,
-    /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda. The graph
-    /// is oriented (and a mask evaluated) on the CPU either way; the GPU counts.
+    /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda. On the GPU
+    /// an undirected graph is oriented and masked on the device (the mask compiled by the CUDA
+    /// backend); a directed one is symmetrized and oriented on the CPU first.
     #[arg(long, default_value = "auto")]
     backend: String,
     /// GPUs to split the edges over (--backend cuda/auto; 0 = every visible GPU).
@@ -569,7 +570,7 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
         bail!("--super-batch 0: merge at least 1 mini-batch");
     }
     let policy = match &a.policy {
-        Some(path) => Some(compile_edge_program(path, wayfarer_compiler::lower_sampler_source, &a.params, &g)?),
+        Some(path) => Some(compile_edge_program(path, wayfarer_compiler::lower_sampler_source, &a.params, &g)?.jit),
         None if !a.params.is_empty() => bail!("-p sets a --policy parameter; there is no --policy"),
         None => None,
     };
@@ -644,6 +645,14 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
     Ok(())
 }
 
+/// A `#[sampler]` or `#[mask]` file, lowered, analyzed, its parameters set and JIT-compiled.
+struct EdgeProgram {
+    program: wayfarer_compiler::ir::Program,
+    info: wayfarer_compiler::WalkInfo,
+    values: Vec<wayfarer_compiler::eval::ParamValue>,
+    jit: wayfarer_jit::JitWalk,
+}
+
 /// A `#[sampler]` or `#[mask]` file (`lower` is the compiler's entry for it) with its `-p`
 /// parameters, JIT-compiled; compile errors are printed with their carets.
 fn compile_edge_program(
@@ -651,7 +660,7 @@ fn compile_edge_program(
     lower: fn(&str) -> Result<wayfarer_compiler::ir::Program, wayfarer_compiler::Diagnostics>,
     params: &[String],
     g: &wayfarer::graph::CsrGraph,
-) -> Result<wayfarer_jit::JitWalk> {
+) -> Result<EdgeProgram> {
     let source = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
     let shown = path.display().to_string();
     let program = match lower(&source) {
@@ -663,7 +672,8 @@ fn compile_edge_program(
     };
     let info = wayfarer_compiler::analyze(&program);
     let values = wayfarer::gpu::program_values(&program, &parse_params(params)?)?;
-    Ok(wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?)
+    let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?;
+    Ok(EdgeProgram { program, info, values, jit })
 }
 
 fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
@@ -690,14 +700,10 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     let mut where_ = format!("cpu, {} threads", rayon::current_num_threads());
     let counts = match first {
         None => match &mask {
-            Some(m) => wayfarer::triangles::count_with(&g, m, detail)?,
+            Some(m) => wayfarer::triangles::count_with(&g, &m.jit, detail)?,
             None => wayfarer::triangles::count_masked(&g, None, detail),
         },
         Some(first) => {
-            let oriented = match &mask {
-                Some(m) => wayfarer::triangles::orient_with(&g, m)?,
-                None => wayfarer::triangles::orient(&g, None),
-            };
             let visible = wayfarer_cuda::CudaDevice::count();
             let wanted = if a.gpus == 0 { visible } else { a.gpus };
             if wanted > visible {
@@ -707,16 +713,38 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
             for i in 1..wanted {
                 devs.push(wayfarer_cuda::CudaDevice::open(i)?);
             }
-            let (counts, r) = wayfarer_cuda::triangles::count(&devs, &oriented, detail)?;
+            // Undirected graphs are oriented (and masked) on the device; directed ones are
+            // symmetrized and oriented on the host (the mask then runs on the CPU).
+            let on_host = g.orientation() == wayfarer::graph::Orientation::Directed;
+            let (counts, r) = if on_host {
+                let oriented = match &mask {
+                    Some(m) => wayfarer::triangles::orient_with(&g, &m.jit)?,
+                    None => wayfarer::triangles::orient(&g, None),
+                };
+                wayfarer_cuda::triangles::count(&devs, &oriented, detail)?
+            } else {
+                if let Some(m) = &mask {
+                    use wayfarer::Walk;
+                    m.jit.check(&g)?;
+                }
+                let gpu_mask =
+                    mask.as_ref().map(|m| wayfarer_cuda::triangles::GpuMask { program: &m.program, info: &m.info, values: &m.values });
+                wayfarer_cuda::triangles::count_graph(&devs, &g, gpu_mask, detail)?
+            };
             where_ = format!(
-                "{} x {} (kernels {:.3} s, upload {:.3} s; {} edges by warps, {} by threads; orientation{} on the CPU)",
+                "{} x {} (upload {:.3} s, orientation {:.3} s, kernels {:.3} s; {} edges by warps, {} by threads; {})",
                 devs.len(),
                 devs[0].name,
-                r.kernel_seconds,
                 r.upload_seconds,
+                r.orient_seconds,
+                r.kernel_seconds,
                 r.warp_edges,
                 r.thread_edges,
-                if mask.is_some() { " and mask" } else { "" }
+                if on_host {
+                    format!("directed input: symmetrized and oriented{} on the CPU", if mask.is_some() { ", mask evaluated" } else { "" })
+                } else {
+                    format!("oriented{} on the GPU", if mask.is_some() { " and masked" } else { "" })
+                }
             );
             counts
         }

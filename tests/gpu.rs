@@ -541,3 +541,72 @@ fn gpu_triangle_counts_equal_the_cpu() {
     }
     eprintln!("{checked} GPU triangle counts equal the CPU's");
 }
+
+#[wayfarer::mask]
+fn heavier_than(s: &wayfarer::Step, t: f32) -> bool {
+    s.weight() > t
+}
+
+#[wayfarer::mask]
+fn label_in_closed_pair(s: &wayfarer::Step, l: u32) -> bool {
+    s.label() == l || s.has_edge(s.dst(), s.cur())
+}
+
+/// Orientation and masks on the device (`count_graph`, the mask compiled by the CUDA backend):
+/// the CPU's counts for no mask, a weight threshold, a label test with `has_edge`, on one GPU
+/// and on two (device 0 opened twice), per node and total; a directed graph goes through the
+/// host's symmetrization; a negative weight is the CPU's error naming the mask.
+#[test]
+fn gpu_orientation_and_masks_equal_the_cpu() {
+    use wayfarer::triangles::{Detail, count_masked, count_with};
+    let Some(dev) = device() else { return };
+    let Ok(second) = CudaDevice::open(0) else { return };
+    let devs = [dev, second];
+    let mut checked = 0;
+    for (scale, ef) in [(9u32, 4u32), (13, 16), (15, 24)] {
+        let mut g = wayfarer::graph::generate::rmat(scale, ef, 5).unwrap();
+        g.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 6))).unwrap();
+        g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 3 }, 7).unwrap())).unwrap();
+        let heavy = HeavierThan { t: 2.0 };
+        let labelled = LabelInClosedPair { l: 1 };
+        for k in [1, 2] {
+            let want = count_masked(&g, None, Detail::PerNode);
+            assert!(want.total > 0);
+            let none: Option<&HeavierThan> = None;
+            let (got, report) = wayfarer::gpu::count_triangles(&devs[..k], &g, none, Detail::PerNode).unwrap();
+            assert_eq!(got, want, "R-MAT {scale}, no mask, {k} GPU(s)");
+            assert!(report.orient_seconds > 0.0);
+            if scale == 15 {
+                assert!(report.warp_edges > 0 && report.thread_edges > 0, "both kernels exercised: {report:?}");
+            }
+            let want = count_with(&g, &heavy, Detail::PerNode).unwrap();
+            let (got, _) = wayfarer::gpu::count_triangles(&devs[..k], &g, Some(&heavy), Detail::PerNode).unwrap();
+            assert_eq!(got, want, "R-MAT {scale}, weight mask, {k} GPU(s)");
+            let want = count_with(&g, &labelled, Detail::Total).unwrap();
+            let (got, _) = wayfarer::gpu::count_triangles(&devs[..k], &g, Some(&labelled), Detail::Total).unwrap();
+            assert_eq!(got.total, want.total, "R-MAT {scale}, label/has_edge mask, {k} GPU(s)");
+            assert_eq!(got.kept_edges, want.kept_edges);
+            checked += 3;
+        }
+    }
+    // Directed input (self loops, both directions, parallel copies): symmetrized on the host.
+    let directed = wayfarer::graph::CsrGraph::parse_edge_list(
+        b"0 1\n1 0\n1 2\n2 0\n2 2\n2 3\n3 1\n3 1\n0 3\n",
+        std::path::Path::new("d.txt"),
+        &wayfarer::graph::EdgeListOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(directed.orientation(), wayfarer::graph::Orientation::Directed);
+    let none: Option<&HeavierThan> = None;
+    let (got, _) = wayfarer::gpu::count_triangles(&devs[..1], &directed, none, Detail::PerNode).unwrap();
+    assert_eq!(got, count_masked(&directed, None, Detail::PerNode));
+    assert_eq!(got.total, 4, "K4 once symmetrized");
+    // A negative weight in a program used as a mask: the CPU's error, naming it.
+    let g = wayfarer::graph::generate::rmat(8, 4, 1).unwrap();
+    let program = wayfarer_compiler::compile_source("#[walk]\nfn negative(s: &Step) -> f32 { 0.0 - s.weight() }\n").unwrap().0;
+    let info = wayfarer_compiler::analyze(&program);
+    let mask = wayfarer_cuda::triangles::GpuMask { program: &program, info: &info, values: &[] };
+    let e = wayfarer_cuda::triangles::count_graph(&devs[..1], &g, Some(mask), Detail::Total).unwrap_err().to_string();
+    assert!(e.contains("`negative` returned weight -1"), "{e}");
+    eprintln!("{checked} device-oriented GPU triangle counts equal the CPU's");
+}

@@ -11,6 +11,7 @@
 mod layout;
 mod run;
 pub mod sample;
+mod scan;
 pub mod triangles;
 
 pub use run::{CompiledWalk, GpuReport, GpuRun, MIN_HUB_DEGREE, node_stats_on_device, run, run_streaming};

@@ -40,9 +40,14 @@ impl CudaDevice {
     /// Compiles `program` for this device: NVRTC for its architecture, cached on disk by the
     /// source, the options and the driver version.
     pub fn compile(&self, program: &Program, info: &WalkInfo) -> Result<CompiledWalk, CudaError> {
-        let source = walk_source(program, info);
-        let loaded = self.load_source(&program.name, &source, "wf_walk")?;
-        let function = loaded.module.load_function("wf_walk")?;
+        self.compile_source(program, info, &walk_source(program, info), "wf_walk")
+    }
+
+    /// Compiles a module built around `program`'s generated functions (`source`, which
+    /// includes [`walk_source`] and so the preprocessing kernels); `entry` is its main kernel.
+    pub(crate) fn compile_source(&self, program: &Program, info: &WalkInfo, source: &str, entry: &str) -> Result<CompiledWalk, CudaError> {
+        let loaded = self.load_source(&program.name, source, entry)?;
+        let function = loaded.module.load_function(entry)?;
         Ok(CompiledWalk {
             function,
             module: loaded.module,
@@ -101,9 +106,14 @@ pub(crate) struct LoadedModule {
 }
 
 impl CompiledWalk {
-    /// One of the preprocessing kernels of the walk's module (kernels/prep.cu).
-    fn prep(&self, name: &str) -> Result<CudaFunction, CudaError> {
+    /// One of the kernels of the walk's module (e.g. the preprocessing kernels of kernels/prep.cu).
+    pub(crate) fn prep(&self, name: &str) -> Result<CudaFunction, CudaError> {
         Ok(self.module.load_function(name)?)
+    }
+
+    /// The loaded module.
+    pub(crate) fn module(&self) -> &Arc<CudaModule> {
+        &self.module
     }
 }
 
@@ -447,9 +457,12 @@ pub fn run_streaming(
 
 /// The graph on the device: uploads, the arrays the preprocessing kernels computed, and the
 /// `WfGraph` image that points at them.
-struct Prepared {
+pub(crate) struct Prepared {
     up: Uploads,
-    image: Vec<u8>,
+    /// The `WfGraph` struct's bytes.
+    pub(crate) image: Vec<u8>,
+    /// Device pointers of the CSR offsets and targets.
+    pub(crate) csr: (u64, u64),
     hubs: usize,
     seconds: f64,
     /// Device pointers of weight max, min, sum, label max, sum, count, neighbor degree max, min.
@@ -465,7 +478,13 @@ fn stats_label_k(graph: &CsrGraph, req: Requirements) -> u32 {
 }
 
 /// Uploads `graph` and computes, on the device, what `walk` reads besides it.
-fn prepare(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGraph, hub_budget: usize, hub_min_degree: u64) -> Result<Prepared, CudaError> {
+pub(crate) fn prepare(
+    dev: &CudaDevice,
+    walk: &CompiledWalk,
+    graph: &CsrGraph,
+    hub_budget: usize,
+    hub_min_degree: u64,
+) -> Result<Prepared, CudaError> {
     let s = &dev.stream;
     let n = graph.num_nodes();
     let m = graph.num_edges() as usize;
@@ -580,6 +599,7 @@ fn prepare(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGraph, hub_budget: 
     Ok(Prepared {
         up,
         image: g.finish(),
+        csr: (offsets, targets),
         hubs: hubs.nodes.len(),
         seconds,
         stats: [weight_max, weight_min, weight_sum, label_max, label_sum, label_count, nbr_max, nbr_min],

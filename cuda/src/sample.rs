@@ -169,11 +169,8 @@ struct Kernels {
     f: std::collections::HashMap<&'static str, CudaFunction>,
 }
 
-const NAMES: [&str; 16] = [
+const NAMES: [&str; 13] = [
     "wf_s_classify",
-    "wf_s_scan_tiles",
-    "wf_s_scan_sums",
-    "wf_s_scan_apply",
     "wf_s_partition",
     "wf_s_full",
     "wf_s_random",
@@ -190,13 +187,14 @@ const NAMES: [&str; 16] = [
 
 /// The full CUDA source of the sampler.
 pub fn sample_source() -> String {
-    format!("{}\n{}", wayfarer_compiler::cuda_backend::PRELUDE, SAMPLE_KERNELS)
+    format!("{}\n{}\n{}", wayfarer_compiler::cuda_backend::PRELUDE, crate::scan::SCAN_KERNELS, SAMPLE_KERNELS)
 }
 
 struct Gpu<'a> {
     s: &'a Arc<CudaStream>,
     k: Kernels,
     sms: u32,
+    scan: crate::scan::Scan,
 }
 
 fn ptr<T>(s: &CudaStream, x: &CudaSlice<T>) -> u64 {
@@ -220,27 +218,7 @@ impl Gpu<'_> {
 
     /// Exclusive sum of `n` u32 into `n + 1` u64.
     fn scan(&self, input: &CudaSlice<u32>, n: usize) -> Result<CudaSlice<u64>, CudaError> {
-        let s = self.s;
-        let tiles = n.div_ceil(1024).max(1);
-        let sums = self.alloc::<u64>(tiles)?;
-        let out = self.alloc::<u64>(n + 1)?;
-        let n32 = n as u32;
-        let t32 = tiles as u32;
-        let tile_cfg = LaunchConfig { grid_dim: (t32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY (all launches here): every pointer is a live allocation at least as long as
-        // the kernel's bounds (n, tiles, k + 1, the table's capacity).
-        unsafe {
-            let mut b = s.launch_builder(self.f("wf_s_scan_tiles"));
-            b.arg(input).arg(&n32).arg(&sums);
-            b.launch(tile_cfg)?;
-            let mut b = s.launch_builder(self.f("wf_s_scan_sums"));
-            b.arg(&sums).arg(&t32).arg(&out).arg(&n32);
-            b.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 })?;
-            let mut b = s.launch_builder(self.f("wf_s_scan_apply"));
-            b.arg(input).arg(&n32).arg(&sums).arg(&out);
-            b.launch(tile_cfg)?;
-        }
-        Ok(out)
+        self.scan.exclusive(self.s, input, n)
     }
 
     fn last<T: DeviceRepr + Copy>(&self, x: &CudaSlice<T>, at: usize) -> Result<T, CudaError> {
@@ -272,7 +250,8 @@ pub fn sample(
         f.insert(name, loaded.module.load_function(name)?);
     }
     let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-    let gpu = Gpu { s: &dev.stream, k: Kernels { _module: loaded.module, f }, sms };
+    let scan = crate::scan::Scan::load(&loaded.module)?;
+    let gpu = Gpu { s: &dev.stream, k: Kernels { _module: loaded.module, f }, sms, scan };
     let s = gpu.s;
     let t_up = Instant::now();
     let offsets = s.clone_htod(graph.offsets())?;
@@ -351,7 +330,8 @@ pub fn sample(
                 let classified = gpu.alloc::<u32>(n)?;
                 let bound_ptr = gpu.alloc::<u32>(k)?;
                 let full_before = gpu.alloc::<u32>(k + 1)?;
-                // SAFETY: see `Gpu::scan`.
+                // SAFETY (all launches of this layer): every pointer is a live allocation at
+                // least as long as the kernel's bounds (n, k + 1, the table's capacity).
                 unsafe {
                     let mut b = s.launch_builder(gpu.f("wf_s_classify"));
                     b.arg(&frontier).arg(&n32).arg(&offsets).arg(&f32_).arg(&with_i).arg(&flags).arg(&counts);

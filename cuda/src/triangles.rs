@@ -1,25 +1,59 @@
-//! Triangle counting on one or several GPUs (kernels/triangles.cu) over the oriented, masked
-//! graph the host builds (`wayfarer_runtime::triangles::orient`; a mask is evaluated there, on
-//! the CPU, before the upload).
+//! Triangle counting on one or several GPUs (kernels/triangles.cu).
 //!
-//! Oriented edges are split across GPUs into contiguous ranges of equal estimated work (the
-//! two rows' lengths per edge), each GPU holding the whole oriented graph; within a GPU an
-//! edge whose rows are short goes to the thread-per-edge kernel, one with a long row to the
-//! warp-per-edge kernel. Totals and per-node counts are integers summed over GPUs, so the
-//! result is the same for any number of GPUs.
+//! [`count_graph`] does everything on the device for an undirected graph: each GPU uploads the
+//! CSR, orients it by (degree, id) with the edge mask compiled into the same module (the
+//! `#[mask]` program lowered by the CUDA backend, as a walk's weight is), and counts its share.
+//! [`count`] counts a graph the host already oriented (`wayfarer_runtime::triangles::orient`:
+//! directed input, which is symmetrized there, or a mask only the CPU has).
+//!
+//! Work is split across GPUs into contiguous ranges of equal estimated work ([`edge_cost`]),
+//! each GPU holding the whole oriented graph; within a GPU an edge whose rows are short goes to
+//! the thread-per-edge kernel, one with a long row to the warp-per-edge kernel. Totals and
+//! per-node counts are integers summed over GPUs, so the result is the same for any number of
+//! GPUs.
 
+use crate::scan::{SCAN_KERNELS, Scan};
 use crate::{CudaDevice, CudaError};
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
 use std::time::Instant;
+use wayfarer_compiler::WalkInfo;
+use wayfarer_compiler::eval::ParamValue;
+use wayfarer_compiler::ir::Program;
+use wayfarer_runtime::graph::Orientation;
 use wayfarer_runtime::triangles::{Detail, Oriented, TriangleCounts};
+use wayfarer_runtime::{CsrGraph, WalkError};
 
 /// The kernels, compiled after the prelude (whose `wf_lower_bound` they share with the walks'
-/// `has_edge`).
+/// `has_edge`) and the scan kernels.
 pub const TRIANGLE_KERNELS: &str = include_str!("../../kernels/triangles.cu");
 
-/// The complete CUDA source of the triangle counter.
+/// The complete CUDA source of the triangle counter without a mask.
 pub fn triangle_source() -> String {
-    format!("{}\n{}", wayfarer_compiler::cuda_backend::PRELUDE, TRIANGLE_KERNELS)
+    format!("{}\n{}\n#define WF_T_WARP_EDGE {WARP_EDGE}ull\n{}", wayfarer_compiler::cuda_backend::PRELUDE, SCAN_KERNELS, TRIANGLE_KERNELS)
+}
+
+/// The complete CUDA source of the triangle counter with `mask` (a `#[mask]` program) compiled
+/// in: the mask's generated functions and preprocessing kernels, then the counter.
+pub fn masked_triangle_source(mask: &Program, info: &WalkInfo) -> String {
+    format!(
+        "{}\n{}\n#define WF_TRI_MASK 1\n#define WF_T_WARP_EDGE {WARP_EDGE}ull\n{}",
+        crate::walk_source(mask, info),
+        SCAN_KERNELS,
+        TRIANGLE_KERNELS
+    )
+}
+
+/// An edge mask for [`count_graph`]: a `#[mask]` program (`wayfarer_compiler::lower_mask_source`
+/// or a `#[mask]` item's IR), its analysis and its parameter values.
+#[derive(Clone, Copy)]
+pub struct GpuMask<'a> {
+    /// The mask's IR.
+    pub program: &'a Program,
+    /// Its analysis.
+    pub info: &'a WalkInfo,
+    /// Its parameters' values.
+    pub values: &'a [ParamValue],
 }
 
 /// An edge whose two rows hold more than this many entries together is counted by a warp.
@@ -33,8 +67,11 @@ pub struct GpuTriangleReport {
     /// Seconds in the counting kernels of the slowest GPU (CUDA events around its launches;
     /// all GPUs start together, after every upload).
     pub kernel_seconds: f64,
-    /// Seconds uploading the oriented graph and the edge lists to every GPU.
+    /// Seconds uploading to the GPUs (the slowest GPU's when they upload in parallel).
     pub upload_seconds: f64,
+    /// Seconds orienting (and masking) the graph on the device, the slowest GPU's (0 when the
+    /// host oriented it).
+    pub orient_seconds: f64,
     /// Oriented edges counted by a warp each.
     pub warp_edges: u64,
     /// Oriented edges counted by a thread each.
@@ -199,6 +236,349 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
         }
     }
     Ok((o.counts(total, per_node), report))
+}
+
+/// Mirrors `WfTriOrient`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct OrientArgs {
+    offsets: u64,
+    targets: u64,
+    n: u64,
+    counts: u64,
+    out_offsets: u64,
+    out_targets: u64,
+    out_src: u64,
+    bad: u64,
+}
+
+// SAFETY: plain old data with the C layout of the kernel's struct.
+unsafe impl DeviceRepr for OrientArgs {}
+
+fn dptr<T>(s: &CudaStream, x: &CudaSlice<T>) -> u64 {
+    x.device_ptr(s).0
+}
+
+/// At least one element: a zero-length allocation has no pointer to pass.
+fn zeros<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(s: &Arc<CudaStream>, n: usize) -> Result<CudaSlice<T>, CudaError> {
+    Ok(s.alloc_zeros::<T>(n.max(1))?)
+}
+
+fn at<T: DeviceRepr + Copy + Default>(s: &Arc<CudaStream>, x: &CudaSlice<T>, i: usize) -> Result<T, CudaError> {
+    Ok(s.clone_dtoh(&x.slice(i..i + 1))?[0])
+}
+
+/// A mask compiled into one GPU's triangle module.
+struct CompiledMask {
+    walk: crate::CompiledWalk,
+    params: Vec<u8>,
+    name: String,
+}
+
+/// What one GPU of [`count_graph`] found.
+struct Share {
+    total: u64,
+    per_node: Vec<u64>,
+    degree: Vec<u64>,
+    kept: u64,
+    report: GpuTriangleReport,
+}
+
+/// Counts the triangles of the undirected `graph` on `devs`, orienting it and applying `mask`
+/// on the device: the same result as `wayfarer_runtime::triangles::count_masked` with the
+/// mask's CPU version. Directed input is an error here (the host symmetrizes it: orient with
+/// `wayfarer_runtime::triangles::orient`, then [`count`]).
+pub fn count_graph(
+    devs: &[CudaDevice],
+    graph: &CsrGraph,
+    mask: Option<GpuMask>,
+    detail: Detail,
+) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
+    if devs.is_empty() {
+        return Err(CudaError::Unavailable("no GPU given".into()));
+    }
+    if graph.orientation() == Orientation::Directed {
+        return Err(WalkError::Config(
+            "the GPU orients undirected graphs only: symmetrize a directed graph on the host (triangles::orient) and use triangles::count"
+                .into(),
+        )
+        .into());
+    }
+    if let Some(m) = mask {
+        for p in &m.program.props {
+            if graph.node_property(p).is_none() {
+                return Err(WalkError::MissingGraphData { walk: m.program.name.clone(), what: format!("node property `{p}`") }.into());
+            }
+        }
+    }
+    let parts = devs.len();
+    // The mask compiled for each GPU here (the IR holds spans, which stay on this thread).
+    let mut compiled = Vec::with_capacity(parts);
+    for dev in devs {
+        compiled.push(match mask {
+            None => None,
+            Some(m) => Some(CompiledMask {
+                walk: dev.compile_source(m.program, m.info, &masked_triangle_source(m.program, m.info), "wf_t_orient_count")?,
+                params: crate::layout::params(m.program, m.values),
+                name: m.program.name.clone(),
+            }),
+        });
+    }
+    // One thread per GPU: each uploads, orients and counts on its own.
+    let shares: Vec<Result<Share, CudaError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = devs
+            .iter()
+            .zip(&compiled)
+            .enumerate()
+            .map(|(i, (dev, mask))| scope.spawn(move || count_share(dev, i, parts, graph, mask.as_ref(), detail)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    let mut report = GpuTriangleReport { devices: parts, ..Default::default() };
+    let mut total = 0u64;
+    let mut per_node = if detail == Detail::PerNode { vec![0u64; graph.num_nodes()] } else { Vec::new() };
+    let (mut degree, mut kept) = (Vec::new(), 0);
+    for (i, share) in shares.into_iter().enumerate() {
+        let share = share?;
+        total += share.total;
+        for (acc, x) in per_node.iter_mut().zip(&share.per_node) {
+            *acc += x;
+        }
+        if i == 0 {
+            degree = share.degree;
+            kept = share.kept;
+        }
+        let r = share.report;
+        report.kernel_seconds = report.kernel_seconds.max(r.kernel_seconds);
+        report.upload_seconds = report.upload_seconds.max(r.upload_seconds);
+        report.orient_seconds = report.orient_seconds.max(r.orient_seconds);
+        report.warp_edges += r.warp_edges;
+        report.thread_edges += r.thread_edges;
+    }
+    Ok((TriangleCounts { total, per_node, degree, kept_edges: kept, symmetrized: false }, report))
+}
+
+/// GPU `part` of `parts`: upload, orient (every GPU orients the whole graph, the same way),
+/// then count the oriented edges of its node range.
+fn count_share(
+    dev: &CudaDevice,
+    part: usize,
+    parts: usize,
+    graph: &CsrGraph,
+    mask: Option<&CompiledMask>,
+    detail: Detail,
+) -> Result<Share, CudaError> {
+    let s = &dev.stream;
+    let n = graph.num_nodes();
+    let mut report = GpuTriangleReport { devices: 1, ..Default::default() };
+    // The module, and the graph as the kernels see it: the CSR alone, or (with a mask) every
+    // array the mask reads, with its WfGraph image and parameters.
+    let t_up = Instant::now();
+    let (module, csr, mask_ptrs, _keep) = match mask {
+        None => {
+            let loaded = dev.load_source("triangles", &triangle_source(), "wf_t_orient_count")?;
+            let offsets = s.clone_htod(graph.offsets())?;
+            let targets = s.clone_htod(if graph.targets().is_empty() { &[0u32][..] } else { graph.targets() })?;
+            let csr = (dptr(s, &offsets), dptr(s, &targets));
+            (loaded.module, csr, (0u64, 0u64), (Some((offsets, targets)), None))
+        }
+        Some(m) => {
+            let prepared = crate::run::prepare(dev, &m.walk, graph, 0, crate::MIN_HUB_DEGREE)?;
+            let image = s.clone_htod(&prepared.image)?;
+            let params = s.clone_htod(&m.params)?;
+            let ptrs = (dptr(s, &image), dptr(s, &params));
+            (m.walk.module().clone(), prepared.csr, ptrs, (None, Some((prepared, image, params))))
+        }
+    };
+    let f = |name: &str| module.load_function(name);
+    let scan = Scan::load(&module)?;
+    s.synchronize()?;
+    report.upload_seconds = t_up.elapsed().as_secs_f64();
+    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u64;
+    let grid = |threads: u64| LaunchConfig {
+        grid_dim: (threads.div_ceil(256).clamp(1, sms * 16) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+
+    // Orientation: count, scan, fill.
+    let t_orient = Instant::now();
+    let counts = zeros::<u32>(s, n)?;
+    let bad = zeros::<u64>(s, 4)?;
+    let mut args = OrientArgs {
+        offsets: csr.0,
+        targets: csr.1,
+        n: n as u64,
+        counts: dptr(s, &counts),
+        out_offsets: 0,
+        out_targets: 0,
+        out_src: 0,
+        bad: dptr(s, &bad),
+    };
+    let (count_fn, fill_fn) = (f("wf_t_orient_count")?, f("wf_t_orient_fill")?);
+    // SAFETY: the CSR pointers are live uploads of the graph's n + 1 offsets and its targets;
+    // counts holds n entries, bad 4; gp/pp are this module's WfGraph image and WfParams (or
+    // 0 when no mask is compiled in, and then unread).
+    unsafe {
+        let mut b = s.launch_builder(&count_fn);
+        b.arg(&args).arg(&mask_ptrs.0).arg(&mask_ptrs.1);
+        b.launch(grid(n as u64 * 32))?;
+    }
+    let offsets = scan.exclusive(s, &counts, n)?;
+    let kept = at(s, &offsets, n)? as usize;
+    if let Some(m) = mask {
+        let b = s.clone_dtoh(&bad)?;
+        if b[0] > 0 {
+            return Err(WalkError::BadWeight {
+                walk: m.name.clone(),
+                weight: f32::from_bits(b[3] as u32),
+                src: b[1] as u32,
+                dst: graph.targets()[b[2] as usize],
+                step: 0,
+            }
+            .into());
+        }
+    }
+    let targets = zeros::<u32>(s, kept)?;
+    let src = zeros::<u32>(s, kept)?;
+    args.out_offsets = dptr(s, &offsets);
+    args.out_targets = dptr(s, &targets);
+    args.out_src = dptr(s, &src);
+    // SAFETY: as above; the outputs hold `kept` entries, the scan's total.
+    unsafe {
+        let mut b = s.launch_builder(&fill_fn);
+        b.arg(&args).arg(&mask_ptrs.0).arg(&mask_ptrs.1);
+        b.launch(grid(n as u64 * 32))?;
+    }
+    s.synchronize()?;
+    drop(_keep);
+    drop(counts);
+    report.orient_seconds = t_orient.elapsed().as_secs_f64();
+
+    // This GPU's node range, by the prefix of the rows' estimated work (every GPU computes the
+    // same prefix, so the ranges tile the nodes).
+    let (first_edge, last_edge) = if parts == 1 {
+        (0, kept)
+    } else {
+        let cost = zeros::<u64>(s, n)?;
+        let cuts = zeros::<u64>(s, parts + 1)?;
+        let (n64, parts32) = (n as u64, parts as u32);
+        // SAFETY: the oriented rows are the arrays just filled; cost holds n entries, cuts
+        // parts + 1, the prefix n + 1.
+        let prefix = unsafe {
+            let k = f("wf_t_row_cost")?;
+            let mut b = s.launch_builder(&k);
+            b.arg(&offsets).arg(&targets).arg(&n64).arg(&cost);
+            b.launch(grid(n64 * 32))?;
+            let prefix = scan.exclusive(s, &cost, n)?;
+            let k = f("wf_t_cuts")?;
+            let mut b = s.launch_builder(&k);
+            b.arg(&prefix).arg(&n64).arg(&parts32).arg(&cuts);
+            b.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32 * (parts as u32).div_ceil(32), 1, 1), shared_mem_bytes: 0 })?;
+            prefix
+        };
+        drop(prefix);
+        let cuts = s.clone_dtoh(&cuts)?;
+        (at(s, &offsets, cuts[part] as usize)? as usize, at(s, &offsets, cuts[part + 1] as usize)? as usize)
+    };
+    let mine = last_edge - first_edge;
+
+    // The two kernels' edge lists, then the counting kernels.
+    let heavy = zeros::<u32>(s, mine)?;
+    let (first64, mine64) = (first_edge as u64, mine as u64);
+    // SAFETY: heavy holds `mine` entries; edges first_edge.. first_edge + mine are oriented edges.
+    unsafe {
+        let k = f("wf_t_classify")?;
+        let mut b = s.launch_builder(&k);
+        b.arg(&offsets).arg(&targets).arg(&src).arg(&first64).arg(&mine64).arg(&heavy);
+        b.launch(grid(mine64))?;
+    }
+    let rank = scan.exclusive(s, &heavy, mine)?;
+    let heavy_count = at(s, &rank, mine)? as usize;
+    let light_count = mine - heavy_count;
+    let light_list = zeros::<u64>(s, light_count)?;
+    let heavy_list = zeros::<u64>(s, heavy_count)?;
+    // SAFETY: rank holds mine + 1 entries; the lists hold the light and heavy counts.
+    unsafe {
+        let k = f("wf_t_scatter")?;
+        let mut b = s.launch_builder(&k);
+        b.arg(&heavy).arg(&rank).arg(&first64).arg(&mine64).arg(&light_list).arg(&heavy_list);
+        b.launch(grid(mine64))?;
+    }
+    drop((heavy, rank));
+    report.thread_edges = light_count as u64;
+    report.warp_edges = heavy_count as u64;
+    let total = zeros::<u64>(s, 1)?;
+    let per_node = if detail == Detail::PerNode { Some(zeros::<u64>(s, n)?) } else { None };
+    let base = TriArgs {
+        offsets: dptr(s, &offsets),
+        targets: dptr(s, &targets),
+        src: dptr(s, &src),
+        edges: 0,
+        count: 0,
+        total: dptr(s, &total),
+        per_node: per_node.as_ref().map_or(0, |p| dptr(s, p)),
+    };
+    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let start = s.record_event(timing)?;
+    launch_counting(s, &module, base, (&light_list, light_count), (&heavy_list, heavy_count), &grid)?;
+    let end = s.record_event(timing)?;
+    report.kernel_seconds = start.elapsed_ms(&end)? as f64 / 1e3;
+    let degree = match (&per_node, part) {
+        (Some(_), 0) => {
+            let d = zeros::<u64>(s, n)?;
+            let k64 = kept as u64;
+            // SAFETY: targets and src hold `kept` oriented edges, d one entry per node.
+            unsafe {
+                let k = f("wf_t_degree")?;
+                let mut b = s.launch_builder(&k);
+                b.arg(&targets).arg(&src).arg(&k64).arg(&d);
+                b.launch(grid(k64))?;
+            }
+            let mut d = s.clone_dtoh(&d)?;
+            d.truncate(n);
+            d
+        }
+        _ => Vec::new(),
+    };
+    let per_node = match per_node {
+        Some(p) => {
+            let mut v = s.clone_dtoh(&p)?;
+            v.truncate(n);
+            v
+        }
+        None => Vec::new(),
+    };
+    Ok(Share { total: at(s, &total, 0)?, per_node, degree, kept: kept as u64, report })
+}
+
+/// Launches the thread-per-edge kernel over `light` and the warp-per-edge kernel over `heavy`.
+fn launch_counting(
+    s: &Arc<CudaStream>,
+    module: &Arc<cudarc::driver::CudaModule>,
+    base: TriArgs,
+    light: (&CudaSlice<u64>, usize),
+    heavy: (&CudaSlice<u64>, usize),
+    grid: &dyn Fn(u64) -> LaunchConfig,
+) -> Result<(), CudaError> {
+    let light_args = TriArgs { edges: dptr(s, light.0), count: light.1 as u64, ..base };
+    let heavy_args = TriArgs { edges: dptr(s, heavy.0), count: heavy.1 as u64, ..base };
+    let (thread_fn, warp_fn) = (module.load_function("wf_t_edges")?, module.load_function("wf_t_edges_warp")?);
+    // SAFETY: every pointer in the argument structs is a live allocation on this device of
+    // the length the kernels index (edges < count, rows within offsets, nodes < n).
+    unsafe {
+        if light.1 > 0 {
+            let mut b = s.launch_builder(&thread_fn);
+            b.arg(&light_args);
+            b.launch(grid(light.1 as u64))?;
+        }
+        if heavy.1 > 0 {
+            let mut b = s.launch_builder(&warp_fn);
+            b.arg(&heavy_args);
+            b.launch(grid(heavy.1 as u64 * 32))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -89,7 +89,7 @@ fn sampling_kernels_compile() {
         Ok(ptx) => {
             let text = ptx.to_src();
             for entry in
-                ["wf_s_classify", "wf_s_partition", "wf_s_full", "wf_s_random", "wf_s_random_wide", "wf_s_assign", "wf_s_scan_apply"]
+                ["wf_s_classify", "wf_s_partition", "wf_s_full", "wf_s_random", "wf_s_random_wide", "wf_s_assign", "wf_scan_apply_u32"]
             {
                 assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
             }
@@ -98,19 +98,48 @@ fn sampling_kernels_compile() {
     }
 }
 
-/// The triangle-counting kernels compile to PTX.
+/// The triangle-counting kernels compile to PTX with every entry point the host loads, alone
+/// and with edge masks compiled in (a weight threshold, a label test with `has_edge`).
 #[test]
 fn triangle_kernels_compile() {
     if !nvrtc_present() {
         return;
     }
-    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-    match compile_ptx_with_opts(wayfarer_cuda::triangles::triangle_source(), opts) {
-        Ok(ptx) => {
-            let text = ptx.to_src();
-            assert!(text.contains(".entry wf_t_edges(") || text.contains(".entry wf_t_edges\n") || text.contains(".entry wf_t_edges"));
-            assert!(text.contains(".entry wf_t_edges_warp"));
+    let opts = || CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+    let masks = [
+        "#[mask] fn heavy(s: &Step, t: f32) -> bool { s.weight() > t }",
+        "#[mask] fn closed(s: &Step, l: u32) -> bool { s.label() == l && s.has_edge(s.dst(), s.cur()) }",
+    ];
+    let mut sources = vec![("no mask".to_string(), wayfarer_cuda::triangles::triangle_source())];
+    for m in masks {
+        let program = wayfarer_compiler::lower_mask_source(m).unwrap_or_else(|e| panic!("{m}: {e:?}"));
+        let info = wayfarer_compiler::analyze(&program);
+        sources.push((m.to_string(), wayfarer_cuda::triangles::masked_triangle_source(&program, &info)));
+    }
+    for (what, cu) in sources {
+        match compile_ptx_with_opts(&cu, opts()) {
+            Ok(ptx) => {
+                let text = ptx.to_src();
+                for entry in [
+                    "wf_t_orient_count",
+                    "wf_t_orient_fill",
+                    "wf_t_row_cost",
+                    "wf_t_cuts",
+                    "wf_t_classify",
+                    "wf_t_scatter",
+                    "wf_t_degree",
+                    "wf_t_edges",
+                    "wf_t_edges_warp",
+                    "wf_scan_tiles_u32",
+                    "wf_scan_tiles_u64",
+                    "wf_scan_sums",
+                    "wf_scan_apply_u32",
+                    "wf_scan_apply_u64",
+                ] {
+                    assert!(text.contains(&format!(".entry {entry}(")), "{what}: no {entry} in the PTX");
+                }
+            }
+            Err(e) => panic!("NVRTC failed on the triangle kernels ({what}):\n{e:?}"),
         }
-        Err(e) => panic!("NVRTC failed on the triangle kernels:\n{e:?}"),
     }
 }
