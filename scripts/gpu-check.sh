@@ -12,7 +12,7 @@
 #   5. the GPU test suite (tests/gpu.rs: exactness of every GPU sampler, CPU = GPU walks);
 #   6. the benchmarks: walks (scripts/gpu-bench.sh) and neighbor sampling
 #      (scripts/sample-bench.sh), triangle counting (scripts/triangle-bench.sh); BENCH=0
-#      skips them, BENCH=sample runs the last two.
+#      skips them, BENCH=sample runs the last two, BENCH=triangles the last one.
 # It prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -104,22 +104,24 @@ for f in "$BUILD"/cache/ptx/node2vec-*.cu; do
     break
 done
 
-if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != sample ] && [ -x .devbin/wayfarer ]; then
+if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != sample ] && [ "${BENCH:-1}" != triangles ] && [ -x .devbin/wayfarer ]; then
     echo "== benchmark" | tee -a "$LOG"
     if run scripts/gpu-bench.sh "$OUT/gpu-bench.md"; then row "benchmark" ok "$OUT/gpu-bench.md"; else row "benchmark" FAIL "see $LOG"; fi
 fi
 # Neighbor sampling (the grouped kernel vs one warp per node vs this machine's CPU cores)
 # and triangle counting (GPU vs CPU); BENCH=sample runs only these two.
-if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
+if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != triangles ] && [ -x .devbin/wayfarer ]; then
     echo "== sampling benchmark" | tee -a "$LOG"
     if BENCH_DIR="$BUILD" run scripts/sample-bench.sh "${SAMPLE_SCALE:-22}" cpu,cuda-warp,cuda-grouped "$OUT/sample-bench.md"; then
         row "sampling benchmark (R-MAT ${SAMPLE_SCALE:-22})" ok "$OUT/sample-bench.md"
     else
         row "sampling benchmark" FAIL "see $LOG"
     fi
+fi
+if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
     echo "== triangle benchmark" | tee -a "$LOG"
-    if BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "${TRI_SCALE:-22}" wayfarer-cpu,wayfarer-cuda,wayfarer-cpu-per-node,wayfarer-cuda-per-node "$OUT/triangle-bench.md" \
-        && BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "${TRI_BIG_SCALE:-24}" wayfarer-cuda,wayfarer-cuda-per-node "$OUT/triangle-bench.md"; then
+    if BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "${TRI_SCALE:-22}" wayfarer-cpu,wayfarer-cuda,wayfarer-cpu-per-node,wayfarer-cuda-per-node,wayfarer-cpu-mask,wayfarer-cuda-mask "$OUT/triangle-bench.md" \
+        && BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "${TRI_BIG_SCALE:-24}" wayfarer-cuda,wayfarer-cuda-per-node,wayfarer-cuda-mask "$OUT/triangle-bench.md"; then
         row "triangle benchmark (R-MAT ${TRI_SCALE:-22}, ${TRI_BIG_SCALE:-24})" ok "$OUT/triangle-bench.md"
     else
         row "triangle benchmark" FAIL "see $LOG"

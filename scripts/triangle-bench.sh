@@ -6,9 +6,12 @@
 # ~/.cache/wayfarer-dgl/bin/python; `pip install igraph networkx numpy` there).
 #   scripts/triangle-bench.sh "SCALES" ROWS [OUT.md]     e.g. "14 18 20" wayfarer-cpu,igraph,networkx
 # ROWS: wayfarer-cpu, wayfarer-cuda (total only), wayfarer-cpu-per-node, wayfarer-cuda-per-node
-# (with per-node counts), igraph, networkx (scales up to 16). "vs first" compares with the
-# first row's time.
-# Every row must find the same count; the script fails otherwise. Prints a Markdown table.
+# (with per-node counts), igraph, networkx (scales up to 16), wayfarer-cpu-mask,
+# wayfarer-cuda-mask (only edges whose higher end has degree below 1000, a `#[mask]` file: on
+# the GPU the mask is compiled by the CUDA backend and runs on the device). "vs first"
+# compares with the first row's time.
+# Every row must find the same count (masked rows: the same masked count); the script fails
+# otherwise. Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALES="$1"; ROWS="$2"; OUT="${3:-}"
@@ -21,13 +24,17 @@ table="| graph | undirected edges | counter | triangles | seconds | M edges/s | 
 for scale in $SCALES; do
     G="$DIR/rmat$scale.wfg"
     [ -f "$G" ] || "$WF" gen rmat --scale "$scale" --edge-factor 16 --seed 1 -o "$G" >&2
-    base=""; want=""
+    base=""; want=""; want_mask=""
+    MASK="$DIR/light.rs"
+    printf '#[mask]\nfn light(s: &Step, k: u32) -> bool {\n    s.degree(s.dst()) < k\n}\n' >"$MASK"
     for row in ${ROWS//,/ }; do
         case "$row" in
             wayfarer-cpu|wayfarer-cuda)
                 line="$("$WF" triangles --graph "$G" --backend "${row#wayfarer-}" 2>&1 >/dev/null | grep '^triangles')";;
             wayfarer-cpu-per-node|wayfarer-cuda-per-node)
                 b="${row#wayfarer-}"; line="$("$WF" triangles --graph "$G" --backend "${b%-per-node}" --per-node "$DIR/pn.npy" 2>&1 >/dev/null | grep '^triangles')";;
+            wayfarer-cpu-mask|wayfarer-cuda-mask)
+                b="${row#wayfarer-}"; line="$("$WF" triangles --graph "$G" --backend "${b%-mask}" --mask "$MASK" -p k=1000 2>&1 >/dev/null | grep '^triangles')";;
             igraph|networkx)
                 if [ "$row" = networkx ] && [ "$scale" -gt 16 ]; then continue; fi
                 line="$("$REF_PYTHON" bench/triangle_ref.py "$G" "$row" | tail -1)";;
@@ -38,7 +45,10 @@ for scale in $SCALES; do
         edges="$(echo "$line" | grep -o 'among [0-9]*' | grep -o '[0-9]*' || true)"
         secs="$(echo "$line" | grep -o 'in [0-9.]* s' | cut -d' ' -f2)"
         rate="$(echo "$line" | grep -o '[0-9.]* M edges/s' | cut -d' ' -f1)"
-        if [ -z "$want" ]; then want="$tri"; elif [ "$tri" != "$want" ]; then echo "R-MAT $scale: $row counts $tri, the first row $want" >&2; exit 1; fi
+        case "$row" in
+            *-mask) if [ -z "$want_mask" ]; then want_mask="$tri"; elif [ "$tri" != "$want_mask" ]; then echo "R-MAT $scale: $row counts $tri, the first masked row $want_mask" >&2; exit 1; fi;;
+            *) if [ -z "$want" ]; then want="$tri"; elif [ "$tri" != "$want" ]; then echo "R-MAT $scale: $row counts $tri, the first row $want" >&2; exit 1; fi;;
+        esac
         [ -z "$base" ] && base="$secs"
         ratio="$(python3 -c "print(f'{$base / $secs:.2f}x')")"
         table+="
