@@ -156,6 +156,24 @@ __device__ __forceinline__ u64 wf_lower_bound(const u32* a, u64 lo, u64 hi, u32 
     return lo;
 }
 
+// Hub rows as bitmaps (walks' has_edge, triangle counting): whether bitmap `slot` (of `words`
+// 32-bit words each) has bit v.
+__device__ __forceinline__ bool wf_hub_bit(const u32* bits, u64 words, u32 slot, u32 v) {
+    return (__ldg(&bits[(u64)slot * words + (v >> 5)]) >> (v & 31)) & 1u;
+}
+
+// Block-strided: bitmap k (of `count`) gets the bits of row hubs[k] (bits zeroed before).
+__device__ __forceinline__ void wf_fill_hub_bits(const u64* offsets, const u32* targets, const u32* hubs, u32 count, u32* bits, u64 words) {
+    for (u32 k = blockIdx.x; k < count; k += gridDim.x) {
+        const u32 v = hubs[k];
+        u32* row = bits + (u64)k * words;
+        for (u64 e = offsets[v] + threadIdx.x; e < offsets[v + 1]; e += blockDim.x) {
+            const u32 t = targets[e];
+            atomicOr(&row[t >> 5], 1u << (t & 31));
+        }
+    }
+}
+
 // First index of `v` in `u`'s sorted row, or ~0ull.
 __device__ __forceinline__ u64 wf_find_edge(const WfGraph& g, u32 u, u32 v) {
     if (u >= g.num_nodes || v >= g.num_nodes) return ~0ull;
@@ -168,7 +186,7 @@ __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
     if (u >= g.num_nodes || v >= g.num_nodes) return false;
     if (g.hub_slot) {
         u32 slot = __ldg(&g.hub_slot[u]);
-        if (slot != 0xFFFFFFFFu) return (__ldg(&g.hub_bits[(u64)slot * g.hub_words + (v >> 5)]) >> (v & 31)) & 1u;
+        if (slot != 0xFFFFFFFFu) return wf_hub_bit(g.hub_bits, g.hub_words, slot, v);
     }
     return wf_find_edge(g, u, v) != ~0ull;
 }

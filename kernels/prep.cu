@@ -111,12 +111,5 @@ extern "C" __global__ void wf_prep_neighbor_degree(const u64* offsets, const u32
 // Hub bitmaps: one block per hub; bits must start zeroed. hubs[k] is the node whose row
 // becomes bitmap k (words 32-bit words each).
 extern "C" __global__ void wf_prep_hub_bits(const u64* offsets, const u32* targets, const u32* hubs, u32 count, u32* bits, u64 words) {
-    for (u32 k = blockIdx.x; k < count; k += gridDim.x) {
-        const u32 v = hubs[k];
-        u32* row = bits + (u64)k * words;
-        for (u64 e = offsets[v] + threadIdx.x; e < offsets[v + 1]; e += blockDim.x) {
-            const u32 t = targets[e];
-            atomicOr(&row[t >> 5], 1u << (t & 31));
-        }
-    }
+    wf_fill_hub_bits(offsets, targets, hubs, count, bits, words);
 }

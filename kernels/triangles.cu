@@ -14,9 +14,10 @@
 // Two kernels, chosen per edge by the rows' lengths (the split-edge idea): edges whose rows
 // are short go to wf_t_edges (a thread per edge, grid-stride over the flattened edge list,
 // a sequential merge); edges with a long row go to wf_t_edges_warp (a warp per edge: lanes
-// stride over the shorter row and binary-search the longer one with wf_lower_bound, the
-// prelude's search that the walks' has_edge uses too). Per-node counts, when asked for, are
-// atomic adds; the total is reduced per warp, then one atomic add.
+// stride over the shorter row and test each entry against the longer one: a bit test when
+// the longer row is one of the bitmaps built for the longest rows, else a binary search with
+// wf_lower_bound — the prelude's has_edge primitives, shared with the walks). Per-node
+// counts, when asked for, are atomic adds; the total is reduced per warp, then one atomic add.
 
 // ---- orientation ---------------------------------------------------------------------------
 
@@ -162,7 +163,17 @@ struct WfTri {
     u64 count;           // how many
     u64* total;          // one counter
     u64* per_node;       // or null
+    const u32* hub_slot; // per node: 1 + its oriented row's bitmap, or 0 (null: no bitmaps)
+    const u32* hub_bits;
+    u64 hub_words;
 };
+
+// Bitmaps of the longest oriented rows (the host picks them by length).
+extern "C" __global__ void wf_t_hub_bits(const u64* offsets, const u32* targets, const u32* hubs, u32 count, u32* bits, u64 words, u32* slot) {
+    if (blockIdx.x == 0)
+        for (u32 k = threadIdx.x; k < count; k += blockDim.x) slot[hubs[k]] = k + 1;
+    wf_fill_hub_bits(offsets, targets, hubs, count, bits, words);
+}
 
 __device__ __forceinline__ u64 wf_t_warp_sum(u64 x) {
     for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
@@ -211,11 +222,19 @@ extern "C" __global__ void wf_t_edges_warp(WfTri t) {
         const u32* s = la <= lb ? ra : rb;
         const u32* l = la <= lb ? rb : ra;
         u64 ls = la <= lb ? la : lb, ll = la <= lb ? lb : la;
+        // The longer row as a bitmap when it has one (one load per test), else searched.
+        u32 slot = t.hub_slot ? __ldg(&t.hub_slot[la <= lb ? b : a]) : 0u;
         u64 found = 0;
         for (u64 i = lane; i < ls; i += 32) {
             u32 v = __ldg(&s[i]);
-            u64 p = wf_lower_bound(l, 0, ll, v);
-            if (p < ll && __ldg(&l[p]) == v) {
+            bool hit;
+            if (slot) {
+                hit = wf_hub_bit(t.hub_bits, t.hub_words, slot - 1, v);
+            } else {
+                u64 p = wf_lower_bound(l, 0, ll, v);
+                hit = p < ll && __ldg(&l[p]) == v;
+            }
+            if (hit) {
                 ++found;
                 if (t.per_node) atomicAdd(&t.per_node[v], 1ull);
             }

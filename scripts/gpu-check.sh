@@ -12,7 +12,8 @@
 #   5. the GPU test suite (tests/gpu.rs: exactness of every GPU sampler, CPU = GPU walks);
 #   6. the benchmarks: walks (scripts/gpu-bench.sh) and neighbor sampling
 #      (scripts/sample-bench.sh), triangle counting (scripts/triangle-bench.sh); BENCH=0
-#      skips them, BENCH=sample runs the last two, BENCH=triangles the last one.
+#      skips them, BENCH=sample runs the last two, BENCH=triangles the last one (with the
+#      has_edge benchmark, scripts/has-edge-bench.sh).
 # It prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -125,6 +126,12 @@ if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
         row "triangle benchmark (R-MAT ${TRI_SCALE:-22}, ${TRI_BIG_SCALE:-24})" ok "$OUT/triangle-bench.md"
     else
         row "triangle benchmark" FAIL "see $LOG"
+    fi
+    echo "== has_edge benchmark" | tee -a "$LOG"
+    if BENCH_DIR="$BUILD" run scripts/has-edge-bench.sh "${TRI_SCALE:-22}" "$OUT/has-edge-bench.md"; then
+        row "has_edge: bitmaps vs binary search (node2vec, triangles)" ok "$OUT/has-edge-bench.md"
+    else
+        row "has_edge benchmark" FAIL "see $LOG"
     fi
 fi
 

@@ -212,7 +212,8 @@ pub fn run_program_streaming(
         starts,
         memory_budget: None,
         verbose,
-        hub_budget: None,
+        // WAYFARER_HUB_BUDGET=bytes (0: no bitmaps, has_edge always searches): for benchmarks.
+        hub_budget: std::env::var("WAYFARER_HUB_BUDGET").ok().and_then(|v| v.trim().parse().ok()),
         hub_min_degree: None,
         profile,
     };

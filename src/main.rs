@@ -732,7 +732,7 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
                 wayfarer_cuda::triangles::count_graph(&devs, &g, gpu_mask, detail)?
             };
             where_ = format!(
-                "{} x {} (upload {:.3} s, orientation {:.3} s, kernels {:.3} s; {} edges by warps, {} by threads; {})",
+                "{} x {} (upload {:.3} s, orientation {:.3} s, kernels {:.3} s; {} edges by warps, {} by threads, {} rows as bitmaps; {})",
                 devs.len(),
                 devs[0].name,
                 r.upload_seconds,
@@ -740,6 +740,7 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
                 r.kernel_seconds,
                 r.warp_edges,
                 r.thread_edges,
+                r.hub_rows,
                 if on_host {
                     format!("directed input: symmetrized and oriented{} on the CPU", if mask.is_some() { ", mask evaluated" } else { "" })
                 } else {

@@ -579,6 +579,17 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
             if scale == 15 {
                 assert!(report.warp_edges > 0 && report.thread_edges > 0, "both kernels exercised: {report:?}");
             }
+            // Bitmap rows forced on (every oriented row of 16+ entries) and off.
+            for (budget, min_len) in [(None, 16), (Some(0), 16)] {
+                let hubs = wayfarer_cuda::triangles::HubRows { budget, min_len };
+                let (got, report) = wayfarer_cuda::triangles::count_graph_with(&devs[..k], &g, None, Detail::PerNode, hubs).unwrap();
+                assert_eq!(got, want, "R-MAT {scale}, no mask, {k} GPU(s), bitmaps {budget:?}");
+                if budget == Some(0) {
+                    assert_eq!(report.hub_rows, 0);
+                } else if scale >= 13 {
+                    assert!(report.hub_rows > 0, "{report:?}");
+                }
+            }
             let want = count_with(&g, &heavy, Detail::PerNode).unwrap();
             let (got, _) = wayfarer::gpu::count_triangles(&devs[..k], &g, Some(&heavy), Detail::PerNode).unwrap();
             assert_eq!(got, want, "R-MAT {scale}, weight mask, {k} GPU(s)");

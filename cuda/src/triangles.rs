@@ -76,6 +76,24 @@ pub struct GpuTriangleReport {
     pub warp_edges: u64,
     /// Oriented edges counted by a thread each.
     pub thread_edges: u64,
+    /// Oriented rows held as bitmaps (per GPU).
+    pub hub_rows: usize,
+}
+
+/// Oriented rows at least this long may become bitmaps (`WAYFARER_TRI_HUB_MIN` overrides).
+pub const TRI_HUB_MIN: u64 = 512;
+
+/// The oriented rows to hold as bitmaps of `words` words each: the longest ones of at least
+/// `min_len` entries, as many as `budget` bytes hold, longest first.
+pub fn choose_hub_rows(lengths: &[u32], words: usize, budget: usize, min_len: u64) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..lengths.len() as u32).filter(|&v| lengths[v as usize] as u64 >= min_len.max(1)).collect();
+    order.sort_unstable_by_key(|&v| (std::cmp::Reverse(lengths[v as usize]), v));
+    order.truncate(budget / (words * 4).max(1));
+    order
+}
+
+fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
 /// Mirrors `WfTri`.
@@ -89,6 +107,9 @@ struct TriArgs {
     count: u64,
     total: u64,
     per_node: u64,
+    hub_slot: u64,
+    hub_bits: u64,
+    hub_words: u64,
 }
 
 // SAFETY: plain old data with the C layout of the kernel's struct.
@@ -196,6 +217,9 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
             count: 0,
             total: l.total.device_ptr(s).0,
             per_node: l.per_node.as_ref().map_or(0, |p| p.device_ptr(s).0),
+            hub_slot: 0,
+            hub_bits: 0,
+            hub_words: 0,
         };
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u64;
         let grid = |threads: u64| LaunchConfig {
@@ -294,6 +318,32 @@ pub fn count_graph(
     mask: Option<GpuMask>,
     detail: Detail,
 ) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
+    let hubs = HubRows {
+        budget: env_number("WAYFARER_TRI_HUB_BUDGET").map(|b| b as usize),
+        min_len: env_number("WAYFARER_TRI_HUB_MIN").unwrap_or(TRI_HUB_MIN),
+    };
+    count_graph_with(devs, graph, mask, detail, hubs)
+}
+
+/// Which oriented rows [`count_graph_with`] holds as bitmaps.
+#[derive(Clone, Copy, Debug)]
+pub struct HubRows {
+    /// Device memory for the bitmaps (`None`: an eighth of what is free; 0: no bitmaps).
+    pub budget: Option<usize>,
+    /// Rows at least this long may become bitmaps.
+    pub min_len: u64,
+}
+
+/// [`count_graph`] with the bitmap rows chosen by `hubs` (`count_graph` reads them from
+/// `WAYFARER_TRI_HUB_BUDGET` and `WAYFARER_TRI_HUB_MIN`, defaulting to an eighth of free
+/// memory and [`TRI_HUB_MIN`]).
+pub fn count_graph_with(
+    devs: &[CudaDevice],
+    graph: &CsrGraph,
+    mask: Option<GpuMask>,
+    detail: Detail,
+    hubs: HubRows,
+) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
     if devs.is_empty() {
         return Err(CudaError::Unavailable("no GPU given".into()));
     }
@@ -330,7 +380,7 @@ pub fn count_graph(
             .iter()
             .zip(&compiled)
             .enumerate()
-            .map(|(i, (dev, mask))| scope.spawn(move || count_share(dev, i, parts, graph, mask.as_ref(), detail)))
+            .map(|(i, (dev, mask))| scope.spawn(move || count_share(dev, i, parts, graph, mask.as_ref(), detail, hubs)))
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
@@ -354,6 +404,7 @@ pub fn count_graph(
         report.orient_seconds = report.orient_seconds.max(r.orient_seconds);
         report.warp_edges += r.warp_edges;
         report.thread_edges += r.thread_edges;
+        report.hub_rows = r.hub_rows;
     }
     Ok((TriangleCounts { total, per_node, degree, kept_edges: kept, symmetrized: false }, report))
 }
@@ -367,6 +418,7 @@ fn count_share(
     graph: &CsrGraph,
     mask: Option<&CompiledMask>,
     detail: Detail,
+    hubs: HubRows,
 ) -> Result<Share, CudaError> {
     let s = &dev.stream;
     let n = graph.num_nodes();
@@ -452,7 +504,32 @@ fn count_share(
     }
     s.synchronize()?;
     drop(_keep);
+    // The longest oriented rows as bitmaps.
+    let words = n.div_ceil(32);
+    let budget = match hubs.budget {
+        Some(b) => b,
+        None => dev.ctx.mem_get_info()?.0 / 8,
+    };
+    let hub_rows = if budget >= words * 4 && kept > 0 {
+        choose_hub_rows(&s.clone_dtoh(&counts)?[..n], words, budget, hubs.min_len)
+    } else {
+        Vec::new()
+    };
     drop(counts);
+    let hub_slot = zeros::<u32>(s, if hub_rows.is_empty() { 0 } else { n })?;
+    let hub_bits = zeros::<u32>(s, hub_rows.len() * words)?;
+    if !hub_rows.is_empty() {
+        let hubs = s.clone_htod(&hub_rows)?;
+        let (count, words64) = (hub_rows.len() as u32, words as u64);
+        let k = f("wf_t_hub_bits")?;
+        let mut b = s.launch_builder(&k);
+        b.arg(&offsets).arg(&targets).arg(&hubs).arg(&count).arg(&hub_bits).arg(&words64).arg(&hub_slot);
+        // SAFETY: hub_bits holds count * words zeroed words, hub_slot n entries; the hubs are
+        // nodes whose oriented rows are in offsets/targets.
+        unsafe { b.launch(LaunchConfig { grid_dim: (count.min(sms as u32 * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
+        s.synchronize()?;
+    }
+    report.hub_rows = hub_rows.len();
     report.orient_seconds = t_orient.elapsed().as_secs_f64();
 
     // This GPU's node range, by the prefix of the rows' estimated work (every GPU computes the
@@ -518,6 +595,9 @@ fn count_share(
         count: 0,
         total: dptr(s, &total),
         per_node: per_node.as_ref().map_or(0, |p| dptr(s, p)),
+        hub_slot: if hub_rows.is_empty() { 0 } else { dptr(s, &hub_slot) },
+        hub_bits: dptr(s, &hub_bits),
+        hub_words: words as u64,
     };
     let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
     let start = s.record_event(timing)?;
@@ -584,6 +664,16 @@ fn launch_counting(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hub_rows_are_the_longest_within_the_budget() {
+        let lengths = [5u32, 900, 40, 900, 3000, 511, 512];
+        // Rows >= 512, longest first (ties by id), as many as 3 bitmaps of 10 words fit.
+        assert_eq!(choose_hub_rows(&lengths, 10, 3 * 40, 512), vec![4, 1, 3]);
+        assert_eq!(choose_hub_rows(&lengths, 10, 10 * 40, 512), vec![4, 1, 3, 6]);
+        assert_eq!(choose_hub_rows(&lengths, 10, 39, 512), Vec::<u32>::new());
+        assert_eq!(choose_hub_rows(&lengths, 10, 1000, 10_000), Vec::<u32>::new());
+    }
 
     #[test]
     fn work_splits_cover_every_edge_once_with_balanced_cost() {
