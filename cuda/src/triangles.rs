@@ -81,7 +81,7 @@ pub struct GpuTriangleReport {
 }
 
 /// Oriented rows at least this long may become bitmaps (`WAYFARER_TRI_HUB_MIN` overrides).
-pub const TRI_HUB_MIN: u64 = 512;
+pub const TRI_HUB_MIN: u64 = 1024;
 
 /// The oriented rows to hold as bitmaps of `words` words each: the longest ones of at least
 /// `min_len` entries, as many as `budget` bytes hold, longest first.
