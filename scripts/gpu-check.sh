@@ -121,7 +121,7 @@ if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != triangles ] && [ -x .devbin/wayf
 fi
 if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
     echo "== triangle benchmark" | tee -a "$LOG"
-    if BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "${TRI_SCALE:-22}" wayfarer-cpu,wayfarer-cuda,wayfarer-cpu-per-node,wayfarer-cuda-per-node,wayfarer-cpu-mask,wayfarer-cuda-mask "$OUT/triangle-bench.md" \
+    if BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "wordnet ${TRI_SCALE:-22}" wayfarer-cpu,wayfarer-cuda,wayfarer-cpu-per-node,wayfarer-cuda-per-node,wayfarer-cpu-mask,wayfarer-cuda-mask "$OUT/triangle-bench.md" \
         && BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "${TRI_BIG_SCALE:-24}" wayfarer-cuda,wayfarer-cuda-per-node,wayfarer-cuda-mask "$OUT/triangle-bench.md"; then
         row "triangle benchmark (R-MAT ${TRI_SCALE:-22}, ${TRI_BIG_SCALE:-24})" ok "$OUT/triangle-bench.md"
     else
