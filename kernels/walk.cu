@@ -27,6 +27,8 @@ struct WfRunArgs {
     u64* counter;         // next batch-relative query
     u64* stats;           // WF_STAT_*
     u64* error;           // [code, query, step, edge, weight bits]
+    const u64* query_ids; // null: query q is global query first_query + q; else query_ids[q]
+                          // (a GPU's share of a batch split over several GPUs)
 };
 
 enum { WF_STAT_ERJS = 0, WF_STAT_ERVS, WF_STAT_TRIALS, WF_STAT_FALLBACKS, WF_STAT_DEAD_ENDS, WF_STAT_STOPPED, WF_STAT_STEPS, WF_STAT_ERVS_EDGES, WF_NUM_STATS };
@@ -101,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             q = atomicAdd((unsigned long long*)a.counter, 1ull);
             exhausted = q >= a.num_queries;
             if (!exhausted) {
-                u64 gq = a.first_query + q;
+                u64 gq = a.query_ids ? a.query_ids[q] : a.first_query + q;
                 u32 start = a.per_node_starts ? (u32)(gq % (u64)g.num_nodes) : a.starts[q];
                 w.b.start = start; w.b.cur = start; w.b.prev = WF_NO_NODE; w.b.step = 0; w.b.last_edge = ~0ull;
                 memset(&w.s, 0, sizeof(w.s));
@@ -120,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             continue;
         }
 
-        const u64 gq = a.first_query + q;
+        const u64 gq = a.query_ids ? a.query_ids[q] : a.first_query + q;
         int picked = -1;        // index in the row, or -1
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {

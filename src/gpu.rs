@@ -146,7 +146,7 @@ pub fn run_program(
     let stride = length as usize + 1;
     let mut walks = Walks { stride, nodes: Vec::new(), lengths: Vec::new() };
     let (report, rep) = run_program_streaming(
-        dev,
+        std::slice::from_ref(dev),
         program,
         info,
         values,
@@ -167,11 +167,13 @@ pub fn run_program(
     Ok((walks, report, rep))
 }
 
-/// Runs a compiled program on the GPU like [`run_program`], handing the walks to `sink` in
-/// query order, in batches of at most `host_batch_bytes` of output.
+/// Runs a compiled program on one or more GPUs (`devs`; with several, each holds the graph and
+/// runs the walkers whose start node hashes to it, and the walks are the same as on one) like
+/// [`run_program`], handing the walks to `sink` in query order, in batches of at most
+/// `host_batch_bytes` of output.
 #[allow(clippy::too_many_arguments)]
 pub fn run_program_streaming(
-    dev: &CudaDevice,
+    devs: &[CudaDevice],
     program: &wayfarer_compiler::ir::Program,
     info: &wayfarer_compiler::WalkInfo,
     values: &[ParamValue],
@@ -187,7 +189,10 @@ pub fn run_program_streaming(
     sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
 ) -> Result<(RunReport, GpuReport), CudaError> {
     check_graph(program, graph)?;
-    let compiled = dev.compile(program, info)?;
+    let Some(dev) = devs.first() else {
+        return Err(CudaError::Unavailable("no GPU given".into()));
+    };
+    let compiled = devs.iter().map(|d| d.compile(program, info)).collect::<Result<Vec<_>, _>>()?;
     // Like the CPU engine: the cost model only matters to the adaptive rule; the other policies
     // use R = 1, F = 0 (which sets eRJS's trial cap), so their walks can match the CPU's.
     // Without a given model the adaptive rule's R is measured on this device for this walk and
@@ -217,7 +222,8 @@ pub fn run_program_streaming(
         hub_min_degree: None,
         profile,
     };
-    let rep = wayfarer_cuda::run_streaming(dev, &compiled, graph, values, program, &cfg, host_batch_bytes, sink)?;
+    let gpus: Vec<_> = devs.iter().zip(&compiled).collect();
+    let rep = wayfarer_cuda::run_multi_streaming(&gpus, graph, values, program, &cfg, host_batch_bytes, sink)?;
     let source = if rep.profiled {
         store_cost(&key, rep.cost);
         "tuned"
@@ -314,11 +320,12 @@ fn check_graph(program: &wayfarer_compiler::ir::Program, graph: &CsrGraph) -> Re
     Ok(())
 }
 
-/// Runs a library walk on the GPU like [`run_library_walk`], handing the walks to `sink` in
-/// query order, in batches of at most `host_batch_bytes` of output.
+/// Runs a library walk on one or more GPUs like [`run_library_walk`] (see
+/// [`run_program_streaming`] for several), handing the walks to `sink` in query order, in
+/// batches of at most `host_batch_bytes` of output.
 #[allow(clippy::too_many_arguments)]
 pub fn run_library_walk_streaming(
-    dev: &CudaDevice,
+    devs: &[CudaDevice],
     walk: &LibraryWalk,
     graph: &CsrGraph,
     starts: &Starts,
@@ -337,7 +344,7 @@ pub fn run_library_walk_streaming(
     let anonymous = walk.is_anonymous();
     let mut convert = |batch: Walks| sink(if anonymous { batch.to_anonymous() } else { batch });
     run_program_streaming(
-        dev,
+        devs,
         &program,
         &info,
         &values,
@@ -368,11 +375,22 @@ pub fn run_library_walk(
     verbose: bool,
 ) -> Result<(Walks, RunReport, GpuReport), CudaError> {
     let mut walks = Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
-    let (report, rep) =
-        run_library_walk_streaming(dev, walk, graph, starts, length, seed, sampler, cost, verbose, usize::MAX, &mut |batch| {
+    let (report, rep) = run_library_walk_streaming(
+        std::slice::from_ref(dev),
+        walk,
+        graph,
+        starts,
+        length,
+        seed,
+        sampler,
+        cost,
+        verbose,
+        usize::MAX,
+        &mut |batch| {
             walks.append(batch);
             Ok(())
-        })?;
+        },
+    )?;
     Ok((walks, report, rep))
 }
 

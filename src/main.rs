@@ -289,9 +289,32 @@ struct WalkArgs {
     /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda.
     #[arg(long, default_value = "auto")]
     backend: String,
+    /// GPUs to run on (0 = every visible GPU): each holds the graph and runs the walkers whose
+    /// start node hashes to it; the walks are the same for any count.
+    #[arg(long, default_value_t = 0)]
+    gpus: usize,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// `first` and the next GPUs up to `wanted` of them (0: every visible one).
+fn open_gpus(first: wayfarer::gpu::CudaDevice, wanted: usize) -> Result<Vec<wayfarer::gpu::CudaDevice>> {
+    let visible = wayfarer::gpu::CudaDevice::count();
+    let wanted = if wanted == 0 { visible.max(1) } else { wanted };
+    if wanted > visible.max(1) {
+        bail!("--gpus {wanted}: {visible} GPU(s) visible");
+    }
+    let mut devs = vec![first];
+    for i in 1..wanted {
+        devs.push(wayfarer::gpu::CudaDevice::open(i)?);
+    }
+    Ok(devs)
+}
+
+/// "NAME" or "N x NAME".
+fn gpus_name(devs: &[wayfarer::gpu::CudaDevice]) -> String {
+    if devs.len() == 1 { devs[0].name.clone() } else { format!("{} x {}", devs.len(), devs[0].name) }
 }
 
 fn load_graph(path: Option<&Path>, quiet: bool) -> Result<CsrGraph> {
@@ -704,15 +727,7 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
             None => wayfarer::triangles::count_masked(&g, None, detail),
         },
         Some(first) => {
-            let visible = wayfarer_cuda::CudaDevice::count();
-            let wanted = if a.gpus == 0 { visible } else { a.gpus };
-            if wanted > visible {
-                bail!("--gpus {wanted}: {visible} GPU(s) visible");
-            }
-            let mut devs = vec![first];
-            for i in 1..wanted {
-                devs.push(wayfarer_cuda::CudaDevice::open(i)?);
-            }
+            let devs = open_gpus(first, a.gpus)?;
             // Undirected graphs are oriented (and masked) on the device; directed ones are
             // symmetrized and oriented on the host (the mask then runs on the CPU).
             let on_host = g.orientation() == wayfarer::graph::Orientation::Directed;
@@ -852,10 +867,15 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
     if let (Some(why), false) = (&why_not, a.quiet) {
         eprintln!("backend auto: running on the CPU ({why})");
     }
+    let device = match device {
+        Some(first) => Some(open_gpus(first, a.gpus)?),
+        None => None,
+    };
     let (walks, report, backend_name) = match &device {
-        Some(dev) => {
+        Some(devs) => {
+            let dev = &devs[0];
             if backend == wayfarer::gpu::Backend::Auto && !a.quiet {
-                eprintln!("backend auto: running on the GPU ({}, {})", dev.name, dev.arch);
+                eprintln!("backend auto: running on the GPU ({}, {})", gpus_name(devs), dev.arch);
             }
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
             // With -o the batches stream to the file as they come off the device.
@@ -863,7 +883,7 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
                 Some(o) => {
                     let mut writer = wayfarer::output::WalkWriter::create(o, &g, ids, total as usize, cfg.length as usize + 1)?;
                     let (report, rep) = wayfarer::gpu::run_library_walk_streaming(
-                        dev,
+                        devs,
                         &walk,
                         &g,
                         &starts,
@@ -879,14 +899,29 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
                     (None, report, rep)
                 }
                 None => {
-                    let (walks, report, rep) =
-                        wayfarer::gpu::run_library_walk(dev, &walk, &g, &starts, cfg.length, cfg.seed, cfg.sampler, cost, !a.quiet)?;
+                    let mut walks = wayfarer::Walks { stride: cfg.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+                    let (report, rep) = wayfarer::gpu::run_library_walk_streaming(
+                        devs,
+                        &walk,
+                        &g,
+                        &starts,
+                        cfg.length,
+                        cfg.seed,
+                        cfg.sampler,
+                        cost,
+                        !a.quiet,
+                        usize::MAX,
+                        &mut |batch| {
+                            walks.append(batch);
+                            Ok(())
+                        },
+                    )?;
                     (Some(walks), report, rep)
                 }
             };
             let name = format!(
                 "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, preprocessing {:.1} ms, R profile {:.1} ms, writing {:.3} s, {} batch{})",
-                dev.name,
+                gpus_name(devs),
                 rep.kernel_seconds * 1e3,
                 rep.total_seconds,
                 rep.precompute_seconds * 1e3,
@@ -955,8 +990,12 @@ fn walk_program_file(
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
     let length = a.length.unwrap_or(80);
+    let dev = match dev {
+        Some(first) => Some(open_gpus(first, a.gpus)?),
+        None => None,
+    };
     let (walks, report, backend_name) = match &dev {
-        Some(dev) => {
+        Some(devs) => {
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
             let total = starts.count(g.num_nodes()) as usize;
             let mut writer = match &a.output {
@@ -964,7 +1003,7 @@ fn walk_program_file(
                 None => None,
             };
             let (report, rep) = wayfarer::gpu::run_program_streaming(
-                dev,
+                devs,
                 &program,
                 &info,
                 &values,
@@ -985,7 +1024,11 @@ fn walk_program_file(
             if let Some(w) = writer {
                 w.finish()?;
             }
-            (None, report, format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", dev.name, rep.kernel_seconds * 1e3, rep.total_seconds))
+            (
+                None,
+                report,
+                format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", gpus_name(devs), rep.kernel_seconds * 1e3, rep.total_seconds),
+            )
         }
         None => {
             // The CPU engine, with the walk JIT-compiled by Cranelift.

@@ -137,8 +137,9 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
         wayfarer_cuda::run(&dev, &compiled, &g, &[], &program, &cfg).unwrap()
     };
     let (whole, r1) = run(None);
-    let graph_bytes = r1.estimated_bytes - (g.num_nodes() * 4) * (11 * 4 + 4);
-    let (batched, r2) = run(Some(graph_bytes + 1000 * (11 * 4 + 4)));
+    let per_query = 11 * 4 + wayfarer_cuda::PER_QUERY_EXTRA;
+    let graph_bytes = r1.estimated_bytes - (g.num_nodes() * 4) * per_query;
+    let (batched, r2) = run(Some(graph_bytes + 1000 * per_query));
     assert_eq!(r1.batches, 1);
     assert!(r2.batches > 1, "{} batches", r2.batches);
     assert_eq!(whole, batched, "batching changed the walks");
@@ -620,4 +621,88 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
     let e = wayfarer_cuda::triangles::count_graph(&devs[..1], &g, Some(mask), Detail::Total).unwrap_err().to_string();
     assert!(e.contains("`negative` returned weight -1"), "{e}");
     eprintln!("{checked} device-oriented GPU triangle counts equal the CPU's");
+}
+
+/// Several GPUs (the second real one when there is one, else device 0 opened again): the same
+/// walks as one GPU for library walks with every sampler, explicit and per-node starts, and
+/// with a memory budget that makes each GPU run its share in several launches.
+#[test]
+fn several_gpus_give_the_walks_of_one() {
+    let Some(dev) = device() else { return };
+    let second = CudaDevice::open(if CudaDevice::count() > 1 { 1 } else { 0 }).unwrap();
+    let devs = [dev, second];
+    let mut g = wayfarer::graph::generate::rmat(12, 8, 3).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:2".parse().unwrap(), 4))).unwrap();
+    g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 3 }, 5).unwrap())).unwrap();
+    let explicit = Starts::Nodes((0..20_000u32).map(|i| (i * 7919) % 4096).collect());
+    let every = Starts::EveryNode { per_node: 3 };
+    let mut checked = 0;
+    for name in ["node2vec", "metapath", "ppr-stop"] {
+        let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
+        for mode in MODES {
+            for starts in [&explicit, &every] {
+                let run = |k: usize| {
+                    let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new() };
+                    wayfarer::gpu::run_library_walk_streaming(
+                        &devs[..k],
+                        &walk,
+                        &g,
+                        starts,
+                        20,
+                        77,
+                        mode,
+                        GpuCost::Default,
+                        false,
+                        usize::MAX,
+                        &mut |b| {
+                            walks.append(b);
+                            Ok(())
+                        },
+                    )
+                    .unwrap();
+                    walks
+                };
+                let one = run(1);
+                let two = run(2);
+                assert_eq!(one, two, "{name} {mode:?}: two GPUs changed the walks");
+                checked += 1;
+            }
+        }
+    }
+    // A budget of 250 queries per launch: a host batch holds 500 (two GPUs' worth), so about
+    // half the hashed shares outgrow a launch and run in two.
+    let walk = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
+    let (program, info) = wayfarer_compiler::compile_source(walk.program().unwrap().0).unwrap();
+    let values = walk.program().unwrap().1;
+    let compiled: Vec<_> = devs.iter().map(|d| d.compile(&program, &info).unwrap()).collect();
+    let per_query = 21 * 4 + wayfarer_cuda::PER_QUERY_EXTRA;
+    let run = |k: usize, budget: Option<usize>, host: usize| {
+        let cfg = wayfarer_cuda::GpuRun {
+            length: 20,
+            seed: 9,
+            sampler: SamplerMode::Adaptive,
+            cost: wayfarer::gpu::GPU_COST_MODEL,
+            starts: &explicit,
+            memory_budget: budget,
+            verbose: false,
+            hub_budget: Some(0),
+            hub_min_degree: None,
+            profile: false,
+        };
+        let gpus: Vec<_> = devs[..k].iter().zip(&compiled).collect();
+        let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new() };
+        let rep = wayfarer_cuda::run_multi_streaming(&gpus, &g, &values, &program, &cfg, host, &mut |b| {
+            walks.append(b);
+            Ok(())
+        })
+        .unwrap();
+        (walks, rep)
+    };
+    let (whole, r1) = run(1, None, usize::MAX);
+    let graph_bytes = r1.estimated_bytes - 20_000 * per_query;
+    let (split, r2) = run(2, Some(graph_bytes + 250 * per_query), 1000 * (21 * 4 + 4));
+    assert_eq!(r2.batches, 40);
+    assert_eq!(whole, split, "launch and batch splits changed the walks");
+    assert_eq!(r1.steps, r2.steps);
+    eprintln!("{checked} multi-GPU runs equal one GPU's");
 }

@@ -14,7 +14,10 @@ pub mod sample;
 mod scan;
 pub mod triangles;
 
-pub use run::{CompiledWalk, GpuReport, GpuRun, MIN_HUB_DEGREE, node_stats_on_device, run, run_streaming};
+pub use run::{
+    CompiledWalk, GpuReport, GpuRun, MIN_HUB_DEGREE, PER_QUERY_EXTRA, gpu_of_start, node_stats_on_device, run, run_multi_streaming,
+    run_streaming,
+};
 
 use cudarc::driver::{CudaContext, CudaStream};
 use std::path::PathBuf;

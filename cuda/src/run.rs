@@ -253,149 +253,124 @@ pub fn run_streaming(
     host_batch_bytes: usize,
     sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
 ) -> Result<GpuReport, CudaError> {
+    run_multi_streaming(&[(dev, walk)], graph, values, program, cfg, host_batch_bytes, sink)
+}
+
+/// The GPU that runs the walkers starting at `start` when `gpus` share a run: a hash of the
+/// node, so each GPU gets an even share of start nodes wherever the heavy ones sit.
+pub fn gpu_of_start(start: u32, gpus: usize) -> usize {
+    let mut z = (start as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    ((z as u128 * gpus as u128) >> 64) as usize
+}
+
+/// Runs `walk` on several GPUs of this host (each `(device, the walk compiled for it)`): the
+/// graph replicated on each, every batch's queries split by [`gpu_of_start`] of their start
+/// node, the GPUs running their shares at the same time (a host thread each), the walks
+/// merged back into query order before `sink` sees them. A walk depends only on the seed and
+/// its query's index, so the output is the same for any number of GPUs.
+#[allow(clippy::too_many_arguments)]
+pub fn run_multi_streaming(
+    gpus: &[(&CudaDevice, &CompiledWalk)],
+    graph: &CsrGraph,
+    values: &[ParamValue],
+    program: &Program,
+    cfg: &GpuRun,
+    host_batch_bytes: usize,
+    sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
+) -> Result<GpuReport, CudaError> {
     let started = Instant::now();
     let mut report = GpuReport::default();
     let n = graph.num_nodes();
+    if gpus.is_empty() {
+        return Err(CudaError::Unavailable("no GPU given".into()));
+    }
     if n == 0 {
         return Err(WalkError::Config("the graph has no nodes".into()).into());
     }
     if graph.num_edges() > u32::MAX as u64 && graph.offsets().windows(2).any(|w| w[1] - w[0] > u32::MAX as u64) {
         return Err(WalkError::Config("a row with 2^32 or more edges is not supported on the GPU yet".into()).into());
     }
-    for p in &walk.props {
+    let walk0 = gpus[0].1;
+    for p in &walk0.props {
         if graph.node_property(p).is_none() {
-            return Err(WalkError::MissingGraphData { walk: walk.name.clone(), what: format!("node property `{p}`") }.into());
+            return Err(WalkError::MissingGraphData { walk: walk0.name.clone(), what: format!("node property `{p}`") }.into());
         }
     }
-    let req = walk.requirements;
-    let label_k = stats_label_k(graph, req);
-    let m = graph.num_edges() as usize;
-
-    // Memory: the graph and its arrays, then as many queries per batch as fit.
     let total = cfg.starts.count(n);
     let stride = cfg.length as u64 + 1;
-    let node_arrays =
-        if req.weight_stats { n * 7 * 4 } else { 0 } + label_k as usize * n * 12 + if req.neighbor_degree { n * 8 } else { 0 };
-    let graph_bytes = graph.offsets().len() * 12
-        + m * 4
-        + graph.weights().map_or(0, |w| w.len() * 12)
-        + graph.labels().map_or(0, |l| l.len() * 4)
-        + graph.timestamps().map_or(0, |t| t.len() * 8)
-        + node_arrays
-        + walk.props.len() * n * 4;
-    let per_query = (stride as usize) * 4 + 4 + if matches!(cfg.starts, Starts::Nodes(_)) { 4 } else { 0 };
-    let (free, _) = dev.ctx.mem_get_info()?;
-    let budget = cfg.memory_budget.unwrap_or(free / 10 * 8);
-    if graph_bytes + per_query > budget {
-        return Err(CudaError::OutOfMemory(format!(
-            "the graph needs {:.2} GiB on the device and {:.2} GiB may be used ({:.2} GiB free); graphs larger than device memory are not supported yet",
-            graph_bytes as f64 / (1u64 << 30) as f64,
-            budget as f64 / (1u64 << 30) as f64,
-            free as f64 / (1u64 << 30) as f64
-        )));
-    }
     let host_batch = (host_batch_bytes / (stride as usize * 4 + 4)).max(1) as u64;
-    let batch = (((budget - graph_bytes) / per_query) as u64).min(host_batch).clamp(1, total.max(1));
+
+    // Every GPU: its memory plan and its copy of the graph, prepared at the same time.
+    let params = layout::params(program, values);
+    let params = &params;
+    let runs: Vec<Result<DeviceRun, CudaError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = gpus.iter().map(|&(dev, walk)| scope.spawn(move || DeviceRun::new(dev, walk, graph, params, cfg))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    let runs: Vec<DeviceRun> = runs.into_iter().collect::<Result<_, _>>()?;
+    // A host batch: what the host may hold, and what the GPUs hold together (a GPU whose hashed
+    // share outgrows its memory runs it in several launches).
+    let device_batch: u64 = runs.iter().map(|r| r.capacity).min().unwrap_or(1) * runs.len() as u64;
+    let batch = host_batch.min(device_batch).clamp(1, total.max(1));
     report.batches = total.div_ceil(batch) as usize;
-    report.estimated_bytes = graph_bytes + batch as usize * per_query;
+    report.estimated_bytes = runs[0].graph_bytes + batch.div_ceil(runs.len() as u64).min(runs[0].capacity) as usize * runs[0].per_query;
     if cfg.verbose {
+        let r = &runs[0];
         eprintln!(
-            "gpu memory estimate: graph and per-node arrays {:.1} MiB + walks {:.1} MiB per batch ({} batch{} of up to {batch} walks) = {:.1} MiB of {:.1} MiB free on {}",
-            graph_bytes as f64 / 1048576.0,
-            (batch as usize * per_query) as f64 / 1048576.0,
+            "gpu memory estimate: graph and per-node arrays {:.1} MiB + walks {:.1} MiB per batch ({} batch{} of up to {batch} walks{}) = {:.1} MiB of {:.1} MiB free on {}",
+            r.graph_bytes as f64 / 1048576.0,
+            (report.estimated_bytes - r.graph_bytes) as f64 / 1048576.0,
             report.batches,
             if report.batches == 1 { "" } else { "es" },
+            if runs.len() > 1 { format!(", split over {} GPUs", runs.len()) } else { String::new() },
             report.estimated_bytes as f64 / 1048576.0,
-            free as f64 / 1048576.0,
-            dev.name
+            r.free as f64 / 1048576.0,
+            r.dev.name
         );
     }
-
-    let prepared = prepare(dev, walk, graph, cfg.hub_budget.unwrap_or(budget / 8), cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE))?;
-    report.precompute_seconds = prepared.seconds;
-    report.hubs = prepared.hubs;
-    let s = &dev.stream;
-    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-    let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-    let graph_dev = s.clone_htod(&prepared.image)?;
-    let params_dev = s.clone_htod(&layout::params(program, values))?;
-
-    let mode_of = |sampler: SamplerMode| match sampler {
-        SamplerMode::Adaptive => Ok(0u32),
-        SamplerMode::Rejection => Ok(1),
-        SamplerMode::Reservoir => Ok(2),
+    report.precompute_seconds = runs.iter().map(|r| r.prepared.seconds).fold(0.0, f64::max);
+    report.hubs = runs[0].prepared.hubs;
+    let mode = match cfg.sampler {
+        SamplerMode::Adaptive => 0u32,
+        SamplerMode::Rejection => 1,
+        SamplerMode::Reservoir => 2,
         other => {
-            Err(CudaError::from(WalkError::Config(format!("sampler {other} is a CPU reference; the GPU runs adaptive, erjs or ervs"))))
+            return Err(CudaError::from(WalkError::Config(format!(
+                "sampler {other} is a CPU reference; the GPU runs adaptive, erjs or ervs"
+            ))));
         }
     };
-    let mode = mode_of(cfg.sampler)?;
 
-    // One launch over queries `first..first+count` (global indices; `starts` holds theirs, or
-    // None for one walker per node): the walks, the lengths, the counters and the seconds.
-    let launch = |first: u64,
-                  count: u64,
-                  starts: Option<&[u32]>,
-                  mode: u32,
-                  cost: CostModel,
-                  length: u32|
-     -> Result<(Vec<u32>, Vec<u32>, Vec<u64>, f64), CudaError> {
-        let stride = length as u64 + 1;
-        let out = s.alloc_zeros::<u32>((count * stride) as usize)?;
-        let lens = s.alloc_zeros::<u32>(count as usize)?;
-        let counter = s.alloc_zeros::<u64>(1)?;
-        let stats_dev = s.alloc_zeros::<u64>(8)?;
-        let error = s.alloc_zeros::<u64>(5)?;
-        let starts_dev = match starts {
-            Some(v) => Some(s.clone_htod(v)?),
-            None => None,
-        };
-        let mut args = CStruct::default();
-        args.u64(first).u64(count).u64(cfg.seed).u32(length).u32(mode);
-        args.f64(cost.ratio).f64(cost.fixed).f64(cost.ratio_short);
-        args.u32(SHORT_ROW as u32).u32(starts_dev.is_none() as u32);
-        args.u64(starts_dev.as_ref().map_or(0, |x| x.device_ptr(s).0));
-        args.u64(out.device_ptr(s).0).u64(lens.device_ptr(s).0).u64(counter.device_ptr(s).0);
-        args.u64(stats_dev.device_ptr(s).0).u64(error.device_ptr(s).0);
-        let args_dev = s.clone_htod(&args.finish())?;
-        let t = Instant::now();
-        let mut b = s.launch_builder(&walk.function);
-        b.arg(&graph_dev).arg(&params_dev).arg(&args_dev);
-        // SAFETY: the argument images follow the kernel's structs (layout.rs), every pointer in
-        // them is a live allocation of the right length, and the kernel bounds every index.
-        unsafe { b.launch(launch_cfg) }?;
-        s.synchronize()?;
-        let secs = t.elapsed().as_secs_f64();
-        let err = s.clone_dtoh(&error)?;
-        if err[0] != 0 {
-            return Err(device_error(graph, &walk.name, &err).into());
-        }
-        Ok((s.clone_dtoh(&out)?, s.clone_dtoh(&lens)?, s.clone_dtoh(&stats_dev)?, secs))
-    };
-
-    // The adaptive rule's R, tuned here when asked: a pilot that fills the grid (after a burn-in)
-    // runs the adaptive kernel on the uploaded graph under a ladder of R values, and the fastest
-    // wins. (Timing eRJS and eRVS apart and dividing misleads on a GPU: in the fused kernel an
-    // eRVS step holds its whole warp, which a pure-eRVS pilot never shows.) Every R is exact;
-    // R only moves time.
+    // The adaptive rule's R, tuned here when asked (on the first GPU; every GPU then uses it,
+    // so the walks do not depend on the GPU count): a pilot that fills the grid (after a
+    // burn-in) runs the adaptive kernel on the uploaded graph under a ladder of R values, and
+    // the fastest wins. (Timing eRJS and eRVS apart and dividing misleads on a GPU: in the
+    // fused kernel an eRVS step holds its whole warp, which a pure-eRVS pilot never shows.)
+    // Every R is exact; R only moves time.
     let mut cost = cfg.cost;
     if cfg.profile && mode == 0 {
         let t = Instant::now();
+        let r0 = &runs[0];
         // As many walkers as the grid has lanes (at least): a smaller pilot leaves lanes idle,
         // which flatters eRVS (a warp serving one walker costs little when its lanes had
         // nothing else to do) and picks too large an R.
-        let lanes = launch_cfg.grid_dim.0 as u64 * launch_cfg.block_dim.0 as u64;
+        let lanes = r0.launch_cfg.grid_dim.0 as u64 * r0.launch_cfg.block_dim.0 as u64;
         let pilot = (n as u64).min(lanes.max(1 << 16));
         let spread: Vec<u32> = (0..pilot).map(|i| ((i * n as u64) / pilot) as u32).collect();
         // Burn-in: long walks spend their time where a walk leads (hubs, degree-biased), not
         // on uniformly chosen nodes, so the pilot starts where 16 eRJS steps from an even
         // spread ended.
         const BURN_IN: u32 = 16;
-        let (out, lens, _, _) = launch(0, pilot, Some(&spread), 1, CostModel::uniform(1.0, 0.0), BURN_IN)?;
-        let pilot_starts: Vec<u32> = (0..pilot as usize).map(|i| out[i * (BURN_IN as usize + 1) + lens[i].max(1) as usize - 1]).collect();
+        let burn = r0.launch(0, pilot, Some(&spread), None, 1, CostModel::uniform(1.0, 0.0), BURN_IN)?;
+        let pilot_starts: Vec<u32> =
+            (0..pilot as usize).map(|i| burn.out[i * (BURN_IN as usize + 1) + burn.lens[i].max(1) as usize - 1]).collect();
         let length = cfg.length.clamp(1, 16);
         let mut best: Option<(f64, f64)> = None;
         // Warm caches and the module once before timing.
-        launch(0, pilot, Some(&pilot_starts), 0, cfg.cost, length)?;
+        r0.launch(0, pilot, Some(&pilot_starts), None, 0, cfg.cost, length)?;
         // Two rounds over the ladder, each R scored by its faster run: short walks make pilots
         // of a fraction of a millisecond, where one timing is mostly noise. (Eight-step pilots
         // misjudged Node2Vec on skewed weights; three rounds cost up to 2 s on R-MAT 20.)
@@ -403,7 +378,7 @@ pub fn run_streaming(
         for _ in 0..2 {
             for (k, r) in PROFILE_RATIOS.into_iter().enumerate() {
                 let m = CostModel { ratio: r, fixed: cfg.cost.fixed, ratio_short: r };
-                let (_, _, _, secs) = launch(0, pilot, Some(&pilot_starts), 0, m, length)?;
+                let secs = r0.launch(0, pilot, Some(&pilot_starts), None, 0, m, length)?.seconds;
                 fastest[k] = fastest[k].min(secs);
             }
         }
@@ -422,23 +397,70 @@ pub fn run_streaming(
 
     let mut kernel_stats = [0u64; 8];
     let mut first = 0u64;
+    let k = runs.len();
     while first < total {
         let count = batch.min(total - first);
         let starts = match cfg.starts {
             Starts::Nodes(v) => Some(&v[first as usize..(first + count) as usize]),
             Starts::EveryNode { .. } => None,
         };
-        let (out, lens, st, secs) = launch(first, count, starts, mode, cost, cfg.length)?;
-        report.kernel_seconds += secs;
-        for (k, v) in st.iter().enumerate() {
-            kernel_stats[k] += v;
-        }
+        let walks = if k == 1 {
+            let r = runs[0].launch(first, count, starts, None, mode, cost, cfg.length)?;
+            report.kernel_seconds += r.seconds;
+            for (i, v) in r.stats.iter().enumerate() {
+                kernel_stats[i] += v;
+            }
+            Walks { stride: stride as usize, nodes: r.out, lengths: r.lens }
+        } else {
+            // Each query to the GPU of its start node; the shares run at the same time.
+            let start_of = |q: u64| match starts {
+                Some(v) => v[(q - first) as usize],
+                None => (q % n as u64) as u32,
+            };
+            let mut ids: Vec<Vec<u64>> = vec![Vec::with_capacity((count as usize / k) * 9 / 8); k];
+            for q in first..first + count {
+                ids[gpu_of_start(start_of(q), k)].push(q);
+            }
+            let shares: Vec<Result<(Launched, f64), CudaError>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = runs
+                    .iter()
+                    .zip(&ids)
+                    .map(|(run, mine)| {
+                        scope.spawn(move || -> Result<(Launched, f64), CudaError> {
+                            let mut all = Launched::default();
+                            let mut secs = 0.0;
+                            for chunk in mine.chunks(run.capacity.max(1) as usize) {
+                                let st: Option<Vec<u32>> = starts.map(|_| chunk.iter().map(|&q| start_of(q)).collect());
+                                let r = run.launch(0, chunk.len() as u64, st.as_deref(), Some(chunk), mode, cost, cfg.length)?;
+                                secs += r.seconds;
+                                all.absorb(r);
+                            }
+                            Ok((all, secs))
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+            });
+            let mut out = vec![0u32; (count * stride) as usize];
+            let mut lens = vec![0u32; count as usize];
+            let mut slowest = 0.0f64;
+            for (share, mine) in shares.into_iter().zip(&ids) {
+                let (r, secs) = share?;
+                slowest = slowest.max(secs);
+                for (i, v) in r.stats.iter().enumerate() {
+                    kernel_stats[i] += v;
+                }
+                scatter_rows(&mut out, &mut lens, &r, mine, first, stride as usize);
+            }
+            report.kernel_seconds += slowest;
+            Walks { stride: stride as usize, nodes: out, lengths: lens }
+        };
         let t = Instant::now();
-        sink(Walks { stride: stride as usize, nodes: out, lengths: lens })?;
+        sink(walks)?;
         report.output_seconds += t.elapsed().as_secs_f64();
         first += count;
     }
-    drop(prepared);
+    drop(runs);
     report.walkers = total;
     report.steps = kernel_stats[6];
     report.ervs_edges = kernel_stats[7];
@@ -453,6 +475,187 @@ pub fn run_streaming(
     };
     report.total_seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Puts a GPU's share (`ids[i]`'s walk is row `i` of `r`) into the batch starting at query
+/// `first`, in parallel.
+fn scatter_rows(out: &mut [u32], lens: &mut [u32], r: &Launched, ids: &[u64], first: u64, stride: usize) {
+    use rayon::prelude::*;
+    // Rows are disjoint: each thread writes the rows of its own queries through raw parts.
+    struct Rows(*mut u32, *mut u32);
+    // SAFETY: every query appears in exactly one share and once in it, so the writes below
+    // touch disjoint rows of `out` and entries of `lens`.
+    unsafe impl Sync for Rows {}
+    let rows = Rows(out.as_mut_ptr(), lens.as_mut_ptr());
+    let (out_len, lens_len) = (out.len(), lens.len());
+    ids.par_iter().enumerate().with_min_len(4096).for_each(|(i, &q)| {
+        let at = (q - first) as usize;
+        assert!(at < lens_len && (at + 1) * stride <= out_len, "query {q} outside the batch");
+        let rows = &rows;
+        // SAFETY: `at` is in bounds (checked) and no other index maps to it (see `Rows`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(r.out.as_ptr().add(i * stride), rows.0.add(at * stride), stride);
+            *rows.1.add(at) = r.lens[i];
+        }
+    });
+}
+
+/// What one launch brought back.
+#[derive(Default)]
+struct Launched {
+    out: Vec<u32>,
+    lens: Vec<u32>,
+    stats: Vec<u64>,
+    seconds: f64,
+}
+
+impl Launched {
+    /// Appends another launch of the same share.
+    fn absorb(&mut self, other: Launched) {
+        self.out.extend(other.out);
+        self.lens.extend(other.lens);
+        if self.stats.is_empty() {
+            self.stats = other.stats;
+        } else {
+            for (a, b) in self.stats.iter_mut().zip(other.stats) {
+                *a += b;
+            }
+        }
+        self.seconds += other.seconds;
+    }
+}
+
+/// Device bytes per query besides its walk: its length, start node and query id.
+pub const PER_QUERY_EXTRA: usize = 4 + 4 + 8;
+
+/// One GPU's part of a run: its copy of the graph and the launch configuration.
+struct DeviceRun<'a> {
+    dev: &'a CudaDevice,
+    walk: &'a CompiledWalk,
+    graph: &'a CsrGraph,
+    seed: u64,
+    prepared: Prepared,
+    graph_dev: CudaSlice<u8>,
+    params_dev: CudaSlice<u8>,
+    launch_cfg: LaunchConfig,
+    /// Queries one launch may hold (device memory).
+    capacity: u64,
+    graph_bytes: usize,
+    per_query: usize,
+    free: usize,
+}
+
+impl<'a> DeviceRun<'a> {
+    fn new(dev: &'a CudaDevice, walk: &'a CompiledWalk, graph: &'a CsrGraph, params: &[u8], cfg: &GpuRun) -> Result<Self, CudaError> {
+        let n = graph.num_nodes();
+        let m = graph.num_edges() as usize;
+        let req = walk.requirements;
+        let label_k = stats_label_k(graph, req);
+        // Memory: the graph and its arrays, then as many queries per launch as fit.
+        let total = cfg.starts.count(n);
+        let stride = cfg.length as u64 + 1;
+        let node_arrays =
+            if req.weight_stats { n * 7 * 4 } else { 0 } + label_k as usize * n * 12 + if req.neighbor_degree { n * 8 } else { 0 };
+        let graph_bytes = graph.offsets().len() * 12
+            + m * 4
+            + graph.weights().map_or(0, |w| w.len() * 12)
+            + graph.labels().map_or(0, |l| l.len() * 4)
+            + graph.timestamps().map_or(0, |t| t.len() * 8)
+            + node_arrays
+            + walk.props.len() * n * 4;
+        // Walk rows, lengths, a start and a query id per query.
+        let per_query = (stride as usize) * 4 + PER_QUERY_EXTRA;
+        let (free, _) = dev.ctx.mem_get_info()?;
+        let budget = cfg.memory_budget.unwrap_or(free / 10 * 8);
+        if graph_bytes + per_query > budget {
+            return Err(CudaError::OutOfMemory(format!(
+                "the graph needs {:.2} GiB on {} and {:.2} GiB may be used ({:.2} GiB free); graphs larger than device memory are not supported yet",
+                graph_bytes as f64 / (1u64 << 30) as f64,
+                dev.name,
+                budget as f64 / (1u64 << 30) as f64,
+                free as f64 / (1u64 << 30) as f64
+            )));
+        }
+        let capacity = (((budget - graph_bytes) / per_query) as u64).clamp(1, total.max(1));
+        let prepared = prepare(dev, walk, graph, cfg.hub_budget.unwrap_or(budget / 8), cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE))?;
+        let s = &dev.stream;
+        let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let graph_dev = s.clone_htod(&prepared.image)?;
+        let params_dev = s.clone_htod(params)?;
+        Ok(DeviceRun {
+            dev,
+            walk,
+            graph,
+            seed: cfg.seed,
+            prepared,
+            graph_dev,
+            params_dev,
+            launch_cfg,
+            capacity,
+            graph_bytes,
+            per_query,
+            free,
+        })
+    }
+
+    /// One launch over `count` queries: global queries `first..first + count`, or `ids` when
+    /// given; `starts` holds their start nodes (None: one walker per node, start = query mod n).
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &self,
+        first: u64,
+        count: u64,
+        starts: Option<&[u32]>,
+        ids: Option<&[u64]>,
+        mode: u32,
+        cost: CostModel,
+        length: u32,
+    ) -> Result<Launched, CudaError> {
+        let s = &self.dev.stream;
+        let stride = length as u64 + 1;
+        let out = s.alloc_zeros::<u32>(((count * stride) as usize).max(1))?;
+        let lens = s.alloc_zeros::<u32>((count as usize).max(1))?;
+        let counter = s.alloc_zeros::<u64>(1)?;
+        let stats_dev = s.alloc_zeros::<u64>(8)?;
+        let error = s.alloc_zeros::<u64>(5)?;
+        let starts_dev = match starts {
+            Some(v) if !v.is_empty() => Some(s.clone_htod(v)?),
+            _ => None,
+        };
+        let ids_dev = match ids {
+            Some(v) if !v.is_empty() => Some(s.clone_htod(v)?),
+            _ => None,
+        };
+        let mut args = CStruct::default();
+        args.u64(first).u64(count).u64(self.seed).u32(length).u32(mode);
+        args.f64(cost.ratio).f64(cost.fixed).f64(cost.ratio_short);
+        args.u32(SHORT_ROW as u32).u32(starts.is_none() as u32);
+        args.u64(starts_dev.as_ref().map_or(0, |x| x.device_ptr(s).0));
+        args.u64(out.device_ptr(s).0).u64(lens.device_ptr(s).0).u64(counter.device_ptr(s).0);
+        args.u64(stats_dev.device_ptr(s).0).u64(error.device_ptr(s).0);
+        args.u64(ids_dev.as_ref().map_or(0, |x| x.device_ptr(s).0));
+        let args_dev = s.clone_htod(&args.finish())?;
+        let t = Instant::now();
+        if count > 0 {
+            let mut b = s.launch_builder(&self.walk.function);
+            b.arg(&self.graph_dev).arg(&self.params_dev).arg(&args_dev);
+            // SAFETY: the argument images follow the kernel's structs (layout.rs), every pointer
+            // in them is a live allocation of the right length, and the kernel bounds every index.
+            unsafe { b.launch(self.launch_cfg) }?;
+        }
+        s.synchronize()?;
+        let seconds = t.elapsed().as_secs_f64();
+        let err = s.clone_dtoh(&error)?;
+        if err[0] != 0 {
+            return Err(device_error(self.graph, &self.walk.name, &err).into());
+        }
+        let mut out = s.clone_dtoh(&out)?;
+        out.truncate((count * stride) as usize);
+        let mut lens = s.clone_dtoh(&lens)?;
+        lens.truncate(count as usize);
+        Ok(Launched { out, lens, stats: s.clone_dtoh(&stats_dev)?, seconds })
+    }
 }
 
 /// The graph on the device: uploads, the arrays the preprocessing kernels computed, and the
@@ -652,5 +855,27 @@ fn device_error(graph: &CsrGraph, walk: &str, err: &[u64]) -> WalkError {
     match err[0] {
         2 => WalkError::BoundViolated { walk: walk.into(), weight, bound: f32::NAN, src, dst, step },
         _ => WalkError::BadWeight { walk: walk.into(), weight, src, dst, step },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_nodes_hash_evenly_over_gpus() {
+        for gpus in [1usize, 2, 3, 4, 8] {
+            let mut count = vec![0u64; gpus];
+            // Contiguous ids (R-MAT's hubs sit at low ids) and strided ones.
+            for v in (0..200_000u32).chain((0..50_000u32).map(|i| i * 64)) {
+                let g = gpu_of_start(v, gpus);
+                assert!(g < gpus);
+                count[g] += 1;
+            }
+            let even = 250_000 / gpus as u64;
+            for c in count {
+                assert!(c.abs_diff(even) * 100 < even, "{gpus} GPUs: {c} of an even {even}");
+            }
+        }
     }
 }
