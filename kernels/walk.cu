@@ -83,6 +83,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
 
     bool active = false, exhausted = false;
     u64 q = 0;          // batch-relative query
+    u64 gq = 0;         // its global index (the streams' query)
     u32 len = 0;
     WfWalker w;
     // A step in progress: eRJS trials run one per loop iteration, so a lane whose step is
@@ -103,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             q = atomicAdd((unsigned long long*)a.counter, 1ull);
             exhausted = q >= a.num_queries;
             if (!exhausted) {
-                u64 gq = a.query_ids ? a.query_ids[q] : a.first_query + q;
+                gq = a.query_ids ? a.query_ids[q] : a.first_query + q;
                 u32 start = a.per_node_starts ? (u32)(gq % (u64)g.num_nodes) : a.starts[q];
                 w.b.start = start; w.b.cur = start; w.b.prev = WF_NO_NODE; w.b.step = 0; w.b.last_edge = ~0ull;
                 memset(&w.s, 0, sizeof(w.s));
@@ -122,7 +123,6 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             continue;
         }
 
-        const u64 gq = a.query_ids ? a.query_ids[q] : a.first_query + q;
         int picked = -1;        // index in the row, or -1
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {
