@@ -10,6 +10,9 @@ use wayfarer::library::{LibraryWalk, WALKS};
 use wayfarer::output::IdSpace;
 use wayfarer::{CostRatio, CsrGraph, SamplerMode, Starts, WalkConfig};
 
+mod procs;
+use procs::Procs;
+
 #[derive(Parser)]
 #[command(name = "wayfarer", version, about = "Exact graph random walks on every core", long_about = None)]
 struct Cli {
@@ -298,9 +301,17 @@ struct WalkArgs {
     quiet: bool,
 }
 
-/// `first` and the next GPUs up to `wanted` of them (0: every visible one).
-fn open_gpus(first: wayfarer::gpu::CudaDevice, wanted: usize) -> Result<Vec<wayfarer::gpu::CudaDevice>> {
+/// `first` and the next GPUs up to `wanted` of them (0: every visible one); under mpirun, the
+/// one GPU of this process's local rank.
+fn open_gpus(first: wayfarer::gpu::CudaDevice, wanted: usize, procs: &Procs) -> Result<Vec<wayfarer::gpu::CudaDevice>> {
     let visible = wayfarer::gpu::CudaDevice::count();
+    if procs.sharded() {
+        if wanted > 1 {
+            bail!("--gpus {wanted} under mpirun: each process uses one GPU (local rank mod the visible GPUs)");
+        }
+        let mine = procs.local_rank % visible.max(1);
+        return Ok(vec![if mine == 0 { first } else { wayfarer::gpu::CudaDevice::open(mine)? }]);
+    }
     let wanted = if wanted == 0 { visible.max(1) } else { wanted };
     if wanted > visible.max(1) {
         bail!("--gpus {wanted}: {visible} GPU(s) visible");
@@ -727,7 +738,7 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
             None => wayfarer::triangles::count_masked(&g, None, detail),
         },
         Some(first) => {
-            let devs = open_gpus(first, a.gpus)?;
+            let devs = open_gpus(first, a.gpus, &Procs::single())?;
             // Undirected graphs are oriented (and masked) on the device; directed ones are
             // symmetrized and oriented on the host (the mask then runs on the CPU).
             let on_host = g.orientation() == wayfarer::graph::Orientation::Directed;
@@ -821,7 +832,37 @@ fn gpu_cost(s: Option<&str>) -> Result<wayfarer::gpu::GpuCost> {
 /// outputs stream to disk batch by batch.
 const HOST_BATCH_BYTES: usize = 1 << 30;
 
-fn cmd_walk(a: WalkArgs) -> Result<()> {
+fn cmd_walk(mut a: WalkArgs, procs: &procs::Procs) -> Result<()> {
+    // Under mpirun each process writes its shard; rank 0 then writes the manifest.
+    let whole_output = a.output.clone();
+    if procs.sharded() {
+        let Some(o) = &a.output else {
+            bail!("under mpirun, -o is needed: each of the {} processes writes its shard of the walks", procs.size)
+        };
+        a.output = Some(procs::shard_path(o, procs.rank));
+    }
+    let (walk, length, queries) = run_walk_command(&a, procs)?;
+    if let (Some(out), true) = (&whole_output, procs.sharded()) {
+        procs.barrier();
+        if procs.rank == 0 {
+            let info = procs::RunInfo { walk: &walk, seed: a.seed, length, queries };
+            let path = procs::write_manifest(out, procs.size, &info)?;
+            if !a.quiet {
+                eprintln!("wrote {} ({} shards, {queries} walks)", path.display(), procs.size);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The summary line, with the rank when the run is split over processes.
+fn summary_line(report: &wayfarer::RunReport, backend: &str, procs: &procs::Procs) -> String {
+    if procs.sharded() { format!("rank {}/{}: {}", procs.rank, procs.size, report.summary(backend)) } else { report.summary(backend) }
+}
+
+/// Runs `wayfarer walk` (this process's shard under mpirun); returns the walk's name, its
+/// length and the whole run's query count.
+fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, u64)> {
     let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
     let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
     let ids = match a.ids.as_str() {
@@ -834,7 +875,7 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
     }
     let params = parse_params(&a.params)?;
     if a.walk.ends_with(".rs") {
-        return walk_program_file(&a, backend, sampler, ids, &params);
+        return walk_program_file(a, procs, backend, sampler, ids, &params);
     }
     let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
     let walk = LibraryWalk::from_name(&a.walk, &params, &g, a.unweighted)?;
@@ -857,10 +898,9 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         Some(p) => Starts::Nodes(read_starts(&g, p)?),
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
-    let total = match &starts {
-        Starts::Nodes(v) => v.len() as u64,
-        Starts::EveryNode { per_node } => g.num_nodes() as u64 * *per_node as u64,
-    };
+    let queries = starts.count(g.num_nodes());
+    let starts = if procs.sharded() { starts.shard(procs.rank, procs.size, g.num_nodes()) } else { starts };
+    let total = starts.count(g.num_nodes());
     // The hand-written references run on the CPU only; `auto` picks the CPU for them.
     let backend = if walk.program().is_none() && backend == wayfarer::gpu::Backend::Auto { wayfarer::gpu::Backend::Cpu } else { backend };
     let (device, why_not) = wayfarer::gpu::device_for(backend)?;
@@ -868,7 +908,7 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
         eprintln!("backend auto: running on the CPU ({why})");
     }
     let device = match device {
-        Some(first) => Some(open_gpus(first, a.gpus)?),
+        Some(first) => Some(open_gpus(first, a.gpus, procs)?),
         None => None,
     };
     let (walks, report, backend_name) = match &device {
@@ -878,6 +918,11 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
                 eprintln!("backend auto: running on the GPU ({}, {})", gpus_name(devs), dev.arch);
             }
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
+            if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
+                bail!(
+                    "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
+                );
+            }
             // With -o the batches stream to the file as they come off the device.
             let (walks, report, rep) = match &a.output {
                 Some(o) => {
@@ -933,6 +978,9 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
             (walks, report, name)
         }
         None => {
+            let mut cfg = cfg.clone();
+            // Rank 0's cost model for every process: a run of no walkers resolves it.
+            procs.agree_on_cost(&mut cfg, |c| Ok(walk.run(&g, &Starts::Nodes(Vec::new()), c, None)?.1.cost))?;
             let (walks, report) = with_progress(total, a.quiet, |c| walk.run(&g, &starts, &cfg, Some(c)))?;
             (Some(walks), report, "cpu".to_string())
         }
@@ -955,19 +1003,20 @@ fn cmd_walk(a: WalkArgs) -> Result<()> {
             print!("{}", String::from_utf8_lossy(&out));
         }
     }
-    eprintln!("{}", report.summary(&backend_name));
-    Ok(())
+    eprintln!("{}", summary_line(&report, &backend_name, procs));
+    Ok((walk.name().to_string(), cfg.length, queries))
 }
 
 /// `wayfarer walk my_walk.rs`: a `#[walk]` program compiled at run time. The GPU backend runs
 /// it; on the CPU, run-time programs need the Cranelift backend, which is not built yet.
 fn walk_program_file(
     a: &WalkArgs,
+    procs: &procs::Procs,
     backend: wayfarer::gpu::Backend,
     sampler: SamplerMode,
     ids: IdSpace,
     params: &[(String, String)],
-) -> Result<()> {
+) -> Result<(String, u32, u64)> {
     let source = std::fs::read_to_string(&a.walk).with_context(|| a.walk.clone())?;
     let (program, info) = match wayfarer_compiler::compile_source(&source) {
         Ok(x) => x,
@@ -989,14 +1038,21 @@ fn walk_program_file(
         Some(p) => Starts::Nodes(read_starts(&g, p)?),
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
+    let queries = starts.count(g.num_nodes());
+    let starts = if procs.sharded() { starts.shard(procs.rank, procs.size, g.num_nodes()) } else { starts };
     let length = a.length.unwrap_or(80);
     let dev = match dev {
-        Some(first) => Some(open_gpus(first, a.gpus)?),
+        Some(first) => Some(open_gpus(first, a.gpus, procs)?),
         None => None,
     };
     let (walks, report, backend_name) = match &dev {
         Some(devs) => {
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
+            if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
+                bail!(
+                    "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
+                );
+            }
             let total = starts.count(g.num_nodes()) as usize;
             let mut writer = match &a.output {
                 Some(o) => Some(wayfarer::output::WalkWriter::create(o, &g, ids, total, length as usize + 1)?),
@@ -1033,7 +1089,7 @@ fn walk_program_file(
         None => {
             // The CPU engine, with the walk JIT-compiled by Cranelift.
             let (jit, _) = wayfarer_jit::JitWalk::compile_cached(&program, &info, &values, g.weights().is_some())?;
-            let cfg = WalkConfig {
+            let mut cfg = WalkConfig {
                 length,
                 seed: a.seed,
                 sampler,
@@ -1043,6 +1099,7 @@ fn walk_program_file(
                 },
                 interleave: a.interleave,
             };
+            procs.agree_on_cost(&mut cfg, |c| Ok(wayfarer::engine::run(&*jit, &g, &Starts::Nodes(Vec::new()), c, None)?.1.cost))?;
             let total = starts.count(g.num_nodes());
             let (walks, report) = with_progress(total, a.quiet, |c| wayfarer::engine::run(&*jit, &g, &starts, &cfg, Some(c)))?;
             (Some(walks), report, format!("cpu (cranelift, compiled in {:.1} ms)", jit.compile_seconds * 1e3))
@@ -1053,8 +1110,8 @@ fn walk_program_file(
         (Some(_), None) => {}
         (None, _) => eprintln!("(no -o given: the walks are not written)"),
     }
-    eprintln!("{}", report.summary(&backend_name));
-    Ok(())
+    eprintln!("{}", summary_line(&report, &backend_name, procs));
+    Ok((program.name.clone(), length, queries))
 }
 
 fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>) -> Result<()> {
@@ -1133,6 +1190,12 @@ fn cmd_explain(walk: &str) -> Result<()> {
 
 fn main() {
     let cli = Cli::parse();
+    // Only `walk` splits its work over MPI processes; any other command started by an MPI
+    // launcher would run N times over.
+    if !matches!(cli.cmd, Cmd::Walk(_)) && procs::launched_size().is_some_and(|n| n > 1) {
+        eprintln!("error: only `wayfarer walk` runs across MPI processes; run this command once, without mpirun");
+        std::process::exit(2);
+    }
     if let Some(t) = cli.threads {
         if t == 0 {
             eprintln!("error: --threads must be at least 1");
@@ -1144,7 +1207,7 @@ fn main() {
         Cmd::Gen(a) => cmd_gen(a),
         Cmd::Convert(a) => cmd_convert(a),
         Cmd::Info { graph } => cmd_info(graph),
-        Cmd::Walk(a) => cmd_walk(a),
+        Cmd::Walk(a) => Procs::init().and_then(|p| cmd_walk(a, &p)),
         Cmd::Sample(a) => cmd_sample(a),
         Cmd::Triangles(a) => cmd_triangles(a),
         Cmd::Explain { walk } => cmd_explain(&walk),

@@ -73,3 +73,30 @@ fn walks_only_follow_edges_and_pad_with_the_sentinel() {
         assert!(row[w.len()..].iter().all(|&x| x == wayfarer::NO_NODE));
     }
 }
+
+/// A run split into shards (what each MPI rank runs) gives, shard after shard, the whole run's
+/// walks: explicit and per-node starts, any number of shards, uneven sizes.
+#[test]
+fn shards_of_a_run_concatenate_to_the_whole_run() {
+    let g = graph();
+    let cfg = WalkConfig { length: 10, seed: 8, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(2.0), interleave: 8 };
+    let explicit = Starts::Nodes((0..3001u32).map(|i| (i * 37) % 2048).collect());
+    for name in ["node2vec", "ppr-stop", "anonymous"] {
+        let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
+        for starts in [explicit.clone(), Starts::EveryNode { per_node: 3 }] {
+            let whole = walk.run(&g, &starts, &cfg, None).unwrap().0;
+            for ranks in [1usize, 2, 3, 7] {
+                let mut joined = Walks { stride: whole.stride, nodes: Vec::new(), lengths: Vec::new() };
+                for r in 0..ranks {
+                    let shard = starts.clone().shard(r, ranks, g.num_nodes());
+                    joined.append(walk.run(&g, &shard, &cfg, None).unwrap().0);
+                }
+                assert_eq!(whole, joined, "{name}: {ranks} shards");
+            }
+        }
+    }
+    // A shard outside its run is an error, not a panic.
+    let bad = Starts::Shard { of: Box::new(Starts::EveryNode { per_node: 1 }), first: 2000, count: 100 };
+    let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    assert!(walk.run(&g, &bad, &cfg, None).unwrap_err().to_string().contains("not within the run"));
+}

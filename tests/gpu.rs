@@ -623,6 +623,17 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
     eprintln!("{checked} device-oriented GPU triangle counts equal the CPU's");
 }
 
+/// Length-20 walks, seed 77, the GPU default cost model, on `devs`.
+fn walks_on(devs: &[CudaDevice], walk: &LibraryWalk, g: &wayfarer::CsrGraph, starts: &Starts, mode: SamplerMode) -> wayfarer::Walks {
+    let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new() };
+    wayfarer::gpu::run_library_walk_streaming(devs, walk, g, starts, 20, 77, mode, GpuCost::Default, false, usize::MAX, &mut |b| {
+        walks.append(b);
+        Ok(())
+    })
+    .unwrap();
+    walks
+}
+
 /// Several GPUs (the second real one when there is one, else device 0 opened again): the same
 /// walks as one GPU for library walks with every sampler, explicit and per-node starts, and
 /// with a memory budget that makes each GPU run its share in several launches.
@@ -641,27 +652,7 @@ fn several_gpus_give_the_walks_of_one() {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         for mode in MODES {
             for starts in [&explicit, &every] {
-                let run = |k: usize| {
-                    let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new() };
-                    wayfarer::gpu::run_library_walk_streaming(
-                        &devs[..k],
-                        &walk,
-                        &g,
-                        starts,
-                        20,
-                        77,
-                        mode,
-                        GpuCost::Default,
-                        false,
-                        usize::MAX,
-                        &mut |b| {
-                            walks.append(b);
-                            Ok(())
-                        },
-                    )
-                    .unwrap();
-                    walks
-                };
+                let run = |k: usize| walks_on(&devs[..k], &walk, &g, starts, mode);
                 let one = run(1);
                 let two = run(2);
                 assert_eq!(one, two, "{name} {mode:?}: two GPUs changed the walks");
@@ -704,5 +695,22 @@ fn several_gpus_give_the_walks_of_one() {
     assert_eq!(r2.batches, 40);
     assert_eq!(whole, split, "launch and batch splits changed the walks");
     assert_eq!(r1.steps, r2.steps);
+    // A shard of the run (what one MPI rank runs), on one and on two GPUs: the whole run's rows.
+    let walk = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
+    for starts in [&explicit, &every] {
+        let collect = |k: usize, s: &Starts| walks_on(&devs[..k], &walk, &g, s, SamplerMode::Adaptive);
+        let whole = collect(1, starts);
+        let shard = starts.clone().shard(1, 3, g.num_nodes());
+        let Starts::Shard { first, count, .. } = shard else { unreachable!() };
+        let (first, count) = (first as usize, count as usize);
+        let want = wayfarer::Walks {
+            stride: 21,
+            nodes: whole.nodes[first * 21..(first + count) * 21].to_vec(),
+            lengths: whole.lengths[first..first + count].to_vec(),
+        };
+        for k in [1, 2] {
+            assert_eq!(collect(k, &shard), want, "shard 1 of 3 on {k} GPU(s)");
+        }
+    }
     eprintln!("{checked} multi-GPU runs equal one GPU's");
 }

@@ -299,6 +299,7 @@ pub fn run_multi_streaming(
             return Err(WalkError::MissingGraphData { walk: walk0.name.clone(), what: format!("node property `{p}`") }.into());
         }
     }
+    cfg.starts.validate(n)?;
     let total = cfg.starts.count(n);
     let stride = cfg.length as u64 + 1;
     let host_batch = (host_batch_bytes / (stride as usize * 4 + 4)).max(1) as u64;
@@ -398,14 +399,17 @@ pub fn run_multi_streaming(
     let mut kernel_stats = [0u64; 8];
     let mut first = 0u64;
     let k = runs.len();
+    // A shard (one process's part of a run) keeps its queries' global indices and starts.
+    let (whole, offset) = cfg.starts.whole();
     while first < total {
         let count = batch.min(total - first);
-        let starts = match cfg.starts {
-            Starts::Nodes(v) => Some(&v[first as usize..(first + count) as usize]),
-            Starts::EveryNode { .. } => None,
+        let global = offset + first;
+        let starts = match whole {
+            Starts::Nodes(v) => Some(&v[global as usize..(global + count) as usize]),
+            _ => None,
         };
         let walks = if k == 1 {
-            let r = runs[0].launch(first, count, starts, None, mode, cost, cfg.length)?;
+            let r = runs[0].launch(global, count, starts, None, mode, cost, cfg.length)?;
             report.kernel_seconds += r.seconds;
             for (i, v) in r.stats.iter().enumerate() {
                 kernel_stats[i] += v;
@@ -414,11 +418,11 @@ pub fn run_multi_streaming(
         } else {
             // Each query to the GPU of its start node; the shares run at the same time.
             let start_of = |q: u64| match starts {
-                Some(v) => v[(q - first) as usize],
+                Some(v) => v[(q - global) as usize],
                 None => (q % n as u64) as u32,
             };
             let mut ids: Vec<Vec<u64>> = vec![Vec::with_capacity((count as usize / k) * 9 / 8); k];
-            for q in first..first + count {
+            for q in global..global + count {
                 ids[gpu_of_start(start_of(q), k)].push(q);
             }
             let shares: Vec<Result<(Launched, f64), CudaError>> = std::thread::scope(|scope| {
@@ -450,7 +454,7 @@ pub fn run_multi_streaming(
                 for (i, v) in r.stats.iter().enumerate() {
                     kernel_stats[i] += v;
                 }
-                scatter_rows(&mut out, &mut lens, &r, mine, first, stride as usize);
+                scatter_rows(&mut out, &mut lens, &r, mine, global, stride as usize);
             }
             report.kernel_seconds += slowest;
             Walks { stride: stride as usize, nodes: out, lengths: lens }

@@ -155,6 +155,16 @@ pub enum Starts {
     },
     /// One walker per listed node, in order.
     Nodes(Vec<u32>),
+    /// Queries `first .. first + count` of `of` (one process's shard of a run split over
+    /// processes): the same walks as those queries of the whole run, returned in order.
+    Shard {
+        /// The whole run's starts (not itself a shard).
+        of: Box<Starts>,
+        /// The shard's first query.
+        first: u64,
+        /// Its queries.
+        count: u64,
+    },
 }
 
 impl Starts {
@@ -163,13 +173,62 @@ impl Starts {
         match self {
             Starts::EveryNode { per_node } => n as u64 * *per_node as u64,
             Starts::Nodes(v) => v.len() as u64,
+            Starts::Shard { count, .. } => *count,
         }
     }
+
+    /// Shard `rank` of `ranks` of these starts on a graph of `n` nodes: contiguous query
+    /// ranges of sizes differing by at most one, in rank order.
+    pub fn shard(self, rank: usize, ranks: usize, n: usize) -> Starts {
+        let total = self.count(n);
+        let ranks = ranks.max(1) as u64;
+        let at = |r: u64| (total as u128 * r as u128 / ranks as u128) as u64;
+        let (first, end) = (at(rank as u64), at(rank as u64 + 1));
+        Starts::Shard { of: Box::new(self), first, count: end - first }
+    }
+
+    /// The whole run these starts belong to, and the global index of their first query.
+    pub fn whole(&self) -> (&Starts, u64) {
+        match self {
+            Starts::Shard { of, first, .. } => (of, *first),
+            other => (other, 0),
+        }
+    }
+
+    /// The start node of local query `q` (`q < count`).
     #[inline]
-    fn start(&self, q: u64, n: usize) -> u32 {
+    pub fn start(&self, q: u64, n: usize) -> u32 {
         match self {
             Starts::EveryNode { .. } => (q % n as u64) as u32,
             Starts::Nodes(v) => v[q as usize],
+            Starts::Shard { of, first, .. } => of.start(first + q, n),
+        }
+    }
+
+    /// Checks the starts against a graph of `n` nodes.
+    pub fn validate(&self, n: usize) -> Result<(), WalkError> {
+        match self {
+            Starts::Nodes(v) => match v.iter().find(|&&s| s as usize >= n) {
+                Some(&bad) => Err(WalkError::BadStart { node: bad as u64, num_nodes: n }),
+                None => Ok(()),
+            },
+            Starts::EveryNode { per_node: 0 } => Err(WalkError::param("walks-per-node", "must be at least 1")),
+            Starts::EveryNode { .. } => Ok(()),
+            Starts::Shard { of, first, count } => {
+                if matches!(**of, Starts::Shard { .. }) || first + count > of.count(n) {
+                    return Err(WalkError::Config(format!("shard {first}+{count} is not within the run's queries")));
+                }
+                of.validate(n)
+            }
+        }
+    }
+
+    /// The global index of local query `q`: what its random streams are keyed by.
+    #[inline]
+    pub fn global(&self, q: u64) -> u64 {
+        match self {
+            Starts::Shard { first, .. } => first + q,
+            _ => q,
         }
     }
 }
@@ -602,8 +661,9 @@ fn run_chunk<W: Walk>(
     let mut slots: Vec<Slot<W::State>> = Vec::with_capacity(width);
     let admit = |slots: &mut Vec<Slot<W::State>>, next: &mut usize, out: &mut [u32], lens: &mut [u32]| {
         while slots.len() < width && *next < rows {
-            let q = first + *next as u64;
-            let start = starts.start(q, n);
+            let local = first + *next as u64;
+            let start = starts.start(local, n);
+            let q = starts.global(local);
             let mut w = Walker::new(start);
             let mut rng = StepRng::new(env.seed, q, INIT_STEP, Purpose::Init);
             env.walk.init(&env.ctx, &mut w, &mut rng);
@@ -674,14 +734,7 @@ pub fn run<W: Walk>(
     if n == 0 {
         return Err(WalkError::Config("the graph has no nodes".into()));
     }
-    if let Starts::Nodes(v) = starts
-        && let Some(&bad) = v.iter().find(|&&s| s as usize >= n)
-    {
-        return Err(WalkError::BadStart { node: bad as u64, num_nodes: n });
-    }
-    if let Starts::EveryNode { per_node: 0 } = starts {
-        return Err(WalkError::param("walks-per-node", "must be at least 1"));
-    }
+    starts.validate(n)?;
     let walkers = starts.count(n);
     let stride = cfg.length as usize + 1;
     let cells = (walkers as u128) * stride as u128;
