@@ -133,6 +133,17 @@ struct WfGraph {
     const u32* hub_slot;      // per node: its bitmap's index, or ~0u
     const u32* hub_bits;      // hub_words 32-bit words per hub
     u64 hub_words;
+    // Graphs larger than device memory (null cold_targets: everything is in device memory).
+    // Edge indices are then virtual: the hot rows' edges sit in device memory at
+    // [0, hot_edges) (targets, weights, labels, timestamps above); a cold row v's edge i is
+    // hot_edges + offsets[v] + i, read from the whole graph's arrays in mapped, page-locked
+    // host memory (cold_*) over the bus. row_base[v] is where v's row starts.
+    const u64* row_base;
+    u64 hot_edges;
+    const u32* cold_targets;
+    const float* cold_weights;  // null: every weight is 1
+    const u32* cold_labels;
+    const i64* cold_times;
 };
 
 struct WfWalkerBase {
@@ -174,12 +185,19 @@ __device__ __forceinline__ void wf_fill_hub_bits(const u64* offsets, const u32* 
     }
 }
 
+// Whether edge e lives in host memory (graphs larger than device memory).
+__device__ __forceinline__ bool wf_cold(const WfGraph& g, u64 e) { return g.cold_targets && e >= g.hot_edges; }
+
+// The (virtual) index of v's first edge.
+__device__ __forceinline__ u64 wf_row_base(const WfGraph& g, u32 v) { return g.row_base ? g.row_base[v] : g.offsets[v]; }
+
 // First index of `v` in `u`'s sorted row, or ~0ull.
 __device__ __forceinline__ u64 wf_find_edge(const WfGraph& g, u32 u, u32 v) {
     if (u >= g.num_nodes || v >= g.num_nodes) return ~0ull;
-    u64 end = g.offsets[u + 1];
-    u64 lo = wf_lower_bound(g.targets, g.offsets[u], end, v);
-    return (lo < end && g.targets[lo] == v) ? lo : ~0ull;
+    u64 base = wf_row_base(g, u), d = g.offsets[u + 1] - g.offsets[u];
+    const u32* row = wf_cold(g, base) ? g.cold_targets + (base - g.hot_edges) : g.targets + base;
+    u64 lo = wf_lower_bound(row, 0, d, v);
+    return (lo < d && row[lo] == v) ? base + lo : ~0ull;
 }
 
 __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
@@ -192,11 +210,21 @@ __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
 }
 
 __device__ __forceinline__ float wf_h(const WfGraph& g, u64 e) {
+    if (wf_cold(g, e)) return g.cold_weights ? g.cold_weights[e - g.hot_edges] : 1.0f;
     return g.edges ? __uint_as_float(__ldg(&g.edges[e].y)) : g.weights ? g.weights[e] : 1.0f;
 }
-__device__ __forceinline__ u32 wf_dst(const WfGraph& g, u64 e) { return g.edges ? __ldg(&g.edges[e].x) : g.targets[e]; }
-__device__ __forceinline__ u32 wf_label(const WfGraph& g, u64 e) { return g.labels ? g.labels[e] : 0u; }
-__device__ __forceinline__ double wf_time(const WfGraph& g, u64 e) { return g.timestamps ? (double)g.timestamps[e] : 0.0; }
+__device__ __forceinline__ u32 wf_dst(const WfGraph& g, u64 e) {
+    if (wf_cold(g, e)) return g.cold_targets[e - g.hot_edges];
+    return g.edges ? __ldg(&g.edges[e].x) : g.targets[e];
+}
+__device__ __forceinline__ u32 wf_label(const WfGraph& g, u64 e) {
+    if (wf_cold(g, e)) return g.cold_labels ? g.cold_labels[e - g.hot_edges] : 0u;
+    return g.labels ? g.labels[e] : 0u;
+}
+__device__ __forceinline__ double wf_time(const WfGraph& g, u64 e) {
+    if (wf_cold(g, e)) return g.cold_times ? (double)g.cold_times[e - g.hot_edges] : 0.0;
+    return g.timestamps ? (double)g.timestamps[e] : 0.0;
+}
 __device__ __forceinline__ float wf_prop(const WfGraph& g, u32 p, u32 v) {
     return (v < g.num_nodes && g.node_props && g.node_props[p]) ? g.node_props[p][v] : 0.0f;
 }
@@ -210,8 +238,8 @@ __device__ __forceinline__ float wf_back_weight(const WfGraph& g, u32 cur, u32 p
     float w = 0.0f; u32 n = 0;
     u64 e = wf_find_edge(g, cur, prev);
     if (e != ~0ull) {
-        u64 end = g.offsets[cur + 1];
-        for (; e < end && g.targets[e] == prev; ++e) { w = fmaxf(w, wf_h(g, e)); ++n; }
+        u64 end = wf_row_base(g, cur) + (g.offsets[cur + 1] - g.offsets[cur]);
+        for (; e < end && wf_dst(g, e) == prev; ++e) { w = fmaxf(w, wf_h(g, e)); ++n; }
     }
     if (count) *count = n;
     return w;

@@ -127,8 +127,8 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {
             // A new step: choose the sampler.
-            base = g.offsets[w.b.cur];
-            d = (u32)(g.offsets[w.b.cur + 1] - base);
+            base = wf_row_base(g, w.b.cur);
+            d = (u32)(g.offsets[w.b.cur + 1] - g.offsets[w.b.cur]);
             if (d == 0) {
                 dead = true;
             } else if (a.mode == 2) {

@@ -158,6 +158,7 @@ pub fn run_program(
         sampler,
         cost,
         verbose,
+        None,
         usize::MAX,
         &mut |batch| {
             walks.append(batch);
@@ -185,6 +186,7 @@ pub fn run_program_streaming(
     sampler: SamplerMode,
     cost: GpuCost,
     verbose: bool,
+    memory_budget: Option<usize>,
     host_batch_bytes: usize,
     sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
 ) -> Result<(RunReport, GpuReport), CudaError> {
@@ -215,7 +217,7 @@ pub fn run_program_streaming(
         sampler,
         cost,
         starts,
-        memory_budget: None,
+        memory_budget,
         verbose,
         // WAYFARER_HUB_BUDGET=bytes (0: no bitmaps, has_edge always searches): for benchmarks.
         hub_budget: std::env::var("WAYFARER_HUB_BUDGET").ok().and_then(|v| v.trim().parse().ok()),
@@ -334,6 +336,7 @@ pub fn run_library_walk_streaming(
     sampler: SamplerMode,
     cost: GpuCost,
     verbose: bool,
+    memory_budget: Option<usize>,
     host_batch_bytes: usize,
     sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
 ) -> Result<(RunReport, GpuReport), CudaError> {
@@ -356,6 +359,7 @@ pub fn run_library_walk_streaming(
         sampler,
         cost,
         verbose,
+        memory_budget,
         host_batch_bytes,
         &mut convert,
     )
@@ -385,6 +389,7 @@ pub fn run_library_walk(
         sampler,
         cost,
         verbose,
+        None,
         usize::MAX,
         &mut |batch| {
             walks.append(batch);

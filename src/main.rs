@@ -296,6 +296,12 @@ struct WalkArgs {
     /// start node hashes to it; the walks are the same for any count.
     #[arg(long, default_value_t = 0)]
     gpus: usize,
+    /// Device memory the GPU run may use, e.g. 2G or 512M (default: 80% of what is free). A
+    /// graph that does not fit runs out of core: its longest rows in device memory, the rest
+    /// read from page-locked host memory (the memory estimate says which); the walks are the
+    /// same either way.
+    #[arg(long, value_name = "BYTES")]
+    device_memory_budget: Option<String>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -321,6 +327,29 @@ fn open_gpus(first: wayfarer::gpu::CudaDevice, wanted: usize, procs: &Procs) -> 
         devs.push(wayfarer::gpu::CudaDevice::open(i)?);
     }
     Ok(devs)
+}
+
+/// `1234`, `64K`, `512M`, `2G` (powers of 1024).
+fn parse_bytes(s: &str) -> Result<usize> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => bail!("--device-memory-budget {s}: use bytes or a K, M, G or T suffix"),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| anyhow::anyhow!("--device-memory-budget {s}: not a size"))?;
+    if !(v > 0.0) || !v.is_finite() {
+        bail!("--device-memory-budget {s}: must be positive");
+    }
+    Ok((v * mult as f64) as usize)
 }
 
 /// "NAME" or "N x NAME".
@@ -918,6 +947,7 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
                 eprintln!("backend auto: running on the GPU ({}, {})", gpus_name(devs), dev.arch);
             }
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
+            let memory_budget = a.device_memory_budget.as_deref().map(parse_bytes).transpose()?;
             if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
                 bail!(
                     "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
@@ -937,6 +967,7 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
                         cfg.sampler,
                         cost,
                         !a.quiet,
+                        memory_budget,
                         HOST_BATCH_BYTES,
                         &mut |batch| Ok(writer.write(&batch)?),
                     )?;
@@ -955,6 +986,7 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
                         cfg.sampler,
                         cost,
                         !a.quiet,
+                        memory_budget,
                         usize::MAX,
                         &mut |batch| {
                             walks.append(batch);
@@ -1048,6 +1080,7 @@ fn walk_program_file(
     let (walks, report, backend_name) = match &dev {
         Some(devs) => {
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
+            let memory_budget = a.device_memory_budget.as_deref().map(parse_bytes).transpose()?;
             if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
                 bail!(
                     "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
@@ -1071,6 +1104,7 @@ fn walk_program_file(
                 sampler,
                 cost,
                 !a.quiet,
+                memory_budget,
                 HOST_BATCH_BYTES,
                 &mut |batch| match &mut writer {
                     Some(w) => Ok(w.write(&batch)?),

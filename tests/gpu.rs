@@ -623,15 +623,81 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
     eprintln!("{checked} device-oriented GPU triangle counts equal the CPU's");
 }
 
-/// Length-20 walks, seed 77, the GPU default cost model, on `devs`.
-fn walks_on(devs: &[CudaDevice], walk: &LibraryWalk, g: &wayfarer::CsrGraph, starts: &Starts, mode: SamplerMode) -> wayfarer::Walks {
+/// Length-20 walks, seed 77, the GPU default cost model, on `devs`, within `budget` bytes of
+/// device memory if given.
+fn walks_with_budget(
+    devs: &[CudaDevice],
+    walk: &LibraryWalk,
+    g: &wayfarer::CsrGraph,
+    starts: &Starts,
+    mode: SamplerMode,
+    budget: Option<usize>,
+) -> (wayfarer::Walks, wayfarer::gpu::GpuReport) {
     let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new() };
-    wayfarer::gpu::run_library_walk_streaming(devs, walk, g, starts, 20, 77, mode, GpuCost::Default, false, usize::MAX, &mut |b| {
-        walks.append(b);
-        Ok(())
-    })
+    let (_, rep) = wayfarer::gpu::run_library_walk_streaming(
+        devs,
+        walk,
+        g,
+        starts,
+        20,
+        77,
+        mode,
+        GpuCost::Default,
+        false,
+        budget,
+        usize::MAX,
+        &mut |b| {
+            walks.append(b);
+            Ok(())
+        },
+    )
     .unwrap();
-    walks
+    (walks, rep)
+}
+
+fn walks_on(devs: &[CudaDevice], walk: &LibraryWalk, g: &wayfarer::CsrGraph, starts: &Starts, mode: SamplerMode) -> wayfarer::Walks {
+    walks_with_budget(devs, walk, g, starts, mode, None).0
+}
+
+/// A graph larger than the memory budget runs out of core (its longest rows in device memory,
+/// every edge readable from mapped host memory): the same walks as in device memory, for walks
+/// reading weights, labels, timestamps and `has_edge`, with every sampler, at several budgets
+/// (down to no hot rows at all), on one and two GPUs.
+#[test]
+fn graphs_larger_than_the_budget_give_the_same_walks_out_of_core() {
+    let Some(dev) = device() else { return };
+    let second = CudaDevice::open(if CudaDevice::count() > 1 { 1 } else { 0 }).unwrap();
+    let devs = [dev, second];
+    let mut g = wayfarer::graph::generate::rmat(13, 16, 21).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 22))).unwrap();
+    g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 4 }, 23).unwrap())).unwrap();
+    let times: Vec<i64> = (0..g.num_edges() as i64).map(|e| (e * 7919) % 1000).collect();
+    g.set_timestamps(Some(times)).unwrap();
+    let starts = Starts::Nodes((0..6000u32).map(|i| (i * 13) % 8192).collect());
+    let m = g.num_edges() as usize;
+    // Per node at most 128 bytes on the device (offsets, row starts, per-node arrays); per edge
+    // 20 (target, weight, label, timestamp).
+    let node_side = 8192 * 128;
+    let walkers = 6000 * (21 * 4 + wayfarer_cuda::PER_QUERY_EXTRA);
+    let mut checked = 0;
+    for name in ["node2vec", "metapath", "temporal", "ppr-stop"] {
+        let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
+        for mode in MODES {
+            let (whole, rep) = walks_with_budget(&devs[..1], &walk, &g, &starts, mode, None);
+            assert!(rep.hot_edges.is_none());
+            for hot_share in [0usize, 10, 60] {
+                let budget = node_side + walkers + m * 20 * hot_share / 100;
+                for k in [1, 2] {
+                    let (split, rep) = walks_with_budget(&devs[..k], &walk, &g, &starts, mode, Some(budget));
+                    let (hot, all) = rep.hot_edges.expect("out of core");
+                    assert!(hot < all && (hot_share > 0 || hot * 20 < all), "{name}: {hot} of {all} hot at {hot_share}%");
+                    assert_eq!(whole, split, "{name} {mode:?}: out of core ({hot_share}% hot, {k} GPUs) changed the walks");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{checked} out-of-core runs equal the in-memory walks");
 }
 
 /// Several GPUs (the second real one when there is one, else device 0 opened again): the same

@@ -2,7 +2,7 @@
 
 use crate::layout::{self, CStruct};
 use crate::{CudaDevice, CudaError, fnv64, walk_source};
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -173,6 +173,9 @@ pub struct GpuReport {
     pub profiled: bool,
     /// Seconds the pilot took.
     pub profile_seconds: f64,
+    /// Out of core (the graph larger than the memory budget): edge entries held in device
+    /// memory, and in all; `None` when the whole graph was on the device.
+    pub hot_edges: Option<(u64, u64)>,
 }
 
 /// Which rows become bitmaps over all nodes for `has_edge`: the longest, longest first, within
@@ -320,8 +323,18 @@ pub fn run_multi_streaming(
     report.estimated_bytes = runs[0].graph_bytes + batch.div_ceil(runs.len() as u64).min(runs[0].capacity) as usize * runs[0].per_query;
     if cfg.verbose {
         let r = &runs[0];
+        let mode = match &r.prepared.split {
+            None => String::new(),
+            Some(sg) => format!(
+                "; the graph does not fit: out of core, the {} longest rows ({} of {} edges, {:.1}%) in device memory, the rest read from page-locked host memory over the bus",
+                sg.hot_rows.len(),
+                sg.hot_edges,
+                graph.num_edges(),
+                100.0 * sg.hot_edges as f64 / graph.num_edges().max(1) as f64
+            ),
+        };
         eprintln!(
-            "gpu memory estimate: graph and per-node arrays {:.1} MiB + walks {:.1} MiB per batch ({} batch{} of up to {batch} walks{}) = {:.1} MiB of {:.1} MiB free on {}",
+            "gpu memory estimate: graph and per-node arrays {:.1} MiB + walks {:.1} MiB per batch ({} batch{} of up to {batch} walks{}) = {:.1} MiB of {:.1} MiB free on {}{mode}",
             r.graph_bytes as f64 / 1048576.0,
             (report.estimated_bytes - r.graph_bytes) as f64 / 1048576.0,
             report.batches,
@@ -333,6 +346,7 @@ pub fn run_multi_streaming(
         );
     }
     report.precompute_seconds = runs.iter().map(|r| r.prepared.seconds).fold(0.0, f64::max);
+    report.hot_edges = runs[0].prepared.split.as_ref().map(|sg| (sg.hot_edges, graph.num_edges()));
     report.hubs = runs[0].prepared.hubs;
     let mode = match cfg.sampler {
         SamplerMode::Adaptive => 0u32,
@@ -571,17 +585,34 @@ impl<'a> DeviceRun<'a> {
         let per_query = (stride as usize) * 4 + PER_QUERY_EXTRA;
         let (free, _) = dev.ctx.mem_get_info()?;
         let budget = cfg.memory_budget.unwrap_or(free / 10 * 8);
-        if graph_bytes + per_query > budget {
-            return Err(CudaError::OutOfMemory(format!(
-                "the graph needs {:.2} GiB on {} and {:.2} GiB may be used ({:.2} GiB free); graphs larger than device memory are not supported yet",
-                graph_bytes as f64 / (1u64 << 30) as f64,
-                dev.name,
-                budget as f64 / (1u64 << 30) as f64,
-                free as f64 / (1u64 << 30) as f64
-            )));
-        }
-        let capacity = (((budget - graph_bytes) / per_query) as u64).clamp(1, total.max(1));
-        let prepared = prepare(dev, walk, graph, cfg.hub_budget.unwrap_or(budget / 8), cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE))?;
+        // Room for this many walkers at a time at least, or the graph goes out of core.
+        let min_walkers = total.clamp(1, 1 << 16) as usize;
+        // The edge arrays (with the packed target-weight pairs of weighted graphs).
+        let edge_bytes = m * edge_entry_bytes(graph) + graph.weights().map_or(0, |_| m * 8);
+        let node_bytes = graph_bytes - edge_bytes;
+        let (residency, device_graph_bytes) = if graph_bytes + min_walkers * per_query <= budget {
+            (Residency::Device, graph_bytes)
+        } else {
+            // Out of core: offsets, row starts and per-node arrays stay; the rest of the budget
+            // that the walkers leave holds the longest rows.
+            let fixed = node_bytes + n * 8;
+            let Some(hot_bytes) = budget.checked_sub(fixed + min_walkers * per_query) else {
+                return Err(CudaError::OutOfMemory(format!(
+                    "{}: even the per-node arrays ({:.2} GiB) and {min_walkers} walkers do not fit in {:.2} GiB",
+                    dev.name,
+                    fixed as f64 / (1u64 << 30) as f64,
+                    budget as f64 / (1u64 << 30) as f64
+                )));
+            };
+            (Residency::Split { hot_bytes }, fixed + hot_bytes)
+        };
+        let capacity = (((budget - device_graph_bytes.min(budget)) / per_query) as u64).clamp(1, total.max(1));
+        // Out of core, the bitmaps would take from the hot rows: none unless asked for.
+        let hub_budget = match residency {
+            Residency::Device => cfg.hub_budget.unwrap_or(budget / 8),
+            Residency::Split { .. } => cfg.hub_budget.unwrap_or(0),
+        };
+        let prepared = prepare(dev, walk, graph, hub_budget, cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE), residency)?;
         let s = &dev.stream;
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
@@ -597,7 +628,7 @@ impl<'a> DeviceRun<'a> {
             params_dev,
             launch_cfg,
             capacity,
-            graph_bytes,
+            graph_bytes: device_graph_bytes,
             per_query,
             free,
         })
@@ -652,7 +683,7 @@ impl<'a> DeviceRun<'a> {
         let seconds = t.elapsed().as_secs_f64();
         let err = s.clone_dtoh(&error)?;
         if err[0] != 0 {
-            return Err(device_error(self.graph, &self.walk.name, &err).into());
+            return Err(device_error(self.graph, &self.walk.name, &err, self.prepared.split.as_ref()).into());
         }
         let mut out = s.clone_dtoh(&out)?;
         out.truncate((count * stride) as usize);
@@ -662,10 +693,142 @@ impl<'a> DeviceRun<'a> {
     }
 }
 
+/// Where a walk's graph lives on the device.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Residency {
+    /// Everything in device memory.
+    Device,
+    /// Larger than device memory: the longest rows whose edges fit in `hot_bytes` in device
+    /// memory, every edge also in mapped page-locked host memory, read over the bus for the
+    /// other rows.
+    Split { hot_bytes: usize },
+}
+
+/// Bytes per edge entry the kernels read: target, and weight, label, timestamp if present.
+pub(crate) fn edge_entry_bytes(graph: &CsrGraph) -> usize {
+    4 + graph.weights().map_or(0, |_| 4) + graph.labels().map_or(0, |_| 4) + graph.timestamps().map_or(0, |_| 8)
+}
+
+/// A graph split between device memory (hot rows) and mapped host memory (all edges).
+pub(crate) struct SplitGraph {
+    /// Hot rows in the order their edges sit in device memory (by degree, longest first).
+    hot_rows: Vec<u32>,
+    /// Edge entries in device memory.
+    hot_edges: u64,
+    /// Per node: the virtual index of its first edge (see kernels/prelude.cuh).
+    row_base: Vec<u64>,
+    /// Device pointers of the hot arrays (targets, weights, labels, timestamps) and row_base.
+    hot_ptrs: (u64, u64, u64, u64, u64),
+    /// Device-visible pointers of the whole arrays in host memory (0 where absent).
+    cold: (u64, u64, u64, u64),
+    _pinned: (PinnedHostSlice<u32>, Option<PinnedHostSlice<f32>>, Option<PinnedHostSlice<u32>>, Option<PinnedHostSlice<i64>>),
+}
+
+/// A page-locked, device-mapped copy of `data` and the pointer kernels use for it.
+fn mapped_copy<T: DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Send + Sync>(
+    dev: &CudaDevice,
+    data: &[T],
+) -> Result<(PinnedHostSlice<T>, u64), CudaError> {
+    use cudarc::driver::sys;
+    // SAFETY: the allocation is filled below before any kernel reads it.
+    let mut pinned =
+        unsafe { dev.ctx.alloc_pinned_with_flags::<T>(data.len().max(1), sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }?;
+    {
+        use rayon::prelude::*;
+        let out = pinned.as_mut_slice()?;
+        out[..data.len()].par_chunks_mut(1 << 20).zip(data.par_chunks(1 << 20)).for_each(|(o, d)| o.copy_from_slice(d));
+    }
+    let mut ptr: sys::CUdeviceptr = 0;
+    // SAFETY: the pointer is a live DEVICEMAP allocation of this context.
+    let rc = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut ptr, pinned.as_mut_ptr()? as *mut std::ffi::c_void, 0) };
+    if rc != sys::CUresult::CUDA_SUCCESS {
+        return Err(CudaError::Driver(format!("cuMemHostGetDevicePointer: {rc:?}")));
+    }
+    Ok((pinned, ptr))
+}
+
+impl SplitGraph {
+    /// Picks the hot rows (longest first) within `hot_bytes` and maps the whole arrays.
+    fn new(dev: &CudaDevice, graph: &CsrGraph, hot_bytes: usize) -> Result<Self, CudaError> {
+        let n = graph.num_nodes();
+        let off = graph.offsets();
+        let per_edge = edge_entry_bytes(graph) as u64;
+        let mut order: Vec<u32> = (0..n as u32).filter(|&v| off[v as usize + 1] > off[v as usize]).collect();
+        order.sort_unstable_by_key(|&v| (std::cmp::Reverse(off[v as usize + 1] - off[v as usize]), v));
+        let mut hot_rows = Vec::new();
+        let mut hot_edges = 0u64;
+        for v in order {
+            let d = off[v as usize + 1] - off[v as usize];
+            if (hot_edges + d) * per_edge > hot_bytes as u64 {
+                break;
+            }
+            hot_rows.push(v);
+            hot_edges += d;
+        }
+        let mut row_base: Vec<u64> = off[..n].iter().map(|&o| hot_edges + o).collect();
+        let mut at = 0u64;
+        for &v in &hot_rows {
+            row_base[v as usize] = at;
+            at += off[v as usize + 1] - off[v as usize];
+        }
+        let (t, tp) = mapped_copy(dev, graph.targets())?;
+        let w = graph.weights().map(|w| mapped_copy(dev, w)).transpose()?;
+        let l = graph.labels().map(|l| mapped_copy(dev, l)).transpose()?;
+        let ts = graph.timestamps().map(|x| mapped_copy(dev, x)).transpose()?;
+        let cold = (tp, w.as_ref().map_or(0, |x| x.1), l.as_ref().map_or(0, |x| x.1), ts.as_ref().map_or(0, |x| x.1));
+        Ok(SplitGraph {
+            hot_rows,
+            hot_edges,
+            row_base,
+            hot_ptrs: (0, 0, 0, 0, 0),
+            cold,
+            _pinned: (t, w.map(|x| x.0), l.map(|x| x.0), ts.map(|x| x.0)),
+        })
+    }
+
+    /// The hot rows' targets, weights, labels and timestamps, concatenated in `hot_rows` order.
+    #[allow(clippy::type_complexity)]
+    fn hot_arrays(&self, graph: &CsrGraph) -> (Vec<u32>, Vec<f32>, Vec<u32>, Vec<i64>) {
+        fn gather<T: Copy>(rows: &[u32], graph: &CsrGraph, data: Option<&[T]>) -> Vec<T> {
+            let Some(data) = data else { return Vec::new() };
+            let mut out = Vec::new();
+            for &v in rows {
+                out.extend_from_slice(&data[graph.row(v)]);
+            }
+            out
+        }
+        (
+            gather(&self.hot_rows, graph, Some(graph.targets())),
+            gather(&self.hot_rows, graph, graph.weights()),
+            gather(&self.hot_rows, graph, graph.labels()),
+            gather(&self.hot_rows, graph, graph.timestamps()),
+        )
+    }
+
+    /// The graph's edge index of virtual edge `e`.
+    fn original_edge(&self, graph: &CsrGraph, e: u64) -> u64 {
+        if e >= self.hot_edges {
+            return e - self.hot_edges;
+        }
+        // Hot rows sit in `hot_rows` order; find the one holding e.
+        let mut at = 0u64;
+        for &v in &self.hot_rows {
+            let d = graph.degree(v);
+            if e < at + d {
+                return graph.offsets()[v as usize] + (e - at);
+            }
+            at += d;
+        }
+        e
+    }
+}
+
 /// The graph on the device: uploads, the arrays the preprocessing kernels computed, and the
 /// `WfGraph` image that points at them.
 pub(crate) struct Prepared {
     up: Uploads,
+    /// Out of core: the hot rows and the host arrays.
+    split: Option<SplitGraph>,
     /// The `WfGraph` struct's bytes.
     pub(crate) image: Vec<u8>,
     /// Device pointers of the CSR offsets and targets.
@@ -691,6 +854,7 @@ pub(crate) fn prepare(
     graph: &CsrGraph,
     hub_budget: usize,
     hub_min_degree: u64,
+    residency: Residency,
 ) -> Result<Prepared, CudaError> {
     let s = &dev.stream;
     let n = graph.num_nodes();
@@ -727,10 +891,32 @@ pub(crate) fn prepare(
         }};
     }
     let offsets = upload!(slices_u64, graph.offsets());
-    let targets = upload!(slices_u32, graph.targets());
-    let weights = graph.weights().map_or(Ok(0), |w| -> Result<u64, CudaError> { Ok(upload!(slices_f32, w)) })?;
-    let labels = graph.labels().map_or(Ok(0), |l| -> Result<u64, CudaError> { Ok(upload!(slices_u32, l)) })?;
-    let times = graph.timestamps().map_or(Ok(0), |t| -> Result<u64, CudaError> { Ok(upload!(slices_i64, t)) })?;
+    // Where the kernels read the edges: device copies of the whole arrays, or (out of core)
+    // device copies of the hot rows with the whole arrays in mapped host memory.
+    let mut split: Option<SplitGraph> = None;
+    let (targets, weights, labels, times) = match residency {
+        Residency::Device => (
+            upload!(slices_u32, graph.targets()),
+            graph.weights().map_or(Ok(0), |w| -> Result<u64, CudaError> { Ok(upload!(slices_f32, w)) })?,
+            graph.labels().map_or(Ok(0), |l| -> Result<u64, CudaError> { Ok(upload!(slices_u32, l)) })?,
+            graph.timestamps().map_or(Ok(0), |t| -> Result<u64, CudaError> { Ok(upload!(slices_i64, t)) })?,
+        ),
+        Residency::Split { hot_bytes } => {
+            let mut sg = SplitGraph::new(dev, graph, hot_bytes)?;
+            let hot = sg.hot_arrays(graph);
+            sg.hot_ptrs = (
+                upload!(slices_u32, &hot.0),
+                upload!(slices_f32, &hot.1),
+                upload!(slices_u32, &hot.2),
+                upload!(slices_i64, &hot.3),
+                upload!(slices_u64, &sg.row_base),
+            );
+            let cold = sg.cold;
+            split = Some(sg);
+            // The preprocessing kernels read the whole graph from host memory, once.
+            cold
+        }
+    };
     let mut prop_ptrs = Vec::new();
     for p in &walk.props {
         let data = graph.node_property(p).expect("checked above");
@@ -744,8 +930,9 @@ pub(crate) fn prepare(
     let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
     let grid = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
     let n32 = n as u32;
-    let edges = if weighted { zeroed!(slices_u32, 2 * m) } else { 0 };
-    if weighted {
+    let packed = weighted && split.is_none();
+    let edges = if packed { zeroed!(slices_u32, 2 * m) } else { 0 };
+    if packed {
         let f = walk.prep("wf_prep_edges")?;
         let m64 = m as u64;
         let mut b = s.launch_builder(&f);
@@ -800,13 +987,23 @@ pub(crate) fn prepare(
     let seconds = t.elapsed().as_secs_f64();
 
     let mut g = CStruct::default();
-    g.u32(n as u32).u64(offsets).u64(targets).u64(edges).u64(weights).u64(labels).u64(times);
+    // Out of core, the kernels' edge arrays are the hot rows'; the whole arrays are the cold ones.
+    let (k_targets, k_weights, k_labels, k_times, row_base) = match &split {
+        None => (targets, weights, labels, times, 0),
+        Some(sg) => sg.hot_ptrs,
+    };
+    g.u32(n as u32).u64(offsets).u64(k_targets).u64(edges).u64(k_weights).u64(k_labels).u64(k_times);
     g.u64(node_w).u64(weight_max).u64(weight_min).u64(weight_sum).u32(label_k).u64(label_max).u64(label_sum).u64(label_count);
     g.u64(nbr_max).u64(nbr_min).u64(props).u64(hub_slot).u64(hub_bits).u64(hubs.words as u64);
+    match &split {
+        None => g.u64(0).u64(0).u64(0).u64(0).u64(0).u64(0),
+        Some(sg) => g.u64(row_base).u64(sg.hot_edges).u64(sg.cold.0).u64(sg.cold.1).u64(sg.cold.2).u64(sg.cold.3),
+    };
     Ok(Prepared {
         up,
         image: g.finish(),
         csr: (offsets, targets),
+        split,
         hubs: hubs.nodes.len(),
         seconds,
         stats: [weight_max, weight_min, weight_sum, label_max, label_sum, label_count, nbr_max, nbr_min],
@@ -816,7 +1013,7 @@ pub(crate) fn prepare(
 /// The per-node arrays `walk` needs, computed by the device's preprocessing kernels and read
 /// back (for tests: they must equal [`wayfarer_runtime::NodeStats::compute`] bit for bit).
 pub fn node_stats_on_device(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGraph) -> Result<wayfarer_runtime::NodeStats, CudaError> {
-    let prepared = prepare(dev, walk, graph, 0, MIN_HUB_DEGREE)?;
+    let prepared = prepare(dev, walk, graph, 0, MIN_HUB_DEGREE, Residency::Device)?;
     let s = &dev.stream;
     let n = graph.num_nodes();
     let kn = stats_label_k(graph, walk.requirements) as usize * n;
@@ -850,8 +1047,9 @@ pub fn node_stats_on_device(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGr
 }
 
 /// The walk error the kernel reported: `[code, query, step, edge, weight bits]`.
-fn device_error(graph: &CsrGraph, walk: &str, err: &[u64]) -> WalkError {
-    let e = err[3] as usize;
+fn device_error(graph: &CsrGraph, walk: &str, err: &[u64], split: Option<&SplitGraph>) -> WalkError {
+    // Out of core, the kernels' edge indices are virtual.
+    let e = split.map_or(err[3], |sg| sg.original_edge(graph, err[3])) as usize;
     let src = graph.offsets().partition_point(|&o| o <= e as u64).saturating_sub(1) as u32;
     let dst = graph.targets().get(e).copied().unwrap_or(u32::MAX);
     let weight = f32::from_bits(err[4] as u32);

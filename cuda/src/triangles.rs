@@ -435,7 +435,7 @@ fn count_share(
             (loaded.module, csr, (0u64, 0u64), (Some((offsets, targets)), None))
         }
         Some(m) => {
-            let prepared = crate::run::prepare(dev, &m.walk, graph, 0, crate::MIN_HUB_DEGREE)?;
+            let prepared = crate::run::prepare(dev, &m.walk, graph, 0, crate::MIN_HUB_DEGREE, crate::run::Residency::Device)?;
             let image = s.clone_htod(&prepared.image)?;
             let params = s.clone_htod(&m.params)?;
             let ptrs = (dptr(s, &image), dptr(s, &params));

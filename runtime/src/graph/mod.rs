@@ -323,6 +323,17 @@ impl CsrGraph {
         Ok(())
     }
 
+    /// Replaces (or removes) the edge timestamps.
+    pub fn set_timestamps(&mut self, timestamps: Option<Vec<i64>>) -> Result<(), GraphError> {
+        if let Some(t) = &timestamps
+            && t.len() as u64 != self.num_edges()
+        {
+            return Err(GraphError::Invalid(format!("{} timestamps for {} edges", t.len(), self.num_edges())));
+        }
+        self.timestamps = timestamps.map(Buf::owned);
+        Ok(())
+    }
+
     /// How internal ids map to the input's ids.
     pub fn id_map(&self) -> &IdMap {
         &self.ids
