@@ -185,11 +185,16 @@ __device__ __forceinline__ void wf_fill_hub_bits(const u64* offsets, const u32* 
     }
 }
 
-// Whether edge e lives in host memory (graphs larger than device memory).
+// Whether edge e lives in host memory, and the (virtual) index of v's first edge. Only the
+// out-of-core build of a walk (WF_OUT_OF_CORE, compiled when a graph does not fit) pays for
+// the test; otherwise it folds away.
+#ifdef WF_OUT_OF_CORE
 __device__ __forceinline__ bool wf_cold(const WfGraph& g, u64 e) { return g.cold_targets && e >= g.hot_edges; }
-
-// The (virtual) index of v's first edge.
 __device__ __forceinline__ u64 wf_row_base(const WfGraph& g, u32 v) { return g.row_base ? g.row_base[v] : g.offsets[v]; }
+#else
+__device__ __forceinline__ bool wf_cold(const WfGraph&, u64) { return false; }
+__device__ __forceinline__ u64 wf_row_base(const WfGraph& g, u32 v) { return g.offsets[v]; }
+#endif
 
 // First index of `v` in `u`'s sorted row, or ~0ull.
 __device__ __forceinline__ u64 wf_find_edge(const WfGraph& g, u32 u, u32 v) {

@@ -18,6 +18,8 @@ use wayfarer_runtime::{CsrGraph, Requirements, SamplerMode, Starts, WalkError, W
 pub struct CompiledWalk {
     function: CudaFunction,
     module: Arc<CudaModule>,
+    /// The generated source (the out-of-core build is compiled from it when needed).
+    source: String,
     requirements: Requirements,
     props: Vec<String>,
     name: String,
@@ -51,6 +53,7 @@ impl CudaDevice {
         Ok(CompiledWalk {
             function,
             module: loaded.module,
+            source: source.to_string(),
             requirements: wayfarer_compiler::analysis::requirements(info),
             props: program.props.clone(),
             name: program.name.clone(),
@@ -550,6 +553,9 @@ pub const PER_QUERY_EXTRA: usize = 4 + 4 + 8;
 struct DeviceRun<'a> {
     dev: &'a CudaDevice,
     walk: &'a CompiledWalk,
+    /// The walk kernel: the walk's own, or its out-of-core build.
+    function: CudaFunction,
+    _variant: Option<Arc<CudaModule>>,
     graph: &'a CsrGraph,
     seed: u64,
     prepared: Prepared,
@@ -585,26 +591,26 @@ impl<'a> DeviceRun<'a> {
         let per_query = (stride as usize) * 4 + PER_QUERY_EXTRA;
         let (free, _) = dev.ctx.mem_get_info()?;
         let budget = cfg.memory_budget.unwrap_or(free / 10 * 8);
-        // Room for this many walkers at a time at least, or the graph goes out of core.
-        let min_walkers = total.clamp(1, 1 << 16) as usize;
         // The edge arrays (with the packed target-weight pairs of weighted graphs).
         let edge_bytes = m * edge_entry_bytes(graph) + graph.weights().map_or(0, |_| m * 8);
         let node_bytes = graph_bytes - edge_bytes;
-        let (residency, device_graph_bytes) = if graph_bytes + min_walkers * per_query <= budget {
+        let (residency, device_graph_bytes) = if graph_bytes + per_query <= budget {
             (Residency::Device, graph_bytes)
         } else {
-            // Out of core: offsets, row starts and per-node arrays stay; the rest of the budget
-            // that the walkers leave holds the longest rows.
+            // Out of core: offsets, row starts and per-node arrays stay; of what is left, the
+            // walkers take up to half (64 Ki of them at most), the longest rows the rest.
             let fixed = node_bytes + n * 8;
-            let Some(hot_bytes) = budget.checked_sub(fixed + min_walkers * per_query) else {
+            let avail = budget.saturating_sub(fixed);
+            if avail < 2 * per_query {
                 return Err(CudaError::OutOfMemory(format!(
-                    "{}: even the per-node arrays ({:.2} GiB) and {min_walkers} walkers do not fit in {:.2} GiB",
+                    "{}: the per-node arrays alone ({:.3} GiB) leave no room for walkers in {:.3} GiB",
                     dev.name,
                     fixed as f64 / (1u64 << 30) as f64,
                     budget as f64 / (1u64 << 30) as f64
                 )));
-            };
-            (Residency::Split { hot_bytes }, fixed + hot_bytes)
+            }
+            let walkers = (total.clamp(1, 1 << 16) as usize * per_query).min(avail / 2);
+            (Residency::Split { hot_bytes: avail - walkers }, budget - walkers)
         };
         let capacity = (((budget - device_graph_bytes.min(budget)) / per_query) as u64).clamp(1, total.max(1));
         // Out of core, the bitmaps would take from the hot rows: none unless asked for.
@@ -613,6 +619,14 @@ impl<'a> DeviceRun<'a> {
             Residency::Split { .. } => cfg.hub_budget.unwrap_or(0),
         };
         let prepared = prepare(dev, walk, graph, hub_budget, cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE), residency)?;
+        let (function, variant) = match residency {
+            Residency::Device => (walk.function.clone(), None),
+            Residency::Split { .. } => {
+                let source = format!("#define WF_OUT_OF_CORE 1\n{}", walk.source);
+                let loaded = dev.load_source(&format!("{}-out-of-core", walk.name), &source, "wf_walk")?;
+                (loaded.module.load_function("wf_walk")?, Some(loaded.module))
+            }
+        };
         let s = &dev.stream;
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
@@ -621,6 +635,8 @@ impl<'a> DeviceRun<'a> {
         Ok(DeviceRun {
             dev,
             walk,
+            function,
+            _variant: variant,
             graph,
             seed: cfg.seed,
             prepared,
@@ -673,7 +689,7 @@ impl<'a> DeviceRun<'a> {
         let args_dev = s.clone_htod(&args.finish())?;
         let t = Instant::now();
         if count > 0 {
-            let mut b = s.launch_builder(&self.walk.function);
+            let mut b = s.launch_builder(&self.function);
             b.arg(&self.graph_dev).arg(&self.params_dev).arg(&args_dev);
             // SAFETY: the argument images follow the kernel's structs (layout.rs), every pointer
             // in them is a live allocation of the right length, and the kernel bounds every index.

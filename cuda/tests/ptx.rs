@@ -33,7 +33,10 @@ fn compile_to_ptx(src: &str) {
         wayfarer_compiler::cuda_backend::PRELUDE,
         wayfarer_compiler::cuda_backend::emit_device_functions(&f, &info)
     );
-    for (cu, entry) in [(check, "wf_check"), (wayfarer_cuda::walk_source(&f, &info), "wf_walk")] {
+    let walk = wayfarer_cuda::walk_source(&f, &info);
+    // The out-of-core build (graphs larger than device memory) too.
+    let out_of_core = format!("#define WF_OUT_OF_CORE 1\n{walk}");
+    for (cu, entry) in [(check, "wf_check"), (walk, "wf_walk"), (out_of_core, "wf_walk")] {
         let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
         match compile_ptx_with_opts(&cu, opts) {
             Ok(ptx) => {
