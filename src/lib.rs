@@ -26,6 +26,7 @@ extern crate self as wayfarer;
 pub mod bench;
 pub mod gpu;
 pub mod library;
+pub mod partition;
 
 pub use wayfarer_macros::{mask, sampler, walk};
 pub use wayfarer_runtime as runtime;

@@ -41,6 +41,10 @@ enum Cmd {
     /// Count triangles (exact): the total, per-node counts and local clustering coefficients,
     /// optionally among the edges a `#[mask]` function keeps
     Triangles(TrianglesArgs),
+    /// Workload-aware partitioning: degree + anonymous-walk density (the hybrid metric),
+    /// balanced contiguous blocks, dense/sparse classes, and the imbalance of naive,
+    /// degree-only and hybrid partitions
+    Partition(PartitionArgs),
     /// Show a walk's IR, its bound analysis (B, Ŝ, arrays, fallbacks) as the compiler sees it.
     Explain {
         /// A library walk (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal) or a `.rs`
@@ -166,6 +170,39 @@ struct SampleArgs {
     #[arg(long, default_value = "original")]
     ids: String,
     /// No progress or summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct PartitionArgs {
+    /// A .wfg, .mtx or text edge list (omit for the embedded default graph).
+    #[arg(long)]
+    graph: Option<PathBuf>,
+    /// Blocks to cut.
+    #[arg(long)]
+    blocks: usize,
+    /// Weight of the neighborhood density in H = alpha·N + (1 − alpha)·D (each scaled to mean 1).
+    #[arg(long, default_value_t = 0.5)]
+    alpha: f64,
+    /// Anonymous walks per node for the density.
+    #[arg(short = 'k', long = "walks", default_value_t = 16)]
+    walks: u32,
+    /// Their length in steps.
+    #[arg(short = 'd', long = "length", default_value_t = 8)]
+    length: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where the density walks run: auto, cpu or cuda.
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// Write each node's block (uint32, by internal node id) of the hybrid partition to this .npy.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Write each block's class (uint8: 1 dense, 0 sparse) to this .npy.
+    #[arg(long)]
+    classes: Option<PathBuf>,
+    /// No summary on stderr.
     #[arg(short, long)]
     quiet: bool,
 }
@@ -828,6 +865,59 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     Ok(())
 }
 
+fn cmd_partition(a: PartitionArgs) -> Result<()> {
+    use wayfarer::output::NpyArray;
+    use wayfarer::partition::{PartitionConfig, Scheme, balance, metrics, partition};
+    if a.blocks == 0 {
+        bail!("--blocks must be at least 1");
+    }
+    for p in [&a.output, &a.classes].into_iter().flatten() {
+        if p.extension().and_then(|e| e.to_str()) != Some("npy") {
+            bail!("{}: partition outputs are .npy files", p.display());
+        }
+    }
+    let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
+    let g = load_graph(a.graph.as_deref(), a.quiet)?;
+    if a.blocks > g.num_nodes() {
+        bail!("--blocks {}: the graph has {} nodes", a.blocks, g.num_nodes());
+    }
+    let cfg = PartitionConfig { blocks: a.blocks, alpha: a.alpha, walks: a.walks, length: a.length, seed: a.seed };
+    let t = Instant::now();
+    let m = metrics(&g, &cfg, backend)?;
+    let metric_secs = t.elapsed().as_secs_f64();
+    let hybrid = partition(&m, a.blocks, Scheme::Hybrid);
+    if !a.quiet {
+        let dense = hybrid.dense.iter().filter(|&&d| d).count();
+        eprintln!(
+            "metric: {} nodes, k = {} anonymous walks of d = {} steps each, alpha = {} ({:.3} s); tau = mu_H + 0.5 sigma_H = {:.4}: {dense} dense and {} sparse blocks",
+            g.num_nodes(),
+            a.walks,
+            a.length,
+            a.alpha,
+            metric_secs,
+            hybrid.threshold,
+            a.blocks - dense
+        );
+        eprintln!(
+            "| partition ({} blocks) | imbalance max/avg, work H | imbalance, work degree + 1 | sum of within-block Var(H) |",
+            a.blocks
+        );
+        eprintln!("|---|---|---|---|");
+        for scheme in [Scheme::Naive, Scheme::Degree, Scheme::Hybrid] {
+            let p = if scheme == Scheme::Hybrid { hybrid.clone() } else { partition(&m, a.blocks, scheme) };
+            let b = balance(&m, &p, scheme);
+            eprintln!("| {} | {:.3} | {:.3} | {:.3} |", scheme.name(), b.imbalance_hybrid, b.imbalance_degree, b.within_block_variance);
+        }
+    }
+    if let Some(p) = &a.output {
+        NpyArray::U32(hybrid.block.clone()).write(p)?;
+    }
+    if let Some(p) = &a.classes {
+        NpyArray::U8(hybrid.dense.iter().map(|&d| d as u8).collect()).write(p)?;
+    }
+    Ok(())
+}
+
 /// `--cost-ratio R[,F[,R_SHORT]]` or `profile`.
 fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
     if s == "profile" {
@@ -1244,6 +1334,7 @@ fn main() {
         Cmd::Walk(a) => Procs::init().and_then(|p| cmd_walk(a, &p)),
         Cmd::Sample(a) => cmd_sample(a),
         Cmd::Triangles(a) => cmd_triangles(a),
+        Cmd::Partition(a) => cmd_partition(a),
         Cmd::Explain { walk } => cmd_explain(&walk),
         Cmd::Emit { walk, output, params, cost_ratio } => cmd_emit(&walk, &output, &params, cost_ratio.as_deref()),
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),

@@ -439,3 +439,43 @@ fn triangles_counts_with_and_without_a_mask() {
     fails(&["triangles", "--graph", gs, "-p", "t=3"], "there is no --mask");
     fails(&["triangles", "--graph", gs, "--per-node", "counts.txt"], "per-node outputs are .npy files");
 }
+
+#[test]
+fn partition_writes_blocks_classes_and_a_report() {
+    let d = dir().join("partition");
+    std::fs::create_dir_all(&d).unwrap();
+    let g = d.join("ba.wfg");
+    ok(&["gen", "ba", "--nodes", "3000", "--m", "3", "--seed", "4", "-o", g.to_str().unwrap()]);
+    let parts = d.join("parts.npy");
+    let classes = d.join("classes.npy");
+    let (_, err) = ok(&[
+        "partition",
+        "--graph",
+        g.to_str().unwrap(),
+        "--blocks",
+        "16",
+        "-k",
+        "4",
+        "-d",
+        "5",
+        "--backend",
+        "cpu",
+        "-o",
+        parts.to_str().unwrap(),
+        "--classes",
+        classes.to_str().unwrap(),
+    ]);
+    for row in ["naive", "degree-only", "hybrid", "dense and"] {
+        assert!(err.contains(row), "report lacks {row}:\n{err}");
+    }
+    let (header, data) = npy_shape(&parts);
+    assert!(header.contains("'<u4'") && header.contains("(3000,)"), "{header}");
+    let blocks: Vec<u32> = data.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert!(blocks.iter().all(|&b| b < 16) && (0..16).all(|b| blocks.contains(&b)), "every block used once at least");
+    let (header, data) = npy_shape(&classes);
+    assert!(header.contains("'|u1'") && header.contains("(16,)"), "{header}");
+    assert!(data.iter().all(|&c| c <= 1) && data.contains(&1) && data.contains(&0));
+    fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "0"], "--blocks must be at least 1");
+    fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "-o", "p.txt"], "partition outputs are .npy files");
+    fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "--alpha", "2"], "alpha");
+}

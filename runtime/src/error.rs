@@ -136,7 +136,8 @@ pub enum WalkError {
 }
 
 impl WalkError {
-    pub(crate) fn param(name: &str, message: impl Into<String>) -> Self {
+    /// A [`WalkError::Parameter`] error.
+    pub fn param(name: &str, message: impl Into<String>) -> Self {
         WalkError::Parameter { name: name.to_string(), message: message.into() }
     }
 }

@@ -199,6 +199,8 @@ pub fn write_text(walks: &Walks, graph: &CsrGraph, ids: IdSpace, w: &mut impl Wr
 /// A 1-D array for an `.npz` file.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NpyArray {
+    /// `uint8`.
+    U8(Vec<u8>),
     /// `uint32`.
     U32(Vec<u32>),
     /// `uint64`.
@@ -211,6 +213,7 @@ impl NpyArray {
     /// The array as a complete `.npy` file.
     pub fn npy(&self) -> Vec<u8> {
         let (descr, len) = match self {
+            NpyArray::U8(v) => ("|u1", v.len()),
             NpyArray::U32(v) => ("<u4", v.len()),
             NpyArray::U64(v) => ("<u8", v.len()),
             NpyArray::F64(v) => ("<f8", v.len()),
@@ -218,6 +221,7 @@ impl NpyArray {
         let mut b = npy_header_shape(descr, &format!("({len},)"));
         b.reserve(len * 8);
         match self {
+            NpyArray::U8(v) => b.extend_from_slice(v),
             NpyArray::U32(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
             NpyArray::U64(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
             NpyArray::F64(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
