@@ -202,6 +202,13 @@ struct PartitionArgs {
     /// Write each block's class (uint8: 1 dense, 0 sparse) to this .npy.
     #[arg(long)]
     classes: Option<PathBuf>,
+    /// Write the nodes (original ids, uint64) in the order of `--order-by` to this .npy, e.g.
+    /// as `wayfarer walk --starts` to run walkers grouped by predicted work.
+    #[arg(long)]
+    order: Option<PathBuf>,
+    /// The order `--order` writes: hybrid (ascending H), degree, or id.
+    #[arg(long, default_value = "hybrid")]
+    order_by: String,
     /// No summary on stderr.
     #[arg(short, long)]
     quiet: bool,
@@ -871,11 +878,17 @@ fn cmd_partition(a: PartitionArgs) -> Result<()> {
     if a.blocks == 0 {
         bail!("--blocks must be at least 1");
     }
-    for p in [&a.output, &a.classes].into_iter().flatten() {
+    for p in [&a.output, &a.classes, &a.order].into_iter().flatten() {
         if p.extension().and_then(|e| e.to_str()) != Some("npy") {
             bail!("{}: partition outputs are .npy files", p.display());
         }
     }
+    let order_by = match a.order_by.as_str() {
+        "hybrid" => Scheme::Hybrid,
+        "degree" => Scheme::Degree,
+        "id" => Scheme::Naive,
+        x => bail!("--order-by {x}: use hybrid, degree or id"),
+    };
     let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
     let g = load_graph(a.graph.as_deref(), a.quiet)?;
     if a.blocks > g.num_nodes() {
@@ -914,6 +927,10 @@ fn cmd_partition(a: PartitionArgs) -> Result<()> {
     }
     if let Some(p) = &a.classes {
         NpyArray::U8(hybrid.dense.iter().map(|&d| d as u8).collect()).write(p)?;
+    }
+    if let Some(p) = &a.order {
+        let map = g.id_map();
+        NpyArray::U64(wayfarer::partition::order(&m, order_by).iter().map(|&v| map.original(v)).collect()).write(p)?;
     }
     Ok(())
 }

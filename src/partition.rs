@@ -181,23 +181,28 @@ pub fn contiguous_blocks(order: &[u32], weight: &[f64], blocks: usize) -> Vec<u3
     block
 }
 
+/// The nodes in `scheme`'s order: by id, by degree, or by the hybrid metric (ascending; ties
+/// by id).
+pub fn order(m: &NodeMetrics, scheme: Scheme) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..m.degree.len() as u32).collect();
+    match scheme {
+        Scheme::Naive => {}
+        Scheme::Degree => order.par_sort_by_key(|&v| (m.degree[v as usize], v)),
+        Scheme::Hybrid => order.par_sort_by(|&a, &b| m.hybrid[a as usize].total_cmp(&m.hybrid[b as usize]).then(a.cmp(&b))),
+    }
+    order
+}
+
 /// The partition of `scheme` with the dense/sparse class of every block.
 pub fn partition(m: &NodeMetrics, blocks: usize, scheme: Scheme) -> Partition {
     let n = m.degree.len();
-    let ids: Vec<u32> = (0..n as u32).collect();
     let block = match scheme {
-        Scheme::Naive => ids.iter().map(|&v| (v as usize * blocks.max(1) / n.max(1)) as u32).collect(),
+        Scheme::Naive => (0..n).map(|v| (v * blocks.max(1) / n.max(1)) as u32).collect(),
         Scheme::Degree => {
-            let mut order = ids;
-            order.par_sort_by_key(|&v| (m.degree[v as usize], v));
             let w: Vec<f64> = m.degree.iter().map(|&d| d as f64 + 1.0).collect();
-            contiguous_blocks(&order, &w, blocks)
+            contiguous_blocks(&order(m, scheme), &w, blocks)
         }
-        Scheme::Hybrid => {
-            let mut order = ids;
-            order.par_sort_by(|&a, &b| m.hybrid[a as usize].total_cmp(&m.hybrid[b as usize]).then(a.cmp(&b)));
-            contiguous_blocks(&order, &m.hybrid, blocks)
-        }
+        Scheme::Hybrid => contiguous_blocks(&order(m, scheme), &m.hybrid, blocks),
     };
     let mean = m.hybrid.iter().sum::<f64>() / n.max(1) as f64;
     let var = m.hybrid.iter().map(|h| (h - mean) * (h - mean)).sum::<f64>() / n.max(1) as f64;
