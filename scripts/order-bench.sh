@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 SCALE="${1:-22}"
 WF="${WF:-.devbin/wayfarer}"
 [ -x "$WF" ] || WF=target/release/wayfarer
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)/nvidia/cu13/lib; do
+    if ls "$d"/libnvrtc.so.13* >/dev/null 2>&1; then export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; break; fi
+done
 DIR="${BENCH_DIR:-$(mktemp -d)}"
 G="$DIR/rmat$SCALE-u.wfg"
 [ -f "$G" ] || "$WF" gen rmat --scale "$SCALE" --edge-factor 16 --seed 1 --weights uniform -o "$G" >&2
@@ -17,7 +20,7 @@ echo "| start order (R-MAT $SCALE, node2vec) | kernel ms (run 1) | kernel ms (ru
 echo "|---|---|---|---|"
 base=""
 for by in id degree hybrid; do
-    "$WF" partition --graph "$G" --blocks 1024 --backend cuda --order "$DIR/order-$by.npy" --order-by "$by" -q
+    "$WF" partition --graph "$G" --blocks 1024 --backend cuda --order "$DIR/order-$by.npy" --order-by "$by" 2>&1 | tail -4 >&2
     times=""
     for run in 1 2; do
         line="$("$WF" walk node2vec --graph "$G" --backend cuda --gpus 1 --length 80 --seed 1 --starts "$DIR/order-$by.npy" -q -o "$DIR/w.npy" 2>&1 | grep 'steps/s' | tail -1)"
