@@ -309,8 +309,9 @@ struct WalkArgs {
     /// Walkers per node (one query per node per round).
     #[arg(long, default_value_t = 1)]
     walks_per_node: u32,
-    /// Start one walker per line of this file (original node ids; `#` comments) instead of
-    /// one per node.
+    /// Start one walker per listed node instead of one per node: a text file with an original
+    /// node id per line (`#` comments) or a .npy of integer ids (e.g. `wayfarer partition
+    /// --order`).
     #[arg(long, value_name = "FILE", conflicts_with = "walks_per_node")]
     starts: Option<PathBuf>,
     /// Ignore the graph's edge weights.
@@ -637,7 +638,7 @@ fn read_seeds(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
         v.push(node.ok_or_else(|| bad(&format!("entry {i}: node {id} is not in the graph")))?);
     }
     if v.is_empty() {
-        return Err(bad("no seed nodes"));
+        return Err(bad("no nodes listed"));
     }
     Ok(v)
 }
@@ -1031,7 +1032,7 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
         interleave: a.interleave,
     };
     let starts = match &a.starts {
-        Some(p) => Starts::Nodes(read_starts(&g, p)?),
+        Some(p) => Starts::Nodes(read_seeds(&g, p)?),
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
     let queries = starts.count(g.num_nodes());
@@ -1174,7 +1175,7 @@ fn walk_program_file(
         g.set_weights(None)?;
     }
     let starts = match &a.starts {
-        Some(p) => Starts::Nodes(read_starts(&g, p)?),
+        Some(p) => Starts::Nodes(read_seeds(&g, p)?),
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
     let queries = starts.count(g.num_nodes());
