@@ -199,10 +199,16 @@ __device__ __forceinline__ u64 wf_row_base(const WfGraph& g, u32 v) { return g.o
 // First index of `v` in `u`'s sorted row, or ~0ull.
 __device__ __forceinline__ u64 wf_find_edge(const WfGraph& g, u32 u, u32 v) {
     if (u >= g.num_nodes || v >= g.num_nodes) return ~0ull;
+#ifdef WF_OUT_OF_CORE
     u64 base = wf_row_base(g, u), d = g.offsets[u + 1] - g.offsets[u];
     const u32* row = wf_cold(g, base) ? g.cold_targets + (base - g.hot_edges) : g.targets + base;
     u64 lo = wf_lower_bound(row, 0, d, v);
     return (lo < d && row[lo] == v) ? base + lo : ~0ull;
+#else
+    u64 end = g.offsets[u + 1];
+    u64 lo = wf_lower_bound(g.targets, g.offsets[u], end, v);
+    return (lo < end && g.targets[lo] == v) ? lo : ~0ull;
+#endif
 }
 
 __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
@@ -243,8 +249,13 @@ __device__ __forceinline__ float wf_back_weight(const WfGraph& g, u32 cur, u32 p
     float w = 0.0f; u32 n = 0;
     u64 e = wf_find_edge(g, cur, prev);
     if (e != ~0ull) {
+#ifdef WF_OUT_OF_CORE
         u64 end = wf_row_base(g, cur) + (g.offsets[cur + 1] - g.offsets[cur]);
         for (; e < end && wf_dst(g, e) == prev; ++e) { w = fmaxf(w, wf_h(g, e)); ++n; }
+#else
+        u64 end = g.offsets[cur + 1];
+        for (; e < end && g.targets[e] == prev; ++e) { w = fmaxf(w, wf_h(g, e)); ++n; }
+#endif
     }
     if (count) *count = n;
     return w;

@@ -127,8 +127,13 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {
             // A new step: choose the sampler.
+#ifdef WF_OUT_OF_CORE
             base = wf_row_base(g, w.b.cur);
             d = (u32)(g.offsets[w.b.cur + 1] - g.offsets[w.b.cur]);
+#else
+            base = g.offsets[w.b.cur];
+            d = (u32)(g.offsets[w.b.cur + 1] - base);
+#endif
             if (d == 0) {
                 dead = true;
             } else if (a.mode == 2) {
