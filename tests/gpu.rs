@@ -782,3 +782,15 @@ fn several_gpus_give_the_walks_of_one() {
     }
     eprintln!("{checked} multi-GPU runs equal one GPU's");
 }
+
+/// The partitioner's density walks on the GPU (eRJS, the CPU's walks for a seed) give the
+/// CPU's densities, so `wayfarer partition --backend cuda` partitions like the CPU.
+#[test]
+fn partition_density_on_the_gpu_equals_the_cpu() {
+    let Some(dev) = device() else { return };
+    let g = wayfarer::graph::generate::barabasi_albert(20_000, 3, 9).unwrap();
+    let cpu = wayfarer::partition::density(&g, 8, 6, 4, None).unwrap();
+    let gpu = wayfarer::partition::density(&g, 8, 6, 4, Some(&dev)).unwrap();
+    assert_eq!(cpu, gpu);
+    assert!(cpu.iter().any(|&x| x > 0.0 && x < 1.0));
+}
