@@ -794,3 +794,37 @@ fn partition_density_on_the_gpu_equals_the_cpu() {
     assert_eq!(cpu, gpu);
     assert!(cpu.iter().any(|&x| x > 0.0 && x < 1.0));
 }
+
+/// More than 2^32 edge entries end to end (issue 8), run by `scripts/big-graph-check.sh` on the
+/// device with `WAYFARER_BIG_GRAPH=g.wfg` (a generated graph of that size; skipped otherwise):
+/// walks from nodes whose rows start beyond entry 2^32, on the GPU and on the CPU (eRJS: the
+/// same walks for a seed), every step an edge of the graph.
+#[test]
+fn graphs_beyond_two_to_the_32_edges_walk_on_the_gpu() {
+    let Some(path) = std::env::var_os("WAYFARER_BIG_GRAPH") else {
+        eprintln!("skipping the >2^32-edge check: WAYFARER_BIG_GRAPH is not set");
+        return;
+    };
+    let Some(dev) = device() else { return };
+    let g = wayfarer::CsrGraph::load(&path).unwrap();
+    assert!(g.num_edges() > 1u64 << 32, "{} edges: not beyond 2^32", g.num_edges());
+    let off = g.offsets();
+    // Starts: nodes with edges whose rows begin past 2^32, and a few before.
+    let late: Vec<u32> =
+        (0..g.num_nodes() as u32).rev().filter(|&v| off[v as usize] > 1u64 << 32 && g.degree(v) > 0).take(20_000).collect();
+    let early: Vec<u32> = (0..g.num_nodes() as u32).filter(|&v| g.degree(v) > 0).take(2_000).collect();
+    assert!(late.len() == 20_000, "too few nodes beyond 2^32");
+    let starts = Starts::Nodes(late.into_iter().chain(early).collect());
+    let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    let (gpu, _, rep) = run_library_walk(&dev, &walk, &g, &starts, 10, 5, SamplerMode::Rejection, GpuCost::Default, false).unwrap();
+    let cfg = WalkConfig { length: 10, seed: 5, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+    let (cpu, _) = walk.run(&g, &starts, &cfg, None).unwrap();
+    assert_eq!(gpu, cpu, "GPU walks differ from the CPU's beyond 2^32 edges");
+    for i in 0..gpu.len() {
+        let w = gpu.walk(i);
+        for pair in w.windows(2) {
+            assert!(g.has_edge(pair[0], pair[1]), "walk {i}: {} -> {} is not an edge", pair[0], pair[1]);
+        }
+    }
+    eprintln!("{} walks, {} steps beyond 2^32 edge entries: GPU = CPU, every step an edge", gpu.len(), rep.steps);
+}
