@@ -9,9 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE="${1:-27}"; EF="${2:-18}"
 WF=.devbin/wayfarer
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)/nvidia/cu13/lib; do
-    if ls "$d"/libnvrtc.so.13* >/dev/null 2>&1; then export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; break; fi
-done
+# shellcheck source=scripts/nvrtc-env.sh
+. scripts/nvrtc-env.sh
 DIR="${BENCH_DIR:-$(mktemp -d)}"
 G="$DIR/rmat$SCALE-ef$EF.wfg"
 time "$WF" gen rmat --scale "$SCALE" --edge-factor "$EF" --seed 1 -o "$G"

@@ -54,10 +54,8 @@ for f in compiler/tests/golden/*.cu; do
 done
 row "library walks' device code, nvcc sm_90" "$([ $ok = $total ] && echo ok || echo FAIL)" "$ok/$total built"
 
-# NVRTC for the walk kernels: the toolkit's, or the pip wheel's.
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)/nvidia/cu13/lib; do
-    if ls "$d"/libnvrtc.so.13* >/dev/null 2>&1; then export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; break; fi
-done
+# shellcheck source=scripts/nvrtc-env.sh
+. scripts/nvrtc-env.sh
 if [ ! -x .devbin/gpu-tests ] && command -v cargo >/dev/null; then scripts/gpu-build.sh >>"$LOG" 2>&1; fi
 export WAYFARER_CACHE_DIR="$BUILD/cache" WAYFARER_REQUIRE_GPU=1
 

@@ -6,6 +6,8 @@
 #   scripts/has-edge-bench.sh SCALE [OUT.md]      (uses .devbin/wayfarer or target/release/wayfarer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/nvrtc-env.sh
+. scripts/nvrtc-env.sh
 SCALE="$1"; OUT="${2:-}"
 WF="${WF:-target/release/wayfarer}"
 [ -x "$WF" ] || WF=.devbin/wayfarer

@@ -7,6 +7,8 @@
 #   scripts/out-of-core-bench.sh [SCALE] ["BUDGETS"]     (default 22, "1G 700M 500M 420M")
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/nvrtc-env.sh
+. scripts/nvrtc-env.sh
 SCALE="${1:-22}"; BUDGETS="${2:-1G 700M 500M 420M}"
 WF="${WF:-.devbin/wayfarer}"
 [ -x "$WF" ] || WF=target/release/wayfarer

@@ -143,28 +143,38 @@ pub fn run_program(
     cost: GpuCost,
     verbose: bool,
 ) -> Result<(Walks, RunReport, GpuReport), CudaError> {
-    let stride = length as usize + 1;
-    let mut walks = Walks { stride, nodes: Vec::new(), lengths: Vec::new() };
-    let (report, rep) = run_program_streaming(
-        std::slice::from_ref(dev),
-        program,
-        info,
-        values,
-        name,
-        graph,
-        starts,
-        length,
-        seed,
-        sampler,
-        cost,
-        verbose,
-        None,
-        usize::MAX,
-        &mut |batch| {
-            walks.append(batch);
-            Ok(())
-        },
-    )?;
+    collect_walks(length, |sink| {
+        run_program_streaming(
+            std::slice::from_ref(dev),
+            program,
+            info,
+            values,
+            name,
+            graph,
+            starts,
+            length,
+            seed,
+            sampler,
+            cost,
+            verbose,
+            None,
+            usize::MAX,
+            sink,
+        )
+    })
+}
+
+/// Runs a streaming GPU run with a sink that keeps every batch, and returns the walks with
+/// the run's reports.
+pub fn collect_walks(
+    length: u32,
+    run: impl FnOnce(&mut dyn FnMut(Walks) -> Result<(), CudaError>) -> Result<(RunReport, GpuReport), CudaError>,
+) -> Result<(Walks, RunReport, GpuReport), CudaError> {
+    let mut walks = Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+    let (report, rep) = run(&mut |batch| {
+        walks.append(batch);
+        Ok(())
+    })?;
     Ok((walks, report, rep))
 }
 
@@ -378,25 +388,22 @@ pub fn run_library_walk(
     cost: GpuCost,
     verbose: bool,
 ) -> Result<(Walks, RunReport, GpuReport), CudaError> {
-    let mut walks = Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
-    let (report, rep) = run_library_walk_streaming(
-        std::slice::from_ref(dev),
-        walk,
-        graph,
-        starts,
-        length,
-        seed,
-        sampler,
-        cost,
-        verbose,
-        None,
-        usize::MAX,
-        &mut |batch| {
-            walks.append(batch);
-            Ok(())
-        },
-    )?;
-    Ok((walks, report, rep))
+    collect_walks(length, |sink| {
+        run_library_walk_streaming(
+            std::slice::from_ref(dev),
+            walk,
+            graph,
+            starts,
+            length,
+            seed,
+            sampler,
+            cost,
+            verbose,
+            None,
+            usize::MAX,
+            sink,
+        )
+    })
 }
 
 /// What the GPU triangle counter did (kernel, upload and orientation seconds, edges per kernel).
@@ -416,25 +423,40 @@ pub fn count_triangles<W: crate::Walk>(
     mask: Option<&W>,
     detail: crate::triangles::Detail,
 ) -> Result<(crate::triangles::TriangleCounts, GpuTriangleReport), CudaError> {
-    use crate::triangles;
-    if graph.orientation() == crate::graph::Orientation::Directed {
-        let oriented = match mask {
-            Some(m) => triangles::orient_with(graph, m)?,
-            None => triangles::orient(graph, None),
-        };
-        return wayfarer_cuda::triangles::count(devs, &oriented, detail);
-    }
     let Some(m) = mask else {
-        return wayfarer_cuda::triangles::count_graph(devs, graph, None, detail);
+        return count_triangles_with::<W>(devs, graph, None, detail);
     };
     let Some(src) = m.source() else {
         return Err(WalkError::Config(format!("mask `{}` is written by hand, not with #[mask]: it runs on the CPU only", m.name())).into());
     };
-    m.check(graph)?;
     let program = wayfarer_compiler::lower_mask_source(src.source)
         .map_err(|d| WalkError::Config(format!("{}: the mask does not compile:\n{}", m.name(), d.render(src.source, m.name()))))?;
     let info = wayfarer_compiler::analyze(&program);
     let values = program_values(&program, &src.params)?;
     let gpu_mask = wayfarer_cuda::triangles::GpuMask { program: &program, info: &info, values: &values };
-    wayfarer_cuda::triangles::count_graph(devs, graph, Some(gpu_mask), detail)
+    count_triangles_with(devs, graph, Some((m, gpu_mask)), detail)
+}
+
+/// [`count_triangles`] with the mask given twice: as a CPU walk (it checks the graph, and
+/// masks directed input, which is oriented on the host) and lowered for the GPU (it masks
+/// undirected input on the device). Whether the host oriented the graph is
+/// `GpuTriangleReport::orient_seconds == 0`.
+pub fn count_triangles_with<W: crate::Walk>(
+    devs: &[CudaDevice],
+    graph: &CsrGraph,
+    mask: Option<(&W, wayfarer_cuda::triangles::GpuMask)>,
+    detail: crate::triangles::Detail,
+) -> Result<(crate::triangles::TriangleCounts, GpuTriangleReport), CudaError> {
+    use crate::triangles;
+    if graph.orientation() == crate::graph::Orientation::Directed {
+        let oriented = match mask {
+            Some((m, _)) => triangles::orient_with(graph, m)?,
+            None => triangles::orient(graph, None),
+        };
+        return wayfarer_cuda::triangles::count(devs, &oriented, detail);
+    }
+    if let Some((m, _)) = mask {
+        m.check(graph)?;
+    }
+    wayfarer_cuda::triangles::count_graph(devs, graph, mask.map(|(_, g)| g), detail)
 }

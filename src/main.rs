@@ -816,21 +816,10 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
             // Undirected graphs are oriented (and masked) on the device; directed ones are
             // symmetrized and oriented on the host (the mask then runs on the CPU).
             let on_host = g.orientation() == wayfarer::graph::Orientation::Directed;
-            let (counts, r) = if on_host {
-                let oriented = match &mask {
-                    Some(m) => wayfarer::triangles::orient_with(&g, &m.jit)?,
-                    None => wayfarer::triangles::orient(&g, None),
-                };
-                wayfarer_cuda::triangles::count(&devs, &oriented, detail)?
-            } else {
-                if let Some(m) = &mask {
-                    use wayfarer::Walk;
-                    m.jit.check(&g)?;
-                }
-                let gpu_mask =
-                    mask.as_ref().map(|m| wayfarer_cuda::triangles::GpuMask { program: &m.program, info: &m.info, values: &m.values });
-                wayfarer_cuda::triangles::count_graph(&devs, &g, gpu_mask, detail)?
-            };
+            let both = mask
+                .as_ref()
+                .map(|m| (&m.jit, wayfarer_cuda::triangles::GpuMask { program: &m.program, info: &m.info, values: &m.values }));
+            let (counts, r) = wayfarer::gpu::count_triangles_with(&devs, &g, both, detail)?;
             where_ = format!(
                 "{} x {} (upload {:.3} s, orientation {:.3} s, kernels {:.3} s; {} edges by warps, {} by threads, {} rows as bitmaps; {})",
                 devs.len(),
@@ -1000,6 +989,8 @@ fn summary_line(report: &wayfarer::RunReport, backend: &str, procs: &procs::Proc
 /// Runs `wayfarer walk` (this process's shard under mpirun); returns the walk's name, its
 /// length and the whole run's query count.
 fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, u64)> {
+    // Checked whatever the backend, so a bad size is an error on the CPU too.
+    let memory_budget = a.device_memory_budget.as_deref().map(parse_bytes).transpose()?;
     let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
     let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
     let ids = match a.ids.as_str() {
@@ -1012,7 +1003,7 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
     }
     let params = parse_params(&a.params)?;
     if a.walk.ends_with(".rs") {
-        return walk_program_file(a, procs, backend, sampler, ids, &params);
+        return walk_program_file(a, procs, backend, sampler, ids, &params, memory_budget);
     }
     let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
     let walk = LibraryWalk::from_name(&a.walk, &params, &g, a.unweighted)?;
@@ -1055,55 +1046,45 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
                 eprintln!("backend auto: running on the GPU ({}, {})", gpus_name(devs), dev.arch);
             }
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
-            let memory_budget = a.device_memory_budget.as_deref().map(parse_bytes).transpose()?;
             if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
                 bail!(
                     "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
                 );
             }
             // With -o the batches stream to the file as they come off the device.
-            let (walks, report, rep) = match &a.output {
-                Some(o) => {
-                    let mut writer = wayfarer::output::WalkWriter::create(o, &g, ids, total as usize, cfg.length as usize + 1)?;
-                    let (report, rep) = wayfarer::gpu::run_library_walk_streaming(
-                        devs,
-                        &walk,
-                        &g,
-                        &starts,
-                        cfg.length,
-                        cfg.seed,
-                        cfg.sampler,
-                        cost,
-                        !a.quiet,
-                        memory_budget,
-                        HOST_BATCH_BYTES,
-                        &mut |batch| Ok(writer.write(&batch)?),
-                    )?;
-                    writer.finish()?;
+            let mut writer = match &a.output {
+                Some(o) => Some(wayfarer::output::WalkWriter::create(o, &g, ids, total as usize, cfg.length as usize + 1)?),
+                None => None,
+            };
+            let run = |sink: &mut dyn FnMut(wayfarer::Walks) -> Result<(), wayfarer::gpu::CudaError>, host_batch| {
+                wayfarer::gpu::run_library_walk_streaming(
+                    devs,
+                    &walk,
+                    &g,
+                    &starts,
+                    cfg.length,
+                    cfg.seed,
+                    cfg.sampler,
+                    cost,
+                    !a.quiet,
+                    memory_budget,
+                    host_batch,
+                    sink,
+                )
+            };
+            let (walks, report, rep) = match &mut writer {
+                Some(w) => {
+                    let (report, rep) = run(&mut |batch| Ok(w.write(&batch)?), HOST_BATCH_BYTES)?;
                     (None, report, rep)
                 }
                 None => {
-                    let mut walks = wayfarer::Walks { stride: cfg.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
-                    let (report, rep) = wayfarer::gpu::run_library_walk_streaming(
-                        devs,
-                        &walk,
-                        &g,
-                        &starts,
-                        cfg.length,
-                        cfg.seed,
-                        cfg.sampler,
-                        cost,
-                        !a.quiet,
-                        memory_budget,
-                        usize::MAX,
-                        &mut |batch| {
-                            walks.append(batch);
-                            Ok(())
-                        },
-                    )?;
+                    let (walks, report, rep) = wayfarer::gpu::collect_walks(cfg.length, |sink| run(sink, usize::MAX))?;
                     (Some(walks), report, rep)
                 }
             };
+            if let Some(w) = writer {
+                w.finish()?;
+            }
             let name = format!(
                 "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, preprocessing {:.1} ms, R profile {:.1} ms, writing {:.3} s, {} batch{})",
                 gpus_name(devs),
@@ -1156,6 +1137,7 @@ fn walk_program_file(
     sampler: SamplerMode,
     ids: IdSpace,
     params: &[(String, String)],
+    memory_budget: Option<usize>,
 ) -> Result<(String, u32, u64)> {
     let source = std::fs::read_to_string(&a.walk).with_context(|| a.walk.clone())?;
     let (program, info) = match wayfarer_compiler::compile_source(&source) {
@@ -1188,7 +1170,6 @@ fn walk_program_file(
     let (walks, report, backend_name) = match &dev {
         Some(devs) => {
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
-            let memory_budget = a.device_memory_budget.as_deref().map(parse_bytes).transpose()?;
             if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
                 bail!(
                     "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"

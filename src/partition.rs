@@ -126,19 +126,18 @@ pub fn density(g: &CsrGraph, k: u32, d: u32, seed: u64, dev: Option<&CudaDevice>
     if k == 0 {
         return Err(WalkError::param("walks (-k)", "must be at least 1"));
     }
-    let uniform = g;
-    let walk = LibraryWalk::from_name("anonymous", &[], uniform, false)?;
+    let walk = LibraryWalk::from_name("anonymous", &[], g, false)?;
     let starts = Starts::EveryNode { per_node: k };
     let walks = match dev {
         Some(dev) => {
-            crate::gpu::run_library_walk(dev, &walk, &uniform, &starts, d, seed, SamplerMode::Rejection, GpuCost::Default, false)
+            crate::gpu::run_library_walk(dev, &walk, g, &starts, d, seed, SamplerMode::Rejection, GpuCost::Default, false)
                 .map_err(|e| WalkError::Config(e.to_string()))?
                 .0
         }
         None => {
             let cfg =
                 WalkConfig { length: d, seed, sampler: SamplerMode::Rejection, cost_ratio: crate::CostRatio::Fixed(1.0), interleave: 8 };
-            walk.run(&uniform, &starts, &cfg, None)?.0
+            walk.run(g, &starts, &cfg, None)?.0
         }
     };
     Ok(density_from_walks(&walks, g.num_nodes(), k, d))

@@ -478,4 +478,13 @@ fn partition_writes_blocks_classes_and_a_report() {
     fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "0"], "--blocks must be at least 1");
     fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "-o", "p.txt"], "partition outputs are .npy files");
     fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "--alpha", "2"], "alpha");
+    fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "--order", "o.npy", "--order-by", "size"], "--order-by size");
+    fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "5000"], "the graph has 3000 nodes");
+    // A bad device budget is an error even where the walk would run on the CPU.
+    for bad in ["2X", "0", "lots"] {
+        fails(
+            &["walk", "deepwalk", "--graph", g.to_str().unwrap(), "--backend", "cpu", "--device-memory-budget", bad],
+            "--device-memory-budget",
+        );
+    }
 }

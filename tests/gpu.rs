@@ -633,24 +633,9 @@ fn walks_with_budget(
     mode: SamplerMode,
     budget: Option<usize>,
 ) -> (wayfarer::Walks, wayfarer::gpu::GpuReport) {
-    let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new() };
-    let (_, rep) = wayfarer::gpu::run_library_walk_streaming(
-        devs,
-        walk,
-        g,
-        starts,
-        20,
-        77,
-        mode,
-        GpuCost::Default,
-        false,
-        budget,
-        usize::MAX,
-        &mut |b| {
-            walks.append(b);
-            Ok(())
-        },
-    )
+    let (walks, _, rep) = wayfarer::gpu::collect_walks(20, |sink| {
+        wayfarer::gpu::run_library_walk_streaming(devs, walk, g, starts, 20, 77, mode, GpuCost::Default, false, budget, usize::MAX, sink)
+    })
     .unwrap();
     (walks, rep)
 }

@@ -173,8 +173,7 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
     }
     let mut functions = Vec::with_capacity(devs.len());
     for dev in devs {
-        let loaded = dev.load_source("triangles", &triangle_source(), "wf_t_edges_warp")?;
-        functions.push((loaded.module.load_function("wf_t_edges")?, loaded.module.load_function("wf_t_edges_warp")?));
+        functions.push(dev.load_source("triangles", &triangle_source(), "wf_t_edges_warp")?.module);
     }
     // Every GPU's share is classified (in parallel) and uploaded before any launch, so the
     // GPUs start together; each is timed by its own events.
@@ -206,7 +205,7 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
     report.upload_seconds = t_up.elapsed().as_secs_f64();
     let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
     let mut events = Vec::with_capacity(devs.len());
-    for (((dev, (light, heavy)), l), (thread_fn, warp_fn)) in devs.iter().zip(&shares).zip(&launched).zip(&functions) {
+    for (((dev, (light, heavy)), l), module) in devs.iter().zip(&shares).zip(&launched).zip(&functions) {
         let s = &dev.stream;
         let (offsets, targets, src_d, light_d, heavy_d) = &l.bufs;
         let base = TriArgs {
@@ -221,29 +220,9 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
             hub_bits: 0,
             hub_words: 0,
         };
-        let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u64;
-        let grid = |threads: u64| LaunchConfig {
-            grid_dim: (threads.div_ceil(256).clamp(1, sms * 16) as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let light_args = TriArgs { edges: light_d.device_ptr(s).0, count: light.len() as u64, ..base };
-        let heavy_args = TriArgs { edges: heavy_d.device_ptr(s).0, count: heavy.len() as u64, ..base };
+        let grid = grid_for(dev)?;
         let start = s.record_event(timing)?;
-        // SAFETY: every pointer in the argument structs is a live allocation on this device
-        // of the length the kernels index (edges < count, rows within offsets, nodes < n).
-        unsafe {
-            if !light.is_empty() {
-                let mut b = s.launch_builder(thread_fn);
-                b.arg(&light_args);
-                b.launch(grid(light.len() as u64))?;
-            }
-            if !heavy.is_empty() {
-                let mut b = s.launch_builder(warp_fn);
-                b.arg(&heavy_args);
-                b.launch(grid(heavy.len() as u64 * 32))?;
-            }
-        }
+        launch_counting(s, module, base, (light_d, light.len()), (heavy_d, heavy.len()), &grid)?;
         events.push((start, s.record_event(timing)?));
     }
     for (start, end) in &events {
@@ -447,11 +426,7 @@ fn count_share(
     s.synchronize()?;
     report.upload_seconds = t_up.elapsed().as_secs_f64();
     let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u64;
-    let grid = |threads: u64| LaunchConfig {
-        grid_dim: (threads.div_ceil(256).clamp(1, sms * 16) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let grid = grid_for(dev)?;
 
     // Orientation: count, scan, fill.
     let t_orient = Instant::now();
@@ -630,6 +605,17 @@ fn count_share(
         None => Vec::new(),
     };
     Ok(Share { total: at(s, &total, 0)?, per_node, degree, kept: kept as u64, report })
+}
+
+/// Launch configurations of 256-thread blocks for `threads` threads, grid-strided beyond 16
+/// blocks per multiprocessor of `dev`.
+fn grid_for(dev: &CudaDevice) -> Result<impl Fn(u64) -> LaunchConfig, CudaError> {
+    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u64;
+    Ok(move |threads: u64| LaunchConfig {
+        grid_dim: (threads.div_ceil(256).clamp(1, sms * 16) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    })
 }
 
 /// Launches the thread-per-edge kernel over `light` and the warp-per-edge kernel over `heavy`.
