@@ -12,6 +12,7 @@ WF=.devbin/wayfarer
 # shellcheck source=scripts/nvrtc-env.sh
 . scripts/nvrtc-env.sh
 DIR="${BENCH_DIR:-$(mktemp -d)}"
+mkdir -p "$DIR"
 G="$DIR/rmat$SCALE-ef$EF.wfg"
 time "$WF" gen rmat --scale "$SCALE" --edge-factor "$EF" --seed 1 -o "$G"
 "$WF" info "$G"

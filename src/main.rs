@@ -1311,6 +1311,22 @@ fn cmd_explain(walk: &str) -> Result<()> {
     }
 }
 
+/// The error and its causes, `: `-separated, leaving out a cause whose text its parent
+/// already shows (our error types print their I/O source inline).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.ends_with(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
 fn main() {
     let cli = Cli::parse();
     // Only `walk` splits its work over MPI processes; any other command started by an MPI
@@ -1339,7 +1355,7 @@ fn main() {
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),
     };
     if let Err(e) = r {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", error_chain(&e));
         if e.to_string().starts_with("unknown walk") {
             eprintln!("built-in walks:");
             for (n, p) in WALKS {
