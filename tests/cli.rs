@@ -177,6 +177,10 @@ fn bad_input_is_a_clear_error() {
         fails(&["walk", "deepwalk", "--backend", "wgpu"], "not built yet");
     }
     fails(&["walk", "node2vec", "--graph", "/no/such.wfg"], "/no/such.wfg");
+    // The I/O cause is said once, not once by our error and again by its source.
+    let err = String::from_utf8_lossy(&wayfarer(&["info", "/no/such.wfg"]).stderr).into_owned();
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
+    fails(&["gen", "rmat", "--scale", "4", "-o", "/no/such/dir/g.wfg"], "/no/such/dir/g.wfg");
     let plain = d.join("plain.wfg");
     ok(&["gen", "er", "--nodes", "50", "--p", "0.1", "-o", plain.to_str().unwrap()]);
     fails(&["walk", "metapath", "--graph", plain.to_str().unwrap()], "needs edge labels");
