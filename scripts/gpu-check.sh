@@ -9,11 +9,13 @@
 #   3. compute-sanitizer memcheck on that run and on a small walk;
 #   4. every library walk's generated device code (compiler/tests/golden/*.cu) built by nvcc
 #      for sm_90 with the prelude and a kernel that calls each function;
-#   5. the GPU test suite (tests/gpu.rs: exactness of every GPU sampler, CPU = GPU walks);
+#   5. the GPU test suite (tests/gpu.rs: exactness of every GPU sampler, CPU = GPU walks), and
+#      the wgpu backend's (tests/wgpu.rs) through the NVIDIA Vulkan driver (carry .gl/);
 #   6. the benchmarks: walks (scripts/gpu-bench.sh) and neighbor sampling
 #      (scripts/sample-bench.sh), triangle counting (scripts/triangle-bench.sh); BENCH=0
 #      skips them, BENCH=sample runs the last two, BENCH=triangles the last one (with the
-#      has_edge benchmark, scripts/has-edge-bench.sh).
+#      has_edge benchmark, scripts/has-edge-bench.sh), BENCH=wgpu the wgpu-vs-CUDA cells
+#      (scripts/wgpu-bench.sh).
 # It prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -77,6 +79,26 @@ else
     row "GPU tests" FAIL "no .devbin/gpu-tests: run scripts/gpu-build.sh where cargo is"
 fi
 
+# The wgpu backend through the NVIDIA Vulkan driver. The machine's image may lack the Vulkan
+# loader: carry Debian's libvulkan1 in .gl/ (see the device notes) and it is unpacked here.
+echo "== wgpu (Vulkan)" | tee -a "$LOG"
+if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+if [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+if [ -x .devbin/wgpu-tests ]; then
+    if WAYFARER_REQUIRE_WGPU=1 run .devbin/wgpu-tests --test-threads 1 --nocapture; then
+        row "wgpu tests on the GPU (exactness, CPU = wgpu)" ok "$(grep -o '[0-9]* passed' "$LOG" | tail -1), $(grep -o 'wgpu adapter: [^(]*' "$LOG" | head -1)"
+    else
+        row "wgpu tests on the GPU" FAIL "see $LOG"
+    fi
+else
+    row "wgpu tests" FAIL "no .devbin/wgpu-tests: run scripts/gpu-build.sh where cargo is"
+fi
+
 echo "== wayfarer emit" | tee -a "$LOG"
 if [ -x .devbin/wayfarer ]; then
     E="$BUILD/emit"; mkdir -p "$E"
@@ -103,13 +125,22 @@ for f in "$BUILD"/cache/ptx/node2vec-*.cu; do
     break
 done
 
-if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != sample ] && [ "${BENCH:-1}" != triangles ] && [ -x .devbin/wayfarer ]; then
+# BENCH=wgpu: only the wgpu-vs-CUDA cells.
+if [ "${BENCH:-1}" = wgpu ] || [ "${BENCH:-1}" = 1 ]; then
+    echo "== wgpu benchmark" | tee -a "$LOG"
+    if BENCH_DIR="$BUILD" run scripts/wgpu-bench.sh "${WGPU_SCALE:-20}" "$OUT/wgpu-bench.md"; then
+        row "wgpu vs CUDA (R-MAT ${WGPU_SCALE:-20} node2vec, metapath)" ok "$OUT/wgpu-bench.md"
+    else
+        row "wgpu benchmark" FAIL "see $LOG"
+    fi
+fi
+if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != sample ] && [ "${BENCH:-1}" != triangles ] && [ "${BENCH:-1}" != wgpu ] && [ -x .devbin/wayfarer ]; then
     echo "== benchmark" | tee -a "$LOG"
     if run scripts/gpu-bench.sh "$OUT/gpu-bench.md"; then row "benchmark" ok "$OUT/gpu-bench.md"; else row "benchmark" FAIL "see $LOG"; fi
 fi
 # Neighbor sampling (the grouped kernel vs one warp per node vs this machine's CPU cores)
 # and triangle counting (GPU vs CPU); BENCH=sample runs only these two.
-if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != triangles ] && [ -x .devbin/wayfarer ]; then
+if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != triangles ] && [ "${BENCH:-1}" != wgpu ] && [ -x .devbin/wayfarer ]; then
     echo "== sampling benchmark" | tee -a "$LOG"
     if BENCH_DIR="$BUILD" run scripts/sample-bench.sh "${SAMPLE_SCALE:-22}" cpu,cuda-warp,cuda-grouped "$OUT/sample-bench.md"; then
         row "sampling benchmark (R-MAT ${SAMPLE_SCALE:-22})" ok "$OUT/sample-bench.md"
@@ -117,7 +148,7 @@ if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != triangles ] && [ -x .devbin/wayf
         row "sampling benchmark" FAIL "see $LOG"
     fi
 fi
-if [ "${BENCH:-1}" != 0 ] && [ -x .devbin/wayfarer ]; then
+if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != wgpu ] && [ -x .devbin/wayfarer ]; then
     echo "== triangle benchmark" | tee -a "$LOG"
     if BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "wordnet ${TRI_SCALE:-22}" wayfarer-cpu,wayfarer-cuda,wayfarer-cpu-per-node,wayfarer-cuda-per-node,wayfarer-cpu-mask,wayfarer-cuda-mask "$OUT/triangle-bench.md" \
         && BENCH_DIR="$BUILD" run scripts/triangle-bench.sh "${TRI_BIG_SCALE:-24}" wayfarer-cuda,wayfarer-cuda-per-node,wayfarer-cuda-mask "$OUT/triangle-bench.md"; then

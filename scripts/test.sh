@@ -35,14 +35,29 @@ if ! dpkg -s $MPI_PACKAGES >/dev/null 2>&1; then
 fi
 export WAYFARER_REQUIRE_MPI=1
 
+# The wgpu backend (the `wgpu` feature) runs for real on Mesa's lavapipe, a Vulkan driver on
+# the CPU.
+VULKAN_PACKAGES="mesa-vulkan-drivers libvulkan1"
+# shellcheck disable=SC2086
+if ! dpkg -s $VULKAN_PACKAGES >/dev/null 2>&1; then
+    echo "== installing $VULKAN_PACKAGES"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -q --no-install-recommends $VULKAN_PACKAGES >/dev/null \
+        || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q --no-install-recommends $VULKAN_PACKAGES >/dev/null; }
+fi
+export WAYFARER_REQUIRE_WGPU=1
+# Mesa's window-system code warns when this is unset; nothing here draws to a window.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+
 echo "== format"
 cargo fmt --all -- --check
 
 echo "== build (all targets, warnings are errors)"
-RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo build --workspace --all-targets --locked --features mpi
+RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo build --workspace --all-targets --locked --features mpi,wgpu
 
 echo "== tests"
-RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo test --workspace --all-targets --locked --features mpi
+RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo test --workspace --all-targets --locked --features mpi,wgpu
 
 echo "== doc tests"
 RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo test --workspace --doc --locked

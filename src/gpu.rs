@@ -17,6 +17,8 @@ pub enum Backend {
     Cpu,
     /// The CUDA GPU (an error if there is none).
     Cuda,
+    /// A GPU through wgpu (Vulkan, Metal, DX12; cargo feature `wgpu`).
+    Wgpu,
 }
 
 impl std::str::FromStr for Backend {
@@ -26,8 +28,8 @@ impl std::str::FromStr for Backend {
             "auto" => Ok(Backend::Auto),
             "cpu" => Ok(Backend::Cpu),
             "cuda" => Ok(Backend::Cuda),
-            "wgpu" => Err("--backend wgpu is not built yet; use auto, cpu or cuda".into()),
-            other => Err(format!("unknown backend `{other}`: use auto, cpu or cuda")),
+            "wgpu" => Ok(Backend::Wgpu),
+            other => Err(format!("unknown backend `{other}`: use auto, cpu, cuda or wgpu")),
         }
     }
 }
@@ -36,7 +38,8 @@ impl std::str::FromStr for Backend {
 /// why in `note`); `Cuda` without one is an error.
 pub fn device_for(backend: Backend) -> Result<(Option<CudaDevice>, Option<String>), CudaError> {
     match backend {
-        Backend::Cpu => Ok((None, None)),
+        // wgpu devices are opened by `wayfarer::wgpu`.
+        Backend::Cpu | Backend::Wgpu => Ok((None, None)),
         Backend::Cuda => CudaDevice::open(0).map(|d| (Some(d), None)),
         Backend::Auto => match CudaDevice::open(0) {
             Ok(d) => Ok((Some(d), None)),
@@ -319,7 +322,7 @@ fn store_cost(key: &str, m: CostModel) {
 }
 
 /// The edge data a program reads must be in the graph (as the CPU's generated `check` does).
-fn check_graph(program: &wayfarer_compiler::ir::Program, graph: &CsrGraph) -> Result<(), WalkError> {
+pub(crate) fn check_graph(program: &wayfarer_compiler::ir::Program, graph: &CsrGraph) -> Result<(), WalkError> {
     use wayfarer_compiler::ir::StepField;
     let reads = |f: StepField| program.reads(f);
     let missing = |what: &str| Err(WalkError::MissingGraphData { walk: program.name.clone(), what: what.into() });

@@ -27,6 +27,8 @@ pub mod bench;
 pub mod gpu;
 pub mod library;
 pub mod partition;
+#[cfg(feature = "wgpu")]
+pub mod wgpu;
 
 pub use wayfarer_macros::{mask, sampler, walk};
 pub use wayfarer_runtime as runtime;
@@ -155,6 +157,7 @@ impl<'g, W: Walk> WalkRun<'g, W> {
     pub fn run(self) -> Result<RunOutput<'g>, WalkError> {
         let source = self.walk.source();
         let device = match (self.backend, &source) {
+            (gpu::Backend::Wgpu, _) => return self.run_wgpu(),
             (gpu::Backend::Cpu, _) | (gpu::Backend::Auto, None) => None,
             (gpu::Backend::Cuda, None) => {
                 return Err(WalkError::Config(format!(
@@ -200,6 +203,57 @@ impl<'g, W: Walk> WalkRun<'g, W> {
                 Ok(RunOutput { walks, report, backend: "cpu".into(), graph: self.graph })
             }
         }
+    }
+}
+
+impl<'g, W: Walk> WalkRun<'g, W> {
+    /// The wgpu backend (cargo feature `wgpu`): the walk's `#[walk]` source lowered through
+    /// naga; the same distribution as the CPU, not the same walks (see [`wgpu`]).
+    #[cfg(feature = "wgpu")]
+    fn run_wgpu(self) -> Result<RunOutput<'g>, WalkError> {
+        let Some(src) = self.walk.source() else {
+            return Err(WalkError::Config(format!(
+                "walk `{}` is written by hand, not with #[walk]: it runs on the CPU only",
+                self.walk.name()
+            )));
+        };
+        let (program, info) = gpu::compile_program(src.source, self.walk.name())?;
+        let values = gpu::program_values(&program, &src.params)?;
+        let as_walk_error = |e: wgpu::WgpuError| match e {
+            wgpu::WgpuError::Walk(w) => w,
+            other => WalkError::Config(other.to_string()),
+        };
+        let dev = wgpu::WgpuDevice::open().map_err(as_walk_error)?;
+        let cost = match self.config.cost_ratio {
+            CostRatio::Fixed(r) => Some(engine::CostModel::uniform(r, 0.0)),
+            CostRatio::Model(m) => Some(m),
+            CostRatio::Profile | CostRatio::Cached => None,
+        };
+        let mut walks = Walks { stride: self.config.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+        let (report, _) = wgpu::run_program_streaming(
+            &dev,
+            &program,
+            &info,
+            &values,
+            self.walk.name(),
+            self.graph,
+            &self.starts,
+            self.config.length,
+            self.config.seed,
+            self.config.sampler,
+            cost,
+            &mut |b| {
+                walks.append(b);
+                Ok(())
+            },
+        )
+        .map_err(as_walk_error)?;
+        Ok(RunOutput { walks, report, backend: format!("wgpu ({})", dev.name), graph: self.graph })
+    }
+
+    #[cfg(not(feature = "wgpu"))]
+    fn run_wgpu(self) -> Result<RunOutput<'g>, WalkError> {
+        Err(WalkError::Config("the wgpu backend needs wayfarer's `wgpu` cargo feature".into()))
     }
 }
 

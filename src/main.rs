@@ -56,9 +56,16 @@ enum Cmd {
     Emit {
         /// A library walk or a `.rs` file with one `#[walk]` item.
         walk: String,
-        /// Where to write the `.cu` file.
+        /// Where to write the `.cu` file (or the shader, with --wgsl / --spirv).
         #[arg(short, long)]
         output: PathBuf,
+        /// Write the wgpu backend's shader as WGSL instead (naga's rendering of the module
+        /// `--backend wgpu` runs; the parameters stay run-time values).
+        #[arg(long, conflicts_with = "spirv")]
+        wgsl: bool,
+        /// Write the wgpu backend's shader as SPIR-V (Vulkan 1.1) instead.
+        #[arg(long)]
+        spirv: bool,
         /// Walk parameter `name=value` (repeatable), fixed in the emitted file.
         #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
@@ -683,6 +690,7 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
         None => None,
     };
     let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
+    not_wgpu(backend, "sample")?;
     let kernel: wayfarer_cuda::sample::RandomKernel = a.kernel.parse().map_err(|e: String| anyhow::anyhow!("--kernel: {e}"))?;
     let uniform = policy.is_none() && !a.weighted;
     if backend == wayfarer::gpu::Backend::Cuda && !uniform {
@@ -787,6 +795,7 @@ fn compile_edge_program(
 fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     use wayfarer::output::NpyArray;
     let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
+    not_wgpu(backend, "triangles")?;
     for p in [&a.per_node, &a.clustering].into_iter().flatten() {
         if p.extension().and_then(|e| e.to_str()) != Some("npy") {
             bail!("{}: per-node outputs are .npy files", p.display());
@@ -880,6 +889,7 @@ fn cmd_partition(a: PartitionArgs) -> Result<()> {
         x => bail!("--order-by {x}: use hybrid, degree or id"),
     };
     let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
+    not_wgpu(backend, "partition")?;
     let g = load_graph(a.graph.as_deref(), a.quiet)?;
     if a.blocks > g.num_nodes() {
         bail!("--blocks {}: the graph has {} nodes", a.blocks, g.num_nodes());
@@ -957,6 +967,107 @@ fn gpu_cost(s: Option<&str>) -> Result<wayfarer::gpu::GpuCost> {
 /// The most walk output the GPU path holds on the host at once when writing to a file: larger
 /// outputs stream to disk batch by batch.
 const HOST_BATCH_BYTES: usize = 1 << 30;
+
+/// What a walk run on the wgpu backend needs from the command line.
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+struct WgpuWalk<'a> {
+    program: &'a wayfarer_compiler::ir::Program,
+    info: &'a wayfarer_compiler::WalkInfo,
+    values: &'a [wayfarer_compiler::eval::ParamValue],
+    name: &'a str,
+    anonymous: bool,
+}
+
+/// Runs a walk on the wgpu backend; with `-o` the batches stream to the file.
+#[cfg(feature = "wgpu")]
+#[allow(clippy::too_many_arguments)]
+fn wgpu_walks(
+    w: WgpuWalk,
+    g: &CsrGraph,
+    starts: &Starts,
+    length: u32,
+    seed: u64,
+    sampler: SamplerMode,
+    cost_ratio: Option<&str>,
+    output: Option<&Path>,
+    ids: IdSpace,
+) -> Result<(Option<wayfarer::Walks>, wayfarer::RunReport, String)> {
+    let cost = match cost_ratio.map(parse_cost_ratio).transpose()? {
+        None | Some(CostRatio::Cached) => None,
+        Some(CostRatio::Profile) => bail!("--cost-ratio profile is not available on the wgpu backend; give R,F"),
+        Some(CostRatio::Fixed(r)) => Some(wayfarer::engine::CostModel::uniform(r, 0.0)),
+        Some(CostRatio::Model(m)) => Some(m),
+    };
+    let dev = wayfarer::wgpu::WgpuDevice::open()?;
+    let total = starts.count(g.num_nodes()) as usize;
+    let mut writer = match output {
+        Some(o) => Some(wayfarer::output::WalkWriter::create(o, g, ids, total, length as usize + 1)?),
+        None => None,
+    };
+    let mut kept = wayfarer::Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+    let anonymous = w.anonymous;
+    let (report, rep) = wayfarer::wgpu::run_program_streaming(
+        &dev,
+        w.program,
+        w.info,
+        w.values,
+        w.name,
+        g,
+        starts,
+        length,
+        seed,
+        sampler,
+        cost,
+        &mut |batch| {
+            let batch = if anonymous { batch.to_anonymous() } else { batch };
+            match &mut writer {
+                Some(wr) => Ok(wr.write(&batch)?),
+                None => {
+                    kept.append(batch);
+                    Ok(())
+                }
+            }
+        },
+    )?;
+    if let Some(wr) = writer {
+        wr.finish()?;
+    }
+    let name = format!(
+        "wgpu ({}, {} {}, kernel {:.3} ms, end-to-end {:.3} s, {} batch{})",
+        dev.name,
+        dev.backend,
+        dev.device_type,
+        rep.kernel_seconds * 1e3,
+        rep.total_seconds,
+        rep.batches,
+        if rep.batches == 1 { "" } else { "es" }
+    );
+    Ok((output.is_none().then_some(kept), report, name))
+}
+
+#[cfg(not(feature = "wgpu"))]
+#[allow(clippy::too_many_arguments)]
+fn wgpu_walks(
+    _: WgpuWalk,
+    _: &CsrGraph,
+    _: &Starts,
+    _: u32,
+    _: u64,
+    _: SamplerMode,
+    _: Option<&str>,
+    _: Option<&Path>,
+    _: IdSpace,
+) -> Result<(Option<wayfarer::Walks>, wayfarer::RunReport, String)> {
+    bail!("--backend wgpu: this wayfarer was built without the `wgpu` feature (cargo build --release --features wgpu)")
+}
+
+/// Commands other than `walk` run on the CPU or CUDA only.
+fn not_wgpu(backend: wayfarer::gpu::Backend, command: &str) -> Result<()> {
+    if backend == wayfarer::gpu::Backend::Wgpu {
+        bail!("--backend wgpu runs walks only; `wayfarer {command}` runs on cpu or cuda");
+    }
+    Ok(())
+}
 
 fn cmd_walk(mut a: WalkArgs, procs: &procs::Procs) -> Result<()> {
     // Under mpirun each process writes its shard; rank 0 then writes the manifest.
@@ -1039,8 +1150,19 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
         Some(first) => Some(open_gpus(first, a.gpus, procs)?),
         None => None,
     };
-    let (walks, report, backend_name) = match &device {
-        Some(devs) => {
+    let wgpu_run = if backend == wayfarer::gpu::Backend::Wgpu {
+        let Some((source, values)) = walk.program() else {
+            bail!("`{}` is a hand-written CPU reference; the wgpu backend runs walks written with #[walk]", walk.name());
+        };
+        let (program, info) = wayfarer::gpu::compile_program(source, walk.name())?;
+        let w = WgpuWalk { program: &program, info: &info, values: &values, name: walk.name(), anonymous: walk.is_anonymous() };
+        Some(wgpu_walks(w, &g, &starts, cfg.length, cfg.seed, cfg.sampler, a.cost_ratio.as_deref(), a.output.as_deref(), ids)?)
+    } else {
+        None
+    };
+    let (walks, report, backend_name) = match (wgpu_run, &device) {
+        (Some(run), _) => run,
+        (None, Some(devs)) => {
             let dev = &devs[0];
             if backend == wayfarer::gpu::Backend::Auto && !a.quiet {
                 eprintln!("backend auto: running on the GPU ({}, {})", gpus_name(devs), dev.arch);
@@ -1098,7 +1220,7 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
             );
             (walks, report, name)
         }
-        None => {
+        (None, None) => {
             let mut cfg = cfg.clone();
             // Rank 0's cost model for every process: a run of no walkers resolves it.
             procs.agree_on_cost(&mut cfg, |c| Ok(walk.run(&g, &Starts::Nodes(Vec::new()), c, None)?.1.cost))?;
@@ -1167,8 +1289,15 @@ fn walk_program_file(
         Some(first) => Some(open_gpus(first, a.gpus, procs)?),
         None => None,
     };
-    let (walks, report, backend_name) = match &dev {
-        Some(devs) => {
+    let wgpu_run = if backend == wayfarer::gpu::Backend::Wgpu {
+        let w = WgpuWalk { program: &program, info: &info, values: &values, name: &program.name, anonymous: false };
+        Some(wgpu_walks(w, &g, &starts, length, a.seed, sampler, a.cost_ratio.as_deref(), a.output.as_deref(), ids)?)
+    } else {
+        None
+    };
+    let (walks, report, backend_name) = match (wgpu_run, &dev) {
+        (Some(run), _) => run,
+        (None, Some(devs)) => {
             let cost = gpu_cost(a.cost_ratio.as_deref())?;
             if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
                 bail!(
@@ -1209,7 +1338,7 @@ fn walk_program_file(
                 format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", gpus_name(devs), rep.kernel_seconds * 1e3, rep.total_seconds),
             )
         }
-        None => {
+        (None, None) => {
             // The CPU engine, with the walk JIT-compiled by Cranelift.
             let (jit, _) = wayfarer_jit::JitWalk::compile_cached(&program, &info, &values, g.weights().is_some())?;
             let mut cfg = WalkConfig {
@@ -1237,7 +1366,44 @@ fn walk_program_file(
     Ok((program.name.clone(), length, queries))
 }
 
-fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>) -> Result<()> {
+/// What `wayfarer emit` writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EmitTarget {
+    /// A standalone `.cu` file.
+    Cuda,
+    /// The wgpu backend's WGSL.
+    Wgsl,
+    /// The wgpu backend's SPIR-V.
+    Spirv,
+}
+
+#[cfg(feature = "wgpu")]
+fn emit_shader(
+    program: &wayfarer_compiler::ir::Program,
+    info: &wayfarer_compiler::WalkInfo,
+    output: &Path,
+    target: EmitTarget,
+) -> Result<()> {
+    let bytes = match target {
+        EmitTarget::Wgsl => wayfarer::wgpu::emit_wgsl(program, info)?.into_bytes(),
+        _ => wayfarer::wgpu::emit_spirv(program, info)?.iter().flat_map(|w| w.to_le_bytes()).collect(),
+    };
+    std::fs::write(output, bytes).with_context(|| output.display().to_string())?;
+    eprintln!(
+        "wrote {} ({} walk, the wgpu backend's {}; validated by naga)",
+        output.display(),
+        program.name,
+        if target == EmitTarget::Wgsl { "WGSL" } else { "SPIR-V" }
+    );
+    Ok(())
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn emit_shader(_: &wayfarer_compiler::ir::Program, _: &wayfarer_compiler::WalkInfo, _: &Path, _: EmitTarget) -> Result<()> {
+    bail!("--wgsl / --spirv: this wayfarer was built without the `wgpu` feature (cargo build --release --features wgpu)")
+}
+
+fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>, target: EmitTarget) -> Result<()> {
     let params = parse_params(raw_params)?;
     let (source, path, values) = match wayfarer::walks::source(walk) {
         Some(_) => {
@@ -1272,6 +1438,9 @@ fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>
             bail!("{path}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
         }
     };
+    if target != EmitTarget::Cuda {
+        return emit_shader(&program, &info, output, target);
+    }
     let values = if wayfarer::walks::source(walk).is_some() { values } else { wayfarer::gpu::program_values(&program, &params)? };
     let model = match gpu_cost(cost)? {
         wayfarer::gpu::GpuCost::Fixed(m) => m,
@@ -1351,7 +1520,14 @@ fn main() {
         Cmd::Triangles(a) => cmd_triangles(a),
         Cmd::Partition(a) => cmd_partition(a),
         Cmd::Explain { walk } => cmd_explain(&walk),
-        Cmd::Emit { walk, output, params, cost_ratio } => cmd_emit(&walk, &output, &params, cost_ratio.as_deref()),
+        Cmd::Emit { walk, output, params, cost_ratio, wgsl, spirv } => {
+            let target = match (wgsl, spirv) {
+                (true, _) => EmitTarget::Wgsl,
+                (_, true) => EmitTarget::Spirv,
+                _ => EmitTarget::Cuda,
+            };
+            cmd_emit(&walk, &output, &params, cost_ratio.as_deref(), target)
+        }
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),
     };
     if let Err(e) = r {

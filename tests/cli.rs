@@ -174,7 +174,6 @@ fn bad_input_is_a_clear_error() {
         fails(&["walk", "node2vec", "--backend", "cuda"], "the CUDA backend is unavailable");
         let (_, err) = ok(&["walk", "deepwalk", "--length", "2"]);
         assert!(err.contains("backend auto: running on the CPU") && err.contains("backend cpu"), "{err}");
-        fails(&["walk", "deepwalk", "--backend", "wgpu"], "not built yet");
     }
     fails(&["walk", "node2vec", "--graph", "/no/such.wfg"], "/no/such.wfg");
     // The I/O cause is said once, not once by our error and again by its source.
@@ -490,5 +489,52 @@ fn partition_writes_blocks_classes_and_a_report() {
             &["walk", "deepwalk", "--graph", g.to_str().unwrap(), "--backend", "cpu", "--device-memory-budget", bad],
             "--device-memory-budget",
         );
+    }
+}
+
+/// `--backend wgpu` and `emit --wgsl`: on an adapter with the `wgpu` feature (CI: lavapipe),
+/// a clear error without the feature; other commands refuse the backend by name.
+#[test]
+fn wgpu_backend_from_the_cli() {
+    let d = dir();
+    let g = d.join("wg.wfg");
+    ok(&["gen", "rmat", "--scale", "8", "--edge-factor", "4", "--weights", "uniform", "--labels", "3", "-o", g.to_str().unwrap()]);
+    let gs = g.to_str().unwrap();
+    fails(&["sample", "--graph", gs, "--backend", "wgpu"], "`wayfarer sample` runs on cpu or cuda");
+    fails(&["triangles", "--graph", gs, "--backend", "wgpu"], "`wayfarer triangles` runs on cpu or cuda");
+    let wgsl = d.join("n2v.wgsl");
+    let out = d.join("wg.npy");
+    if cfg!(feature = "wgpu") {
+        let (_, err) = ok(&["walk", "node2vec", "--graph", gs, "--backend", "wgpu", "--length", "6", "-o", out.to_str().unwrap()]);
+        assert!(err.contains("backend wgpu ("), "{err}");
+        let (dtype, _) = npy_shape(&out);
+        assert!(dtype.contains("(256, 7)"), "{dtype}");
+        ok(&["emit", "node2vec", "--wgsl", "-o", wgsl.to_str().unwrap()]);
+        let text = std::fs::read_to_string(&wgsl).unwrap();
+        assert!(text.contains("fn wf_weight(") && text.contains("@compute"), "{text}");
+        let spv = d.join("n2v.spv");
+        ok(&["emit", "node2vec", "--spirv", "-o", spv.to_str().unwrap()]);
+        assert_eq!(&std::fs::read(&spv).unwrap()[..4], &0x0723_0203u32.to_le_bytes());
+        // A program file, with its parameters.
+        let prog = d.join("tilt.rs");
+        std::fs::write(&prog, "#[walk] fn tilt(s: &Step, k: f32) -> f32 { s.weight() * k + s.degree(s.dst()) as f32 }").unwrap();
+        let (_, err) = ok(&[
+            "walk",
+            prog.to_str().unwrap(),
+            "--graph",
+            gs,
+            "--backend",
+            "wgpu",
+            "-p",
+            "k=2",
+            "--length",
+            "4",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(err.contains("tilt"), "{err}");
+    } else {
+        fails(&["walk", "deepwalk", "--graph", gs, "--backend", "wgpu"], "without the `wgpu` feature");
+        fails(&["emit", "node2vec", "--wgsl", "-o", wgsl.to_str().unwrap()], "without the `wgpu` feature");
     }
 }

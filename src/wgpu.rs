@@ -1,0 +1,105 @@
+//! Running walks through the portable GPU backend (`wayfarer-wgpu`: naga + wgpu, on Vulkan,
+//! Metal or DX12; cargo feature `wgpu`).
+//!
+//! What differs from the CUDA backend is listed in [`wayfarer_wgpu`]: decisions in `f32` (the
+//! same distribution, not the same walks as the CPU for a seed), one invocation per walker
+//! (eRVS included), at most `2^32 - 1` edge entries.
+
+use crate::library::LibraryWalk;
+use crate::{CsrGraph, RunReport, SamplerMode, Starts, WalkError, Walks};
+use wayfarer_compiler::eval::ParamValue;
+use wayfarer_runtime::engine::CostModel;
+pub use wayfarer_wgpu::{CompiledWalk, WgpuDevice, WgpuError, WgpuReport, WgpuRun};
+
+/// The cost model the wgpu backend's adaptive rule uses when none is given: the CUDA
+/// default's ratio (an eRJS trial against an edge of eRVS) with a smaller fixed cost, since
+/// eRVS here is one invocation's pass with no warp to gather.
+pub const WGPU_COST_MODEL: CostModel = CostModel { ratio: 4.0, fixed: 8.0, ratio_short: 4.0 };
+
+/// Runs a compiled program, handing the walks to `sink` in query order, batch by batch.
+#[allow(clippy::too_many_arguments)]
+pub fn run_program_streaming(
+    dev: &WgpuDevice,
+    program: &wayfarer_compiler::ir::Program,
+    info: &wayfarer_compiler::WalkInfo,
+    values: &[ParamValue],
+    name: &str,
+    graph: &CsrGraph,
+    starts: &Starts,
+    length: u32,
+    seed: u64,
+    sampler: SamplerMode,
+    cost: Option<CostModel>,
+    sink: &mut dyn FnMut(Walks) -> Result<(), WgpuError>,
+) -> Result<(RunReport, WgpuReport), WgpuError> {
+    crate::gpu::check_graph(program, graph)?;
+    let compiled = dev.compile(program, info)?;
+    let adaptive = sampler == SamplerMode::Adaptive;
+    let cost = if adaptive { cost.unwrap_or(WGPU_COST_MODEL) } else { CostModel::uniform(1.0, 0.0) };
+    let cfg = WgpuRun { length, seed, sampler, cost, starts };
+    let rep = wayfarer_wgpu::run_streaming(dev, &compiled, graph, values, program, &cfg, sink)?;
+    let report = RunReport {
+        walk: name.into(),
+        walkers: rep.walkers,
+        steps: rep.steps,
+        walk_seconds: rep.kernel_seconds,
+        precompute_seconds: rep.precompute_seconds,
+        profile_seconds: 0.0,
+        cost,
+        cost_ratio_source: if adaptive { "wgpu default" } else { "unused" },
+        stats: rep.stats.clone(),
+        threads: 0,
+        sampler,
+    };
+    Ok((report, rep))
+}
+
+/// Runs a library walk and returns all walks in query order.
+pub fn run_library_walk(
+    dev: &WgpuDevice,
+    walk: &LibraryWalk,
+    graph: &CsrGraph,
+    starts: &Starts,
+    length: u32,
+    seed: u64,
+    sampler: SamplerMode,
+) -> Result<(Walks, RunReport, WgpuReport), WgpuError> {
+    let mut walks = Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+    let (report, rep) = run_library_walk_streaming(dev, walk, graph, starts, length, seed, sampler, None, &mut |b| {
+        walks.append(b);
+        Ok(())
+    })?;
+    Ok((walks, report, rep))
+}
+
+/// Runs a library walk like [`run_library_walk`], handing the walks to `sink` batch by batch.
+#[allow(clippy::too_many_arguments)]
+pub fn run_library_walk_streaming(
+    dev: &WgpuDevice,
+    walk: &LibraryWalk,
+    graph: &CsrGraph,
+    starts: &Starts,
+    length: u32,
+    seed: u64,
+    sampler: SamplerMode,
+    cost: Option<CostModel>,
+    sink: &mut dyn FnMut(Walks) -> Result<(), WgpuError>,
+) -> Result<(RunReport, WgpuReport), WgpuError> {
+    let Some((source, values)) = walk.program() else {
+        return Err(WalkError::Config(format!("`{}` is a hand-written CPU reference; it does not run on a GPU", walk.name())).into());
+    };
+    let (program, info) = crate::gpu::compile_program(source, walk.name())?;
+    let anonymous = walk.is_anonymous();
+    let mut convert = |batch: Walks| sink(if anonymous { batch.to_anonymous() } else { batch });
+    run_program_streaming(dev, &program, &info, &values, walk.name(), graph, starts, length, seed, sampler, cost, &mut convert)
+}
+
+/// The walk's shader as WGSL (naga's rendering of the module the backend runs).
+pub fn emit_wgsl(program: &wayfarer_compiler::ir::Program, info: &wayfarer_compiler::WalkInfo) -> Result<String, WgpuError> {
+    Ok(wayfarer_wgpu::lower::lower(program, info)?.wgsl()?)
+}
+
+/// The walk's shader as SPIR-V words.
+pub fn emit_spirv(program: &wayfarer_compiler::ir::Program, info: &wayfarer_compiler::WalkInfo) -> Result<Vec<u32>, WgpuError> {
+    Ok(wayfarer_wgpu::lower::lower(program, info)?.spirv()?)
+}

@@ -1,0 +1,309 @@
+//! The wgpu backend on a real adapter (CI: Mesa's lavapipe; the H200 through its Vulkan
+//! driver in `scripts/gpu-check.sh`): the library walks' next-step frequencies against the
+//! exact transition probabilities (the model and chi-square test of `exactness.rs`) with every
+//! sampler; where no decision depends on float precision, the CPU's walks for a seed.
+//!
+//! Without an adapter these tests say so and pass; `WAYFARER_REQUIRE_WGPU=1` (set by
+//! `.ci/run` and `scripts/gpu-check.sh`) makes a missing adapter a failure.
+#![cfg(feature = "wgpu")]
+
+mod common;
+#[rustfmt::skip]
+#[path = "programs/random.rs"]
+mod random_programs;
+
+use common::*;
+use wayfarer::library::LibraryWalk;
+use wayfarer::wgpu::{WgpuDevice, run_library_walk};
+use wayfarer::{CostRatio, SamplerMode, Starts, WalkConfig};
+
+fn device() -> Option<WgpuDevice> {
+    match WgpuDevice::open() {
+        Ok(d) => {
+            eprintln!("wgpu adapter: {} ({}, {})", d.name, d.backend, d.device_type);
+            Some(d)
+        }
+        Err(e) => {
+            assert!(std::env::var_os("WAYFARER_REQUIRE_WGPU").is_none(), "WAYFARER_REQUIRE_WGPU is set but: {e}");
+            eprintln!("skipping the wgpu tests: {e}");
+            None
+        }
+    }
+}
+
+const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
+
+fn starts() -> Starts {
+    let mut v = vec![0u32; 40_000];
+    v.extend(std::iter::repeat_n(5u32, 40_000));
+    v.extend(std::iter::repeat_n(2u32, 10_000));
+    Starts::Nodes(v)
+}
+
+#[test]
+fn library_walks_are_exact_on_wgpu() {
+    let Some(dev) = device() else { return };
+    let cases: Vec<(&str, Vec<(String, String)>, Model, bool)> = vec![
+        ("deepwalk", vec![], Model::DeepWalk { weighted: true }, true),
+        ("deepwalk", vec![], Model::DeepWalk { weighted: false }, false),
+        ("node2vec", vec![], Model::Node2vec { a: 2.0, b: 0.5, weighted: true }, true),
+        (
+            "node2vec",
+            vec![("a".into(), "0.25".into()), ("b".into(), "4".into())],
+            Model::Node2vec { a: 0.25, b: 4.0, weighted: true },
+            true,
+        ),
+        ("node2vec", vec![], Model::Node2vec { a: 2.0, b: 0.5, weighted: false }, false),
+        ("metapath", vec![("schema".into(), "0,1,2".into())], Model::MetaPath { schema: vec![0, 1, 2], weighted: true }, true),
+        ("ppr2", vec![], Model::Ppr2 { gamma: 0.2, weighted: false }, false),
+    ];
+    let mut checked = 0;
+    for shape in SHAPES {
+        let edges = shaped_edges(shape);
+        for (name, params, model, weighted) in &cases {
+            let mut g = build(&edges);
+            if !weighted {
+                g.set_weights(None).unwrap();
+            }
+            let walk = LibraryWalk::from_name(name, params, &g, false).unwrap();
+            for (k, mode) in MODES.into_iter().enumerate() {
+                let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &starts(), 3, 700 + k as u64, mode).unwrap();
+                let what = format!("wgpu {name} {params:?} {shape:?} weighted={weighted} {mode}");
+                let t = tally(&walks, 3);
+                let (tested, _, dead) = check_tally(&t, model, &edges, &what);
+                assert!(tested + dead >= 3, "{what}: too few states checked");
+                if mode == SamplerMode::Rejection && !t.moves.is_empty() {
+                    assert!(rep.stats.rejection_steps > 0, "{what}: eRJS never ran");
+                }
+                if mode == SamplerMode::Reservoir && !t.moves.is_empty() {
+                    assert!(rep.stats.reservoir_steps > 0, "{what}: eRVS never ran");
+                }
+                checked += 1;
+            }
+        }
+    }
+    eprintln!("{checked} wgpu cells matched the exact transition probabilities");
+}
+
+/// Where every eRJS decision is exact in any precision (unweighted DeepWalk: B = w = 1, so
+/// the first proposal is taken; PPR's restarts compare f64 draws, made from the same words
+/// as the CPU's), the walks are the CPU's for the seed: the shader's Philox, Lemire draws and
+/// stream layout are the CPU's, bit for bit.
+#[test]
+fn wgpu_walks_equal_the_cpus_where_no_decision_depends_on_precision() {
+    let Some(dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(11, 8, 3).unwrap();
+    g.set_weights(None).unwrap();
+    for name in ["deepwalk", "ppr", "ppr-stop"] {
+        let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
+        let s = Starts::EveryNode { per_node: 2 };
+        let cfg = WalkConfig { length: 20, seed: 99, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+        let (cpu, _) = walk.run(&g, &s, &cfg, None).unwrap();
+        let (gpu, _, _) = run_library_walk(&dev, &walk, &g, &s, 20, 99, SamplerMode::Rejection).unwrap();
+        assert_eq!(cpu.len(), gpu.len());
+        let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count();
+        assert_eq!(differ, 0, "{name}: {differ} of {} walks differ from the CPU's", cpu.len());
+    }
+}
+
+/// Temporal walks (f64 edge times, read as three f32 words each): every step is an edge
+/// newer than the last, and on an unweighted graph (weights 0 or 1) the walks are the CPU's.
+#[test]
+fn temporal_walks_on_wgpu_follow_time() {
+    let Some(dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(10, 8, 5).unwrap();
+    g.set_weights(None).unwrap();
+    // Times around 1.7e15 (microseconds since 1970): only an exact f64 keeps their order.
+    let times: Vec<i64> = (0..g.num_edges()).map(|e| 1_700_000_000_000_000 + ((e * 7919) % 10_007) as i64).collect();
+    g.set_timestamps(Some(times.clone())).unwrap();
+    let walk = LibraryWalk::from_name("temporal", &[], &g, false).unwrap();
+    let s = Starts::EveryNode { per_node: 1 };
+    let (gpu, _, _) = run_library_walk(&dev, &walk, &g, &s, 8, 5, SamplerMode::Adaptive).unwrap();
+    let mut moves = 0;
+    for i in 0..gpu.len() {
+        let w = gpu.walk(i);
+        let mut last = i64::MIN;
+        for p in w.windows(2) {
+            // The newest edge p0 -> p1 newer than `last` must exist.
+            let t = g.row(p[0]).filter(|&e| g.targets()[e] == p[1]).map(|e| times[e]).filter(|&t| t > last).min();
+            let t = t.unwrap_or_else(|| panic!("walk {i}: {} -> {} has no edge newer than {last}", p[0], p[1]));
+            last = t;
+            moves += 1;
+        }
+    }
+    assert!(moves > 1000, "only {moves} moves");
+    let cfg = WalkConfig { length: 8, seed: 5, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+    let (cpu, rep) = walk.run(&g, &s, &cfg, None).unwrap();
+    let (gpu, _, grep) = run_library_walk(&dev, &walk, &g, &s, 8, 5, SamplerMode::Rejection).unwrap();
+    let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count() as u64;
+    assert!(
+        differ <= rep.stats.rejection_fallbacks.min(grep.stats.rejection_fallbacks),
+        "temporal: {differ} walks differ from the CPU's with {} / {} eRJS fallbacks",
+        rep.stats.rejection_fallbacks,
+        grep.stats.rejection_fallbacks
+    );
+}
+
+/// eRVS with jumps on a long skewed row (5,000 Pareto(1) weights, every seventh zero): one
+/// invocation's pass must give w / Σw (chi-square).
+#[test]
+fn ervs_jumps_are_exact_on_long_skewed_rows_on_wgpu() {
+    let Some(dev) = device() else { return };
+    let d = 5000u32;
+    let mut state = 12345u64;
+    let mut uni = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut parts = wayfarer::graph::CsrParts { offsets: vec![0], weights: Some(Vec::new()), ..Default::default() };
+    let mut probs = std::collections::HashMap::<u32, f64>::new();
+    for t in 1..=d {
+        let w = if t % 7 == 0 { 0.0 } else { (1.0 / (1.0 - uni())) as f32 };
+        parts.targets.push(t);
+        parts.weights.as_mut().unwrap().push(w);
+        if w > 0.0 {
+            probs.insert(t, w as f64);
+        }
+    }
+    parts.offsets.push(d as u64);
+    for _ in 1..=d {
+        parts.targets.push(0);
+        parts.weights.as_mut().unwrap().push(1.0);
+        parts.offsets.push(parts.targets.len() as u64);
+    }
+    let g = wayfarer::CsrGraph::from_parts(parts, wayfarer::graph::Orientation::Directed).unwrap();
+    let total: f64 = probs.values().sum();
+    probs.values_mut().for_each(|p| *p /= total);
+    let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    for mode in [SamplerMode::Reservoir, SamplerMode::Adaptive] {
+        let (walks, _, _) = run_library_walk(&dev, &walk, &g, &Starts::Nodes(vec![0u32; 100_000]), 1, 31, mode).unwrap();
+        let mut counts = std::collections::HashMap::<u32, u64>::new();
+        for i in 0..walks.len() {
+            *counts.entry(walks.walk(i)[1]).or_default() += 1;
+        }
+        let p = chi_square_p(&counts, &probs, &format!("wgpu ervs jumps {mode}"));
+        assert!(p > ALPHA, "{mode}: chi-square p = {p}");
+    }
+}
+
+/// A weight the walk makes negative is the CPU's error, naming the walk and the edge, under
+/// every sampler: not NaN walks, not a silent dead end.
+#[test]
+fn negative_weights_are_a_clear_error_on_wgpu() {
+    let Some(dev) = device() else { return };
+    let g = build(&shaped_edges(Shape::Uniform));
+    let src = "#[walk] fn sinks(s: &Step) -> f32 { if s.dst() == 3 { s.weight() - 1000.0 } else { s.weight() } }";
+    let (program, info) = wayfarer_compiler::compile_source(src).unwrap();
+    for mode in MODES {
+        let r = wayfarer::wgpu::run_program_streaming(
+            &dev,
+            &program,
+            &info,
+            &[],
+            "sinks",
+            &g,
+            &Starts::EveryNode { per_node: 50 },
+            5,
+            1,
+            mode,
+            None,
+            &mut |_| Ok(()),
+        );
+        let msg = r.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("sinks") && msg.contains("-99"), "{mode}: expected a bad-weight error, got `{msg}`");
+    }
+}
+
+/// The pinned random programs (drawn from the walk grammar) on wgpu: the first step from the
+/// busiest node matches the exact w / Σw under every sampler (chi-square), and with eRJS the
+/// walks are the CPU's except after an eRJS->eRVS fallback or a decision within f32 rounding.
+struct WgpuLikeCpu<'a> {
+    dev: &'a WgpuDevice,
+    g: &'a wayfarer::CsrGraph,
+    what: String,
+    checked: usize,
+}
+
+impl random_programs::Visitor for WgpuLikeCpu<'_> {
+    fn visit<W: wayfarer::Walk>(&mut self, walk: &W) {
+        let g = self.g;
+        let src = walk.source().expect("macro walks carry their source");
+        let (program, info) = wayfarer_compiler::compile_source(src.source).unwrap();
+        let values = wayfarer::gpu::program_values(&program, &src.params).unwrap();
+        let run = |starts: &Starts, length: u32, sampler: SamplerMode| {
+            let mut walks = wayfarer::Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+            let (report, _) = wayfarer::wgpu::run_program_streaming(
+                self.dev,
+                &program,
+                &info,
+                &values,
+                "random",
+                g,
+                starts,
+                length,
+                21,
+                sampler,
+                None,
+                &mut |b| {
+                    walks.append(b);
+                    Ok(())
+                },
+            )?;
+            Ok::<_, wayfarer::wgpu::WgpuError>((walks, report))
+        };
+        let starts = Starts::EveryNode { per_node: 2 };
+        let cfg = WalkConfig { length: 12, seed: 21, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 4 };
+        if let (Ok((cw, cr)), Ok((gw, gr))) =
+            (wayfarer::engine::run(walk, g, &starts, &cfg, None), run(&starts, 12, SamplerMode::Rejection))
+        {
+            let differ = (0..cw.len()).filter(|&i| cw.walk(i) != gw.walk(i)).count() as u64;
+            let allowed = cr.stats.rejection_fallbacks.max(gr.stats.rejection_fallbacks) + cw.len() as u64 / 100;
+            assert!(differ <= allowed, "{}: {differ} of {} walks differ\n{}", self.what, cw.len(), src.source);
+        }
+        let v0 = (0..g.num_nodes() as u32).max_by_key(|&v| g.degree(v)).unwrap();
+        let stats = wayfarer::NodeStats::compute(g, walk.requirements(), walk.weighted());
+        let ctx = wayfarer::Ctx::new(g, &stats);
+        let w0 = wayfarer::Walker::<W::State>::new(v0);
+        let weights: Vec<f32> = g.row(v0).map(|e| walk.weight(&ctx, &w0, e)).collect();
+        if weights.iter().any(|w| !w.is_finite() || *w < 0.0) || weights.iter().all(|&w| w == 0.0) {
+            return;
+        }
+        let total: f64 = weights.iter().map(|&w| w as f64).sum();
+        let mut probs = std::collections::HashMap::<u32, f64>::new();
+        for (e, &w) in g.row(v0).zip(&weights) {
+            if w > 0.0 {
+                *probs.entry(g.targets()[e]).or_default() += w as f64 / total;
+            }
+        }
+        for sampler in MODES {
+            let (walks, _) =
+                run(&Starts::Nodes(vec![v0; 40_000]), 1, sampler).unwrap_or_else(|e| panic!("{}: {e}\n{}", self.what, src.source));
+            let mut counts = std::collections::HashMap::<u32, u64>::new();
+            for i in 0..walks.len() {
+                *counts.entry(walks.walk(i)[1]).or_default() += 1;
+            }
+            let p = chi_square_p(&counts, &probs, &format!("{} {sampler}", self.what));
+            assert!(p > ALPHA, "{} {sampler}: chi-square p = {p}\n{}", self.what, src.source);
+        }
+        self.checked += 1;
+    }
+}
+
+#[test]
+fn random_programs_on_wgpu_behave_like_on_the_cpu() {
+    let Some(dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(9, 8, 11).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 12))).unwrap();
+    g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 3 }, 13).unwrap())).unwrap();
+    let mut v = WgpuLikeCpu { dev: &dev, g: &g, what: String::new(), checked: 0 };
+    for i in 0..random_programs::COUNT {
+        for (a, b) in [(0.5f32, 2.0f32), (-1.5, 0.25)] {
+            v.what = format!("random program {i} (a={a}, b={b})");
+            random_programs::visit(i, a, b, &mut v);
+        }
+    }
+    assert!(v.checked >= random_programs::COUNT, "only {} first-step distributions checked", v.checked);
+    eprintln!("{} first-step distributions checked on wgpu", v.checked);
+}
