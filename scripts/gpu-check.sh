@@ -80,9 +80,11 @@ else
 fi
 
 # The wgpu backend through the NVIDIA Vulkan driver. The machine's image may lack the Vulkan
-# loader: carry Debian's libvulkan1 in .gl/ (see the device notes) and it is unpacked here.
+# loader and libglvnd (the NVIDIA ICD, libGLX_nvidia, needs libGLdispatch): carry Debian's
+# libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 in .gl/ (see the device
+# notes) and they are unpacked here.
 echo "== wgpu (Vulkan)" | tee -a "$LOG"
-if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
+if ls .gl/*.deb >/dev/null 2>&1; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
 fi

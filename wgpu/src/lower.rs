@@ -637,6 +637,28 @@ impl Lowering<'_, '_> {
                 let c = self.value(rhs, rt);
                 self.binary(op, a, c, rt)
             }
+            Expr::Select { cond, then, other } if ir::is_expensive(self.exprs, then) || ir::is_expensive(self.exprs, other) => {
+                // A branch with a row search or a random read: an `if`, so only the taken side
+                // runs (a `select` evaluates both).
+                let c = self.value(cond, Scalar::Bool);
+                let var =
+                    self.b.f.local_variables.append(LocalVariable { name: None, ty: self.b.env.types.of(ty), init: None }, Span::UNDEFINED);
+                let ptr = self.b.push(Expression::LocalVariable(var));
+                let outer = std::mem::take(&mut self.b.body);
+                let known = self.done.clone();
+                let branch = |l: &mut Self, h: ir::Handle<Expr>| {
+                    let v = l.value(h, ty);
+                    l.b.body.push(Statement::Store { pointer: ptr, value: v }, Span::UNDEFINED);
+                    // What a branch computed does not dominate what follows it.
+                    l.done = known.clone();
+                    std::mem::take(&mut l.b.body)
+                };
+                let accept = branch(self, then);
+                let reject = branch(self, other);
+                self.b.body = outer;
+                self.b.body.push(Statement::If { condition: c, accept, reject }, Span::UNDEFINED);
+                self.b.push(Expression::Load { pointer: ptr })
+            }
             Expr::Select { cond, then, other } => {
                 let c = self.value(cond, Scalar::Bool);
                 let a = self.value(then, ty);
