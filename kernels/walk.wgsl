@@ -1,9 +1,8 @@
 // wayfarer walk kernel for the wgpu backend (WGSL, parsed by naga).
 //
-// One invocation runs one walker at a time (a persistent grid, queries strided over it): the
-// adaptive rule picks eRJS (uniform proposals, accept w/B, one trial per loop turn, at most a
-// trial cap, then eRVS) or eRVS (exponential-key reservoir sampling with jumps over the row,
-// by this invocation alone) at every step.
+// One invocation runs one walker at a time, all of its steps: the adaptive rule picks eRJS
+// (uniform proposals, accept w/B, at most a trial cap, then eRVS) or eRVS (exponential-key
+// reservoir sampling with jumps over the row, by this invocation alone) at every step.
 //
 // The functions marked HOOK are placeholders: the wgpu backend (wgpu/src/lower.rs) replaces
 // their bodies with the walk's own functions, built as naga IR from wayfarer's IR, and adds
@@ -451,140 +450,107 @@ fn wf_reservoir(q: u32, base: u32, d: u32) -> Pick {
     return Pick(best_i, 0u);
 }
 
-// Ends walk q: its length, and NO_NODE in the unused slots.
-fn wf_finish(q: u32, len: u32) {
-    let stride = args.length + 1u;
-    out[args.num_queries * stride + q] = len;
-    for (var k = len; k < stride; k++) {
-        out[q * stride + k] = NO_NODE;
-    }
-}
-
-// A persistent grid: invocation i runs queries i, i + total, ... and makes one move (or one
-// eRJS trial) per loop turn, so invocations whose step is finished go on to their next step
-// or walker while others still draw; what a subgroup waits for is one trial or one eRVS
-// pass, not the longest walk among its invocations. (Queries are not handed out by an atomic
-// counter as on CUDA: on lavapipe, atomicAdd in divergent control flow lost queries.)
 @compute @workgroup_size(64)
 fn wf_walk(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let stride = args.length + 1u;
     let total = nwg.x * WG;
-    var next_q = gid.x;
+    let stride = args.length + 1u;
+    let lens_at = args.num_queries * stride;
     var stats: array<u32, 8>;
     for (var k = 0u; k < NUM_STATS; k++) {
         stats[k] = 0u;
     }
-    var walking = false;
-    var q = 0u;
-    var gq = 0u;
-    var len = 0u;
-    var in_trials = false;
-    var rng: Rng;
-    var bound = 0.0;
-    var cap = 0u;
-    var t = 0u;
-    var base = 0u;
-    var d = 0u;
-    loop {
-        if (!walking) {
-            q = next_q;
-            next_q = next_q + total;
-            if (q >= args.num_queries) {
-                break;
-            }
-            gq = args.first_query + q;
-            var start = 0u;
-            if (args.per_node_starts != 0u) {
-                start = gq % args.num_nodes;
-            } else {
-                start = starts[q];
-            }
-            wf_start = start;
-            wf_cur = start;
-            wf_prev = NO_NODE;
-            wf_step = 0u;
-            wf_edge = 0u;
-            wf_reset_state();
-            wf_hook_rng = wf_rng(gq, INIT_STEP, PURPOSE_INIT);
-            wf_init();
-            out[q * stride] = start;
-            len = 1u;
-            in_trials = false;
-            walking = args.length > 0u;
+    for (var q = gid.x; q < args.num_queries; q += total) {
+        let gq = args.first_query + q;
+        var start = 0u;
+        if (args.per_node_starts != 0u) {
+            start = gq % args.num_nodes;
+        } else {
+            start = starts[q];
         }
-        var picked = NO_NODE;
-        var dead = false;
-        var need_ervs = false;
-        if (walking && !in_trials) {
-            // A new step: choose the sampler.
-            base = offsets[wf_cur];
-            d = offsets[wf_cur + 1u] - base;
-            if (d == 0u) {
-                dead = true;
-            } else if (args.mode == 2u) {
+        wf_start = start;
+        wf_cur = start;
+        wf_prev = NO_NODE;
+        wf_step = 0u;
+        wf_edge = 0u;
+        wf_reset_state();
+        wf_hook_rng = wf_rng(gq, INIT_STEP, PURPOSE_INIT);
+        wf_init();
+        out[q * stride] = start;
+        var len = 1u;
+        while (wf_step < args.length) {
+            let cur = wf_cur;
+            let base = offsets[cur];
+            let d = offsets[cur + 1u] - base;
+            var picked = NO_NODE;
+            var dead = d == 0u;
+            var need_ervs = false;
+            if (!dead && args.mode == 2u) {
                 need_ervs = true;
-            } else {
-                rng = wf_rng(gq, wf_step, PURPOSE_SAMPLE);
+            } else if (!dead) {
+                var rng = wf_rng(gq, wf_step, PURPOSE_SAMPLE);
+                var use_erjs = false;
+                let flags = wf_flags();
                 let estimate = wf_estimate();
-                if ((wf_flags() & 3u) == 3u && estimate <= 0.0) {
+                if ((flags & 3u) == 3u && estimate <= 0.0) {
                     dead = true;
                 } else {
-                    bound = wf_bound();
-                    var use_erjs = false;
+                    let bound = wf_bound();
                     if (!(bound > 0.0)) {
                         dead = true;
                     } else if ((bitcast<u32>(bound) & 0x7F800000u) != 0x7F800000u) {
                         use_erjs = args.mode == 1u || !wf_prefers_reservoir(d, bound, estimate);
                     }
                     if (!dead && use_erjs) {
-                        in_trials = true;
-                        cap = wf_trial_cap(d);
-                        t = 0u;
+                        let cap = wf_trial_cap(d);
+                        var t = 0u;
+                        loop {
+                            t = t + 1u;
+                            stats[STAT_TRIALS] += 1u;
+                            let i = wf_below(&rng, d);
+                            let y = wf_unit(wf_next(&rng)) * bound;
+                            let wi = wf_weight(base + i);
+                            if (wf_bad(wi)) {
+                                wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi);
+                                dead = true;
+                                break;
+                            }
+                            if (wi > bound) {
+                                wf_report(ERR_BOUND, gq, wf_step, base + i, wi);
+                                dead = true;
+                                break;
+                            }
+                            if (y < wi) {
+                                picked = i;
+                                stats[STAT_ERJS] += 1u;
+                                break;
+                            }
+                            if (t >= cap) {
+                                need_ervs = true;
+                                stats[STAT_FALLBACKS] += 1u;
+                                break;
+                            }
+                        }
                     } else if (!dead) {
                         need_ervs = true;
                     }
                 }
             }
-        }
-        if (walking && in_trials) {
-            // One eRJS trial, from the step's Sample stream in the CPU's order.
-            t = t + 1u;
-            stats[STAT_TRIALS] += 1u;
-            let i = wf_below(&rng, d);
-            let y = wf_unit(wf_next(&rng)) * bound;
-            let wi = wf_weight(base + i);
-            if (wf_bad(wi)) {
-                wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi);
-                dead = true;
-                in_trials = false;
-            } else if (wi > bound) {
-                wf_report(ERR_BOUND, gq, wf_step, base + i, wi);
-                dead = true;
-                in_trials = false;
-            } else if (y < wi) {
-                picked = i;
-                stats[STAT_ERJS] += 1u;
-                in_trials = false;
-            } else if (t >= cap) {
-                // Out of trials: eRVS finishes the step, exactly.
-                need_ervs = true;
-                stats[STAT_FALLBACKS] += 1u;
-                in_trials = false;
+            if (need_ervs) {
+                let p = wf_reservoir(gq, base, d);
+                stats[STAT_ERVS_EDGES] += d;
+                if (p.bad != 0u || p.index == NO_NODE) {
+                    dead = true;
+                } else {
+                    picked = p.index;
+                    stats[STAT_ERVS] += 1u;
+                }
             }
-        }
-        if (need_ervs) {
-            let p = wf_reservoir(gq, base, d);
-            stats[STAT_ERVS_EDGES] += d;
-            if (p.bad != 0u || p.index == NO_NODE) {
-                dead = true;
-            } else {
-                picked = p.index;
-                stats[STAT_ERVS] += 1u;
+            if (dead || picked == NO_NODE) {
+                stats[STAT_DEAD_ENDS] += 1u;
+                break;
             }
-        }
-        if (picked != NO_NODE) {
             let e = base + picked;
-            wf_prev = wf_cur;
+            wf_prev = cur;
             wf_cur = targets[e];
             wf_edge = e;
             wf_step = wf_step + 1u;
@@ -593,18 +559,14 @@ fn wf_walk(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
             out[q * stride + len] = wf_cur;
             len = len + 1u;
             stats[STAT_STEPS] += 1u;
-            if (wf_step >= args.length) {
-                walking = false;
-            } else if (wf_stop()) {
+            if (wf_step < args.length && wf_stop()) {
                 stats[STAT_STOPPED] += 1u;
-                walking = false;
+                break;
             }
-        } else if (dead) {
-            stats[STAT_DEAD_ENDS] += 1u;
-            walking = false;
         }
-        if (!walking) {
-            wf_finish(q, len);
+        out[lens_at + q] = len;
+        for (var k = len; k < stride; k++) {
+            out[q * stride + k] = NO_NODE;
         }
     }
     let slot = 8u + (gid.x % 64u) * NUM_STATS;

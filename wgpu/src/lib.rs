@@ -25,10 +25,6 @@ pub use lower::{LowerError, Lowered};
 /// Bindings of the walk kernel (group 0; see kernels/walk.wgsl).
 const NUM_BINDINGS: u32 = 12;
 
-/// Workgroups of 64 the walk kernel is launched with at most (2^18 invocations: a few per core
-/// of today's largest GPUs, so every core stays busy while walks end at different times).
-const PERSISTENT_GROUPS: u64 = 4096;
-
 /// Errors of the wgpu backend.
 #[derive(Debug, thiserror::Error)]
 pub enum WgpuError {
@@ -472,9 +468,7 @@ pub fn run_streaming(
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("walk"), timestamp_writes: None });
             pass.set_pipeline(&walk.pipeline);
             pass.set_bind_group(0, &group, &[]);
-            // A persistent grid: enough invocations to fill a large GPU, each running walkers
-            // until the query counter runs out.
-            let groups = count.div_ceil(64).min(PERSISTENT_GROUPS).min(dev.limits.max_compute_workgroups_per_dimension as u64).max(1);
+            let groups = count.div_ceil(64).min(dev.limits.max_compute_workgroups_per_dimension as u64).max(1);
             pass.dispatch_workgroups(groups as u32, 1, 1);
         }
         // The kernel alone first (its time is the report's), then the copies back.
