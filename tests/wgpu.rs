@@ -307,3 +307,45 @@ fn random_programs_on_wgpu_behave_like_on_the_cpu() {
     assert!(v.checked >= random_programs::COUNT, "only {} first-step distributions checked", v.checked);
     eprintln!("{} first-step distributions checked on wgpu", v.checked);
 }
+
+/// A user's stateful `#[walk]` (defined here, not in the library), run through the builder
+/// with `Backend::Wgpu`: the macro embeds its source, so the wgpu backend lowers it at run
+/// time. On an unweighted graph every eRJS threshold (1 or 1/4 of B) is a multiple of 2^-24,
+/// where f32 and f64 decide alike, and the restarts compare f64 draws made from the same words,
+/// so the walks are the CPU's (but for eRJS->eRVS fallbacks).
+#[wayfarer::walk(params(limit: u32, restart: f32), state(moves: u32))]
+impl Wander {
+    fn get_weight(&self, s: &wayfarer::Step, st: &WanderState) -> f32 {
+        if st.moves > 0 && s.dst() == s.prev() { 0.25 * s.weight() } else { s.weight() }
+    }
+    fn update(&self, s: &mut wayfarer::Step, st: &mut WanderState, rng: &mut wayfarer::StepRng) {
+        st.moves += 1;
+        if rng.uniform() < self.restart as f64 {
+            s.restart();
+        }
+    }
+    fn stop(&self, _s: &wayfarer::Step, st: &WanderState) -> bool {
+        st.moves >= self.limit
+    }
+}
+
+#[test]
+fn a_users_stateful_walk_runs_on_wgpu_through_the_builder() {
+    use wayfarer::prelude::*;
+    let Some(_dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(11, 8, 3).unwrap();
+    g.set_weights(None).unwrap();
+    let run = |backend| {
+        Wander { limit: 12, restart: 0.2 }.on(&g).length(30).seed(8).sampler(SamplerMode::Rejection).backend(backend).run().unwrap()
+    };
+    let cpu = run(wayfarer::gpu::Backend::Cpu);
+    let gpu = run(wayfarer::gpu::Backend::Wgpu);
+    assert!(gpu.backend.starts_with("wgpu"), "{}", gpu.backend);
+    assert!(gpu.walks.lengths.iter().all(|&l| l <= 13), "stop after 12 moves");
+    let differ = (0..cpu.walks.len()).filter(|&i| cpu.walks.walk(i) != gpu.walks.walk(i)).count() as u64;
+    let fallbacks = cpu.report.stats.rejection_fallbacks.max(gpu.report.stats.rejection_fallbacks);
+    assert!(differ <= fallbacks, "{differ} of {} walks differ with {fallbacks} eRVS fallbacks", cpu.walks.len());
+    if differ == 0 {
+        assert_eq!(gpu.report.stats.stopped, cpu.report.stats.stopped, "the stop rule ran the same");
+    }
+}
