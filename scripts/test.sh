@@ -59,6 +59,9 @@ RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo build --workspace --all-targets --l
 echo "== tests"
 RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo test --workspace --all-targets --locked --features mpi,wgpu
 
+echo "== UI tests (default features: rustc's notes list the impls of every crate in the build)"
+RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo test --locked --test ui
+
 echo "== doc tests"
 RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo test --workspace --doc --locked
 
