@@ -1033,10 +1033,14 @@ fn wgpu_walks(
         wr.finish()?;
     }
     let name = format!(
-        "wgpu ({}, {} {}, kernel {:.3} ms, end-to-end {:.3} s, {} batch{})",
+        "wgpu ({}, {} {}, {} kernel, kernel {:.3} ms, end-to-end {:.3} s, {} batch{})",
         dev.name,
         dev.backend,
         dev.device_type,
+        match rep.kernel {
+            Some(wayfarer::wgpu::Kernel::Subgroup) => "subgroup",
+            _ => "plain",
+        },
         rep.kernel_seconds * 1e3,
         rep.total_seconds,
         rep.batches,

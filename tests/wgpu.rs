@@ -14,7 +14,7 @@ mod random_programs;
 
 use common::*;
 use wayfarer::library::LibraryWalk;
-use wayfarer::wgpu::{WgpuDevice, run_library_walk};
+use wayfarer::wgpu::{Kernel, WgpuDevice, run_library_walk};
 use wayfarer::{CostRatio, SamplerMode, Starts, WalkConfig};
 
 fn device() -> Option<WgpuDevice> {
@@ -29,6 +29,11 @@ fn device() -> Option<WgpuDevice> {
             None
         }
     }
+}
+
+/// The kernels this adapter runs: the plain one, and the subgroup one where it has subgroups.
+fn kernels(dev: &WgpuDevice) -> Vec<Kernel> {
+    if dev.has_subgroups() { vec![Kernel::Plain, Kernel::Subgroup] } else { vec![Kernel::Plain] }
 }
 
 const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
@@ -58,27 +63,30 @@ fn library_walks_are_exact_on_wgpu() {
         ("ppr2", vec![], Model::Ppr2 { gamma: 0.2, weighted: false }, false),
     ];
     let mut checked = 0;
-    for shape in SHAPES {
-        let edges = shaped_edges(shape);
-        for (name, params, model, weighted) in &cases {
-            let mut g = build(&edges);
-            if !weighted {
-                g.set_weights(None).unwrap();
-            }
-            let walk = LibraryWalk::from_name(name, params, &g, false).unwrap();
-            for (k, mode) in MODES.into_iter().enumerate() {
-                let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &starts(), 3, 700 + k as u64, mode).unwrap();
-                let what = format!("wgpu {name} {params:?} {shape:?} weighted={weighted} {mode}");
-                let t = tally(&walks, 3);
-                let (tested, _, dead) = check_tally(&t, model, &edges, &what);
-                assert!(tested + dead >= 3, "{what}: too few states checked");
-                if mode == SamplerMode::Rejection && !t.moves.is_empty() {
-                    assert!(rep.stats.rejection_steps > 0, "{what}: eRJS never ran");
+    for kernel in kernels(&dev) {
+        dev.set_kernel(Some(kernel));
+        for shape in SHAPES {
+            let edges = shaped_edges(shape);
+            for (name, params, model, weighted) in &cases {
+                let mut g = build(&edges);
+                if !weighted {
+                    g.set_weights(None).unwrap();
                 }
-                if mode == SamplerMode::Reservoir && !t.moves.is_empty() {
-                    assert!(rep.stats.reservoir_steps > 0, "{what}: eRVS never ran");
+                let walk = LibraryWalk::from_name(name, params, &g, false).unwrap();
+                for (k, mode) in MODES.into_iter().enumerate() {
+                    let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &starts(), 3, 700 + k as u64, mode).unwrap();
+                    let what = format!("wgpu {kernel:?} {name} {params:?} {shape:?} weighted={weighted} {mode}");
+                    let t = tally(&walks, 3);
+                    let (tested, _, dead) = check_tally(&t, model, &edges, &what);
+                    assert!(tested + dead >= 3, "{what}: too few states checked");
+                    if mode == SamplerMode::Rejection && !t.moves.is_empty() {
+                        assert!(rep.stats.rejection_steps > 0, "{what}: eRJS never ran");
+                    }
+                    if mode == SamplerMode::Reservoir && !t.moves.is_empty() {
+                        assert!(rep.stats.reservoir_steps > 0, "{what}: eRVS never ran");
+                    }
+                    checked += 1;
                 }
-                checked += 1;
             }
         }
     }
@@ -177,14 +185,16 @@ fn ervs_jumps_are_exact_on_long_skewed_rows_on_wgpu() {
     let total: f64 = probs.values().sum();
     probs.values_mut().for_each(|p| *p /= total);
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
-    for mode in [SamplerMode::Reservoir, SamplerMode::Adaptive] {
-        let (walks, _, _) = run_library_walk(&dev, &walk, &g, &Starts::Nodes(vec![0u32; 100_000]), 1, 31, mode).unwrap();
+    for (kernel, mode) in kernels(&dev).into_iter().flat_map(|k| [(k, SamplerMode::Reservoir), (k, SamplerMode::Adaptive)]) {
+        dev.set_kernel(Some(kernel));
+        let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &Starts::Nodes(vec![0u32; 100_000]), 1, 31, mode).unwrap();
+        assert_eq!(rep.kernel, Some(kernel));
         let mut counts = std::collections::HashMap::<u32, u64>::new();
         for i in 0..walks.len() {
             *counts.entry(walks.walk(i)[1]).or_default() += 1;
         }
-        let p = chi_square_p(&counts, &probs, &format!("wgpu ervs jumps {mode}"));
-        assert!(p > ALPHA, "{mode}: chi-square p = {p}");
+        let p = chi_square_p(&counts, &probs, &format!("wgpu ervs jumps {kernel:?} {mode}"));
+        assert!(p > ALPHA, "{kernel:?} {mode}: chi-square p = {p}");
     }
 }
 
@@ -196,7 +206,8 @@ fn negative_weights_are_a_clear_error_on_wgpu() {
     let g = build(&shaped_edges(Shape::Uniform));
     let src = "#[walk] fn sinks(s: &Step) -> f32 { if s.dst() == 3 { s.weight() - 1000.0 } else { s.weight() } }";
     let (program, info) = wayfarer_compiler::compile_source(src).unwrap();
-    for mode in MODES {
+    for (kernel, mode) in kernels(&dev).into_iter().flat_map(|k| MODES.map(|m| (k, m))) {
+        dev.set_kernel(Some(kernel));
         let r = wayfarer::wgpu::run_program_streaming(
             &dev,
             &program,
@@ -212,7 +223,7 @@ fn negative_weights_are_a_clear_error_on_wgpu() {
             &mut |_| Ok(()),
         );
         let msg = r.err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("sinks") && msg.contains("-99"), "{mode}: expected a bad-weight error, got `{msg}`");
+        assert!(msg.contains("sinks") && msg.contains("-99"), "{mode}: expected a bad-weight error ({kernel:?}), got `{msg}`");
     }
 }
 
@@ -277,16 +288,18 @@ impl random_programs::Visitor for WgpuLikeCpu<'_> {
                 *probs.entry(g.targets()[e]).or_default() += w as f64 / total;
             }
         }
-        for sampler in MODES {
+        for (kernel, sampler) in kernels(self.dev).into_iter().flat_map(|k| MODES.map(|m| (k, m))) {
+            self.dev.set_kernel(Some(kernel));
             let (walks, _) =
                 run(&Starts::Nodes(vec![v0; 40_000]), 1, sampler).unwrap_or_else(|e| panic!("{}: {e}\n{}", self.what, src.source));
             let mut counts = std::collections::HashMap::<u32, u64>::new();
             for i in 0..walks.len() {
                 *counts.entry(walks.walk(i)[1]).or_default() += 1;
             }
-            let p = chi_square_p(&counts, &probs, &format!("{} {sampler}", self.what));
-            assert!(p > ALPHA, "{} {sampler}: chi-square p = {p}\n{}", self.what, src.source);
+            let p = chi_square_p(&counts, &probs, &format!("{} {kernel:?} {sampler}", self.what));
+            assert!(p > ALPHA, "{} {kernel:?} {sampler}: chi-square p = {p}\n{}", self.what, src.source);
         }
+        self.dev.set_kernel(None);
         self.checked += 1;
     }
 }

@@ -20,7 +20,7 @@ use wayfarer_runtime::engine::{CostModel, SHORT_ROW, SamplerStats};
 use wayfarer_runtime::{CsrGraph, NodeStats, Requirements, SamplerMode, Starts, WalkError, Walks};
 use wgpu::util::DeviceExt;
 
-pub use lower::{LowerError, Lowered};
+pub use lower::{Kernel, LowerError, Lowered};
 
 /// Bindings of the walk kernel (group 0; see kernels/walk.wgsl).
 const NUM_BINDINGS: u32 = 12;
@@ -59,7 +59,10 @@ pub struct WgpuDevice {
     /// Discrete, integrated, CPU, ...
     pub device_type: String,
     f64: bool,
+    subgroups: bool,
     limits: wgpu::Limits,
+    /// The kernel [`WgpuDevice::compile`] builds (`None`: the best one the adapter and walk allow).
+    kernel: std::cell::Cell<Option<Kernel>>,
 }
 
 impl WgpuDevice {
@@ -92,7 +95,14 @@ impl WgpuDevice {
         };
         let info = adapter.get_info();
         let f64 = adapter.features().contains(wgpu::Features::SHADER_F64);
-        let required_features = if f64 { wgpu::Features::SHADER_F64 } else { wgpu::Features::empty() };
+        let subgroups = adapter.features().contains(wgpu::Features::SUBGROUP);
+        let mut required_features = wgpu::Features::empty();
+        if f64 {
+            required_features |= wgpu::Features::SHADER_F64;
+        }
+        if subgroups {
+            required_features |= wgpu::Features::SUBGROUP;
+        }
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("wayfarer"),
@@ -108,14 +118,48 @@ impl WgpuDevice {
             backend: format!("{:?}", info.backend),
             device_type: format!("{:?}", info.device_type),
             f64,
+            subgroups,
             limits,
+            kernel: std::cell::Cell::new(match std::env::var("WAYFARER_WGPU_KERNEL").as_deref() {
+                Ok("plain") => Some(Kernel::Plain),
+                Ok("subgroup") => Some(Kernel::Subgroup),
+                _ => None,
+            }),
         })
+    }
+
+    /// Whether the adapter has subgroup operations (the [`Kernel::Subgroup`] kernel).
+    pub fn has_subgroups(&self) -> bool {
+        self.subgroups
+    }
+
+    /// Makes [`WgpuDevice::compile`] build `kernel` (`None`: the best one the adapter and
+    /// walk allow; `WAYFARER_WGPU_KERNEL=plain|subgroup` sets it when the device is opened).
+    pub fn set_kernel(&self, kernel: Option<Kernel>) {
+        self.kernel.set(kernel);
+    }
+
+    /// The kernel `compile` builds for `program`.
+    pub fn kernel_for(&self, program: &Program) -> Result<Kernel, WgpuError> {
+        match self.kernel.get() {
+            Some(Kernel::Subgroup) if !self.subgroups => {
+                Err(WgpuError::Unavailable(format!("{} has no subgroup operations (the subgroup kernel)", self.name)))
+            }
+            Some(Kernel::Subgroup) if !Kernel::Subgroup.supports(program) => Err(WgpuError::Unavailable(format!(
+                "walk `{}` keeps f64 or bool state, which the subgroup kernel cannot shuffle",
+                program.name
+            ))),
+            Some(k) => Ok(k),
+            None if self.subgroups && Kernel::Subgroup.supports(program) => Ok(Kernel::Subgroup),
+            None => Ok(Kernel::Plain),
+        }
     }
 
     /// Lowers `program` and builds its compute pipeline.
     pub fn compile(&self, program: &Program, info: &WalkInfo) -> Result<CompiledWalk, WgpuError> {
         let t0 = Instant::now();
-        let lowered = lower::lower(program, info)?;
+        let kernel = self.kernel_for(program)?;
+        let lowered = lower::lower_for(program, info, kernel)?;
         if lowered.uses_f64 && !self.f64 {
             return Err(WgpuError::Unavailable(format!(
                 "walk `{}` computes with f64 (draws, times or f64 values) and {} has no SHADER_F64",
@@ -152,7 +196,7 @@ impl WgpuDevice {
             label: Some(&program.name),
             layout: Some(&layout),
             module: &module,
-            entry_point: Some(lower::ENTRY_POINT),
+            entry_point: Some(kernel.entry_point()),
             compilation_options: Default::default(),
             cache: None,
         });
@@ -160,6 +204,7 @@ impl WgpuDevice {
             return Err(WgpuError::Device(format!("building the pipeline of `{}`: {e}", program.name)));
         }
         Ok(CompiledWalk {
+            kernel,
             pipeline,
             bind_layout,
             requirements: wayfarer_compiler::analysis::requirements(info),
@@ -172,6 +217,8 @@ impl WgpuDevice {
 
 /// A walk's compute pipeline on one device.
 pub struct CompiledWalk {
+    /// The kernel it runs.
+    pub kernel: Kernel,
     pipeline: wgpu::ComputePipeline,
     bind_layout: wgpu::BindGroupLayout,
     requirements: Requirements,
@@ -213,6 +260,8 @@ pub struct WgpuReport {
     pub batches: usize,
     /// Sampler counters.
     pub stats: SamplerStats,
+    /// The kernel that ran.
+    pub kernel: Option<Kernel>,
 }
 
 /// The hyperparameter words (see [`lower::param_offsets`]).
@@ -387,7 +436,7 @@ pub fn run_streaming(
             return Err(WalkError::Config(format!("the wgpu backend runs the adaptive, eRJS and eRVS samplers, not {other}")).into());
         }
     };
-    let mut report = WgpuReport { walkers: total, precompute_seconds, ..Default::default() };
+    let mut report = WgpuReport { walkers: total, precompute_seconds, kernel: Some(walk.kernel), ..Default::default() };
     let counters_len = 8 + 64 * 8;
     let b_counters = d.create_buffer(&wgpu::BufferDescriptor {
         label: Some("counters"),

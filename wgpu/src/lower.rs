@@ -25,8 +25,33 @@ use wayfarer_compiler::ir::{self as ir, Arena, BinaryOp, Builtin, Expr, Literal,
 /// The kernel template every walk module starts from.
 pub const TEMPLATE: &str = include_str!("../../kernels/walk.wgsl");
 
-/// The entry point of a walk module.
-pub const ENTRY_POINT: &str = "wf_walk";
+/// The subgroup kernel, appended to [`TEMPLATE`] for [`Kernel::Subgroup`].
+pub const SUBGROUP_TEMPLATE: &str = include_str!("../../kernels/walk_subgroup.wgsl");
+
+/// Which walk kernel a module holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// One invocation per walker, eRVS by the invocation alone (any adapter).
+    Plain,
+    /// eRVS steps served by the whole subgroup (adapters with subgroup operations; walks
+    /// without `f64` or `bool` state).
+    Subgroup,
+}
+
+impl Kernel {
+    /// The module's entry point.
+    pub fn entry_point(self) -> &'static str {
+        match self {
+            Kernel::Plain => "wf_walk",
+            Kernel::Subgroup => "wf_walk_subgroup",
+        }
+    }
+
+    /// Whether `program` can use this kernel (subgroup shuffles carry 32-bit state only).
+    pub fn supports(self, program: &Program) -> bool {
+        self == Kernel::Plain || program.state.iter().all(|s| matches!(s.ty, Scalar::F32 | Scalar::I32 | Scalar::U32))
+    }
+}
 
 /// A walk lowered to a validated naga module.
 pub struct Lowered {
@@ -36,6 +61,8 @@ pub struct Lowered {
     pub info: naga::valid::ModuleInfo,
     /// Whether the module uses `f64` (the device must have `SHADER_F64`).
     pub uses_f64: bool,
+    /// The kernel it holds.
+    pub kernel: Kernel,
 }
 
 /// Errors of lowering: a bug in the template or the lowering, never the user's (the front end
@@ -109,7 +136,18 @@ fn uses_f64(program: &Program, info: &WalkInfo) -> bool {
 
 /// Lowers `program` into the kernel template and validates the result.
 pub fn lower(program: &Program, info: &WalkInfo) -> Result<Lowered, LowerError> {
-    let mut module = naga::front::wgsl::parse_str(TEMPLATE).map_err(|e| LowerError::Template(e.emit_to_string(TEMPLATE)))?;
+    lower_for(program, info, Kernel::Plain)
+}
+
+/// Lowers `program` into the template of `kernel` (which must support it) and validates it.
+pub fn lower_for(program: &Program, info: &WalkInfo, kernel: Kernel) -> Result<Lowered, LowerError> {
+    assert!(kernel.supports(program), "{kernel:?} cannot run walk `{}`", program.name);
+    let text = match kernel {
+        Kernel::Plain => TEMPLATE.to_string(),
+        // naga 30 takes the subgroup builtins without `enable subgroups;` (and refuses it).
+        Kernel::Subgroup => format!("{TEMPLATE}\n{SUBGROUP_TEMPLATE}"),
+    };
+    let mut module = naga::front::wgsl::parse_str(&text).map_err(|e| LowerError::Template(e.emit_to_string(&text)))?;
     let f64_used = uses_f64(program, info);
     let types = Types::new(&mut module, f64_used);
     let fns: HashMap<String, Handle<Function>> = module.functions.iter().filter_map(|(h, f)| f.name.clone().map(|n| (n, h))).collect();
@@ -132,6 +170,23 @@ pub fn lower(program: &Program, info: &WalkInfo) -> Result<Lowered, LowerError> 
         );
         globals.insert(name, h);
         state.push(h);
+    }
+    // The subgroup kernel's saved copies (its eRVS evaluates weights as another walker).
+    let mut saved = Vec::new();
+    if kernel == Kernel::Subgroup {
+        for s in &program.state {
+            saved.push(module.global_variables.append(
+                GlobalVariable {
+                    name: Some(format!("wf_saved_{}", s.name)),
+                    space: AddressSpace::Private,
+                    binding: None,
+                    ty: types.of(s.ty),
+                    init: None,
+                    memory_decorations: Default::default(),
+                },
+                Span::UNDEFINED,
+            ));
+        }
     }
     let env = Env { program, types: &types, fns: &fns, globals: &globals, state: &state, params: param_offsets(program) };
 
@@ -217,6 +272,29 @@ pub fn lower(program: &Program, info: &WalkInfo) -> Result<Lowered, LowerError> 
         }
         bodies.push((name, b.finish()));
     }
+    if kernel == Kernel::Subgroup {
+        for (name, from_saved) in [("wf_state_save", false), ("wf_state_restore", true)] {
+            let mut b = env.builder();
+            for (&st, &sv) in state.iter().zip(&saved) {
+                let (from, to) = if from_saved { (sv, st) } else { (st, sv) };
+                let p = b.push(Expression::GlobalVariable(from));
+                let v = b.push(Expression::Load { pointer: p });
+                let q = b.push(Expression::GlobalVariable(to));
+                b.body.push(Statement::Store { pointer: q, value: v }, Span::UNDEFINED);
+            }
+            bodies.push((name, b.finish()));
+        }
+        let mut b = env.builder();
+        let src = b.push(Expression::FunctionArgument(0));
+        for (s, &st) in program.state.iter().zip(&state) {
+            let p = b.push(Expression::GlobalVariable(st));
+            let v = b.push(Expression::Load { pointer: p });
+            let r = b.f.expressions.append(Expression::SubgroupOperationResult { ty: types.of(s.ty) }, Span::UNDEFINED);
+            b.body.push(Statement::SubgroupGather { mode: naga::GatherMode::Shuffle(src), argument: v, result: r }, Span::UNDEFINED);
+            b.body.push(Statement::Store { pointer: p, value: r }, Span::UNDEFINED);
+        }
+        bodies.push(("wf_state_adopt", b.finish()));
+    }
     for (name, f) in bodies {
         let h = fns[name];
         let slot = module.functions.get_mut(h);
@@ -225,11 +303,21 @@ pub fn lower(program: &Program, info: &WalkInfo) -> Result<Lowered, LowerError> 
         slot.named_expressions = f.named_expressions;
         slot.body = f.body;
     }
-    let caps = if f64_used { naga::valid::Capabilities::FLOAT64 } else { naga::valid::Capabilities::empty() };
-    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+    let mut caps = if f64_used { naga::valid::Capabilities::FLOAT64 } else { naga::valid::Capabilities::empty() };
+    if kernel == Kernel::Subgroup {
+        caps |= naga::valid::Capabilities::SUBGROUP;
+    }
+    let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps);
+    if kernel == Kernel::Subgroup {
+        use naga::valid::SubgroupOperationSet as Ops;
+        validator
+            .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+            .subgroup_operations(Ops::BASIC | Ops::VOTE | Ops::BALLOT | Ops::SHUFFLE | Ops::ARITHMETIC);
+    }
+    let info = validator
         .validate(&module)
         .map_err(|e| LowerError::Invalid { walk: program.name.clone(), message: format!("{:?}", e.into_inner()) })?;
-    Ok(Lowered { module, info, uses_f64: f64_used })
+    Ok(Lowered { module, info, uses_f64: f64_used, kernel })
 }
 
 impl Lowered {

@@ -40,6 +40,13 @@ fn library_walks_lower_validate_and_match_their_golden_wgsl() {
         let lowered = wayfarer_wgpu::lower::lower(&program, &info).unwrap_or_else(|e| panic!("{name}: {e}"));
         let spv = lowered.spirv().unwrap();
         assert_eq!(spv[0], 0x0723_0203, "{name}: not SPIR-V");
+        // The subgroup kernel validates too, for every walk it can run.
+        if wayfarer_wgpu::Kernel::Subgroup.supports(&program) {
+            let sg = wayfarer_wgpu::lower::lower_for(&program, &info, wayfarer_wgpu::Kernel::Subgroup)
+                .unwrap_or_else(|e| panic!("{name} (subgroup): {e}"));
+            assert!(sg.wgsl().unwrap().contains("fn wf_walk_subgroup("), "{name}");
+            assert_eq!(sg.spirv().unwrap()[0], 0x0723_0203, "{name} (subgroup): not SPIR-V");
+        }
         let wgsl = lowered.wgsl().unwrap();
         // The walk's own functions replaced the template's placeholders.
         assert!(!wgsl.contains("HOOK"), "{name}: naga's writer does not keep comments");

@@ -1,0 +1,281 @@
+// wayfarer walk kernel, subgroup variant: appended to walk.wgsl when the adapter has subgroup
+// operations (naga takes the subgroup builtins without `enable subgroups;`).
+//
+// The walk loop runs in lockstep across the subgroup (its only exit is subgroupAll), each
+// invocation with its own walker; eRJS steps are the invocation's own, as in wf_walk, but an
+// eRVS step is served by the whole subgroup: the invocations that need one are found by a
+// ballot and served in turn, every invocation taking the walker's row items lane, lane + S,
+// ... (coalesced) and running A-ExpJ over its share with its own stream; thresholds are
+// shared by subgroupMin at growing intervals (an item whose key cannot beat the subgroup's
+// best is skipped, which is exact), and the smallest key wins (ties: the smaller index).
+
+// HOOK: copies the walker's state into the saved copies.
+fn wf_state_save() {
+}
+
+// HOOK: the saved copies back into the walker's state.
+fn wf_state_restore() {
+}
+
+// HOOK: the state of the walker in invocation `src` of the subgroup, into this one's.
+fn wf_state_adopt(src: u32) {
+}
+
+fn wf_finish(q: u32, len: u32) {
+    let stride = args.length + 1u;
+    out[args.num_queries * stride + q] = len;
+    for (var k = len; k < stride; k++) {
+        out[q * stride + k] = NO_NODE;
+    }
+}
+
+struct SgPick {
+    index: u32,
+    edges: u32,
+}
+
+// eRVS of the walker in invocation `src`, by the whole subgroup. Every invocation calls it
+// with the same `src` (subgroup-uniform control flow).
+fn wf_reservoir_subgroup(src: u32, lane: u32, size: u32, my_gq: u32, my_base: u32, my_d: u32) -> SgPick {
+    let gq = subgroupShuffle(my_gq, src);
+    let base = subgroupShuffle(my_base, src);
+    let d = subgroupShuffle(my_d, src);
+    // This invocation evaluates the weights as walker `src`.
+    let own = vec4<u32>(wf_cur, wf_prev, wf_start, wf_step);
+    let own_edge = wf_edge;
+    wf_state_save();
+    wf_cur = subgroupShuffle(own.x, src);
+    wf_prev = subgroupShuffle(own.y, src);
+    wf_start = subgroupShuffle(own.z, src);
+    wf_step = subgroupShuffle(own.w, src);
+    wf_edge = subgroupShuffle(own_edge, src);
+    wf_state_adopt(src);
+
+    var rng = wf_rng(gq, wf_step, PURPOSE_SAMPLE);
+    rng.ctr.x = 0x80000000u | (lane << 24u);   // per lane, disjoint from the step's eRJS draws
+    let inf = bitcast<f32>(0x7F800000u);
+    var best = inf;
+    var best_i = NO_NODE;
+    var thr = inf;
+    var skip = 0.0;
+    var have_skip = false;
+    var round = 0u;
+    var next_sync = 1u;
+    for (var r0 = 0u; r0 < d; r0 += size) {
+        let i = r0 + lane;
+        if (i < d) {
+            let wi = wf_weight(base + i);
+            if (wf_bad(wi)) {
+                wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi);
+            } else if (wi > 0.0) {
+                if (thr == inf) {
+                    best = -log(wf_unit(wf_next(&rng))) / wi;
+                    best_i = i;
+                    thr = best;
+                } else {
+                    if (!have_skip) {
+                        skip = -log(wf_unit(wf_next(&rng))) / thr;
+                        have_skip = true;
+                    }
+                    skip = skip - wi;
+                    if (skip <= 0.0) {
+                        let c = wf_one_minus_exp_neg(thr * wi);
+                        best = wf_neg_log1m(wf_unit(wf_next(&rng)) * c) / wi;
+                        best_i = i;
+                        thr = best;
+                        have_skip = false;
+                    }
+                }
+            }
+        }
+        round = round + 1u;
+        if (round == next_sync) {
+            next_sync = select(next_sync + 8u, 2u * next_sync, next_sync < 8u);
+            let m = subgroupMin(best);
+            if (m < thr) {
+                // Memorylessness: the remaining skip rescaled to the lower threshold.
+                if (have_skip) {
+                    skip = skip * (thr / m);
+                }
+                thr = m;
+            }
+        }
+    }
+    let m = subgroupMin(best);
+    let winner = subgroupMin(select(NO_NODE, best_i, best == m && best_i != NO_NODE));
+
+    wf_cur = own.x;
+    wf_prev = own.y;
+    wf_start = own.z;
+    wf_step = own.w;
+    wf_edge = own_edge;
+    wf_state_restore();
+    return SgPick(winner, d);
+}
+
+@compute @workgroup_size(64)
+fn wf_walk_subgroup(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) size: u32,
+) {
+    let total = nwg.x * WG;
+    let stride = args.length + 1u;
+    var stats: array<u32, 8>;
+    for (var k = 0u; k < NUM_STATS; k++) {
+        stats[k] = 0u;
+    }
+    var next_q = gid.x;
+    var walking = false;
+    var done = false;
+    var q = 0u;
+    var gq = 0u;
+    var len = 0u;
+    var base = 0u;
+    var d = 0u;
+    loop {
+        if (!walking && !done) {
+            q = next_q;
+            next_q = next_q + total;
+            if (q >= args.num_queries) {
+                done = true;
+            } else {
+                gq = args.first_query + q;
+                var start = 0u;
+                if (args.per_node_starts != 0u) {
+                    start = gq % args.num_nodes;
+                } else {
+                    start = starts[q];
+                }
+                wf_start = start;
+                wf_cur = start;
+                wf_prev = NO_NODE;
+                wf_step = 0u;
+                wf_edge = 0u;
+                wf_reset_state();
+                wf_hook_rng = wf_rng(gq, INIT_STEP, PURPOSE_INIT);
+                wf_init();
+                out[q * stride] = start;
+                len = 1u;
+                walking = args.length > 0u;
+                if (!walking) {
+                    wf_finish(q, len);
+                }
+            }
+        }
+        if (subgroupAll(done)) {
+            break;
+        }
+        var picked = NO_NODE;
+        var dead = false;
+        var need_ervs = false;
+        if (walking) {
+            base = offsets[wf_cur];
+            d = offsets[wf_cur + 1u] - base;
+            if (d == 0u) {
+                dead = true;
+            } else if (args.mode == 2u) {
+                need_ervs = true;
+            } else {
+                var rng = wf_rng(gq, wf_step, PURPOSE_SAMPLE);
+                var use_erjs = false;
+                let estimate = wf_estimate();
+                if ((wf_flags() & 3u) == 3u && estimate <= 0.0) {
+                    dead = true;
+                } else {
+                    let bound = wf_bound();
+                    if (!(bound > 0.0)) {
+                        dead = true;
+                    } else if ((bitcast<u32>(bound) & 0x7F800000u) != 0x7F800000u) {
+                        use_erjs = args.mode == 1u || !wf_prefers_reservoir(d, bound, estimate);
+                    }
+                    if (!dead && use_erjs) {
+                        let cap = wf_trial_cap(d);
+                        var t = 0u;
+                        loop {
+                            t = t + 1u;
+                            stats[STAT_TRIALS] += 1u;
+                            let i = wf_below(&rng, d);
+                            let y = wf_unit(wf_next(&rng)) * bound;
+                            let wi = wf_weight(base + i);
+                            if (wf_bad(wi)) {
+                                wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi);
+                                dead = true;
+                                break;
+                            }
+                            if (wi > bound) {
+                                wf_report(ERR_BOUND, gq, wf_step, base + i, wi);
+                                dead = true;
+                                break;
+                            }
+                            if (y < wi) {
+                                picked = i;
+                                stats[STAT_ERJS] += 1u;
+                                break;
+                            }
+                            if (t >= cap) {
+                                need_ervs = true;
+                                stats[STAT_FALLBACKS] += 1u;
+                                break;
+                            }
+                        }
+                    } else if (!dead) {
+                        need_ervs = true;
+                    }
+                }
+            }
+        }
+        // eRVS steps, served by the whole subgroup, one walker at a time.
+        let ballot = subgroupBallot(need_ervs);
+        for (var word = 0u; word < 4u; word++) {
+            var pending = ballot[word];
+            while (pending != 0u) {
+                let src = word * 32u + firstTrailingBit(pending);
+                pending = pending & (pending - 1u);
+                let p = wf_reservoir_subgroup(src, lane, size, gq, base, d);
+                if (lane == src) {
+                    stats[STAT_ERVS_EDGES] += p.edges;
+                    if (p.index == NO_NODE) {
+                        dead = true;
+                    } else {
+                        picked = p.index;
+                        stats[STAT_ERVS] += 1u;
+                    }
+                }
+            }
+        }
+        if (walking) {
+            if (picked != NO_NODE) {
+                let e = base + picked;
+                wf_prev = wf_cur;
+                wf_cur = targets[e];
+                wf_edge = e;
+                wf_step = wf_step + 1u;
+                wf_hook_rng = wf_rng(gq, wf_step, PURPOSE_UPDATE);
+                wf_update();
+                out[q * stride + len] = wf_cur;
+                len = len + 1u;
+                stats[STAT_STEPS] += 1u;
+                if (wf_step >= args.length) {
+                    walking = false;
+                } else if (wf_stop()) {
+                    stats[STAT_STOPPED] += 1u;
+                    walking = false;
+                }
+            } else if (dead) {
+                stats[STAT_DEAD_ENDS] += 1u;
+                walking = false;
+            }
+            if (!walking) {
+                wf_finish(q, len);
+            }
+        }
+    }
+    let slot = 8u + (gid.x % 64u) * NUM_STATS;
+    for (var k = 0u; k < NUM_STATS; k++) {
+        if (stats[k] != 0u) {
+            atomicAdd(&counters[slot + k], stats[k]);
+        }
+    }
+}
