@@ -57,7 +57,7 @@ struct WfArgs {
 // num_queries x (length + 1) nodes, NO_NODE padded, then num_queries lengths.
 @group(0) @binding(10) var<storage, read_write> out: array<u32>;
 // [0, 8): the error (code, query, step, edge, weight bits); then 64 slots of WF_NUM_STATS
-// counters (invocations add into slot gid mod 64, so no counter nears 2^32 in a batch).
+// counters (workgroups add into slot id mod 64, so no counter nears 2^32 in a batch).
 @group(0) @binding(11) var<storage, read_write> counters: array<atomic<u32>>;
 
 const NO_NODE: u32 = 0xFFFFFFFFu;
@@ -405,6 +405,30 @@ fn wf_neg_log1m(y: f32) -> f32 {
     return -log(1.0 - y);
 }
 
+var<workgroup> wf_group_stats: array<atomic<u32>, 8>;
+
+// Adds an invocation's counters into its workgroup's, then one invocation adds those into the
+// run's: a global atomic per workgroup and counter instead of per invocation (with a million
+// walkers, the per-invocation atomics on a few hundred words were most of a short walk's time).
+// Called once, at the end of the kernel, in uniform control flow.
+fn wf_flush_stats(stats: array<u32, 8>, local: u32, group: u32) {
+    for (var k = 0u; k < NUM_STATS; k++) {
+        if (stats[k] != 0u) {
+            atomicAdd(&wf_group_stats[k], stats[k]);
+        }
+    }
+    workgroupBarrier();
+    if (local == 0u) {
+        let slot = 8u + (group % 64u) * NUM_STATS;
+        for (var k = 0u; k < NUM_STATS; k++) {
+            let v = atomicLoad(&wf_group_stats[k]);
+            if (v != 0u) {
+                atomicAdd(&counters[slot + k], v);
+            }
+        }
+    }
+}
+
 struct Pick {
     index: u32,   // in the row; NO_NODE: no positive weight
     bad: u32,     // 1: a bad weight was reported
@@ -451,7 +475,12 @@ fn wf_reservoir(q: u32, base: u32, d: u32) -> Pick {
 }
 
 @compute @workgroup_size(64)
-fn wf_walk(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn wf_walk(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
+) {
     let total = nwg.x * WG;
     let stride = args.length + 1u;
     let lens_at = args.num_queries * stride;
@@ -569,10 +598,5 @@ fn wf_walk(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
             out[q * stride + k] = NO_NODE;
         }
     }
-    let slot = 8u + (gid.x % 64u) * NUM_STATS;
-    for (var k = 0u; k < NUM_STATS; k++) {
-        if (stats[k] != 0u) {
-            atomicAdd(&counters[slot + k], stats[k]);
-        }
-    }
+    wf_flush_stats(stats, local, group.x);
 }

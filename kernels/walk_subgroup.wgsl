@@ -119,6 +119,8 @@ fn wf_walk_subgroup(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
     @builtin(subgroup_size) size: u32,
+    @builtin(local_invocation_index) local: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
 ) {
     let total = nwg.x * WG;
     let stride = args.length + 1u;
@@ -272,10 +274,5 @@ fn wf_walk_subgroup(
             }
         }
     }
-    let slot = 8u + (gid.x % 64u) * NUM_STATS;
-    for (var k = 0u; k < NUM_STATS; k++) {
-        if (stats[k] != 0u) {
-            atomicAdd(&counters[slot + k], stats[k]);
-        }
-    }
+    wf_flush_stats(stats, local, group.x);
 }

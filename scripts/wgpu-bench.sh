@@ -21,19 +21,24 @@ field() { echo "$1" | grep -o "$2 [0-9.]* $3" | head -1 | grep -o '[0-9.]*' | he
     for spec in "node2vec|80|" "node2vec|80|--unweighted" "metapath|5|" "metapath|5|--unweighted"; do
         IFS='|' read -r walk length extra <<<"$spec"
         cuda=""
-        for backend in cuda wgpu; do
+        # wgpu: the kernel chosen for the adapter (subgroup where it has subgroups), then the
+        # plain one (one invocation per walker, eRVS alone).
+        for run in cuda wgpu wgpu-plain; do
+            backend="${run%-plain}"
+            which=auto; [ "$run" = wgpu-plain ] && which=plain
             # shellcheck disable=SC2086
-            "$WF" walk "$walk" --graph "$G" --backend "$backend" --length "$length" --seed 1 -q -o "$DIR/w.npy" $extra >/dev/null 2>&1
+            WAYFARER_WGPU_KERNEL=$which "$WF" walk "$walk" --graph "$G" --backend "$backend" --length "$length" --seed 1 -q -o "$DIR/w.npy" $extra >/dev/null 2>&1
             # shellcheck disable=SC2086
-            line="$("$WF" walk "$walk" --graph "$G" --backend "$backend" --length "$length" --seed 1 -q -o "$DIR/w.npy" $extra 2>&1 | tail -1)"
-            echo "$walk $backend $extra: $line" >&2
+            line="$(WAYFARER_WGPU_KERNEL=$which "$WF" walk "$walk" --graph "$G" --backend "$backend" --length "$length" --seed 1 -q -o "$DIR/w.npy" $extra 2>&1 | tail -1)"
+            echo "$walk $run $extra: $line" >&2
             kernel="$(field "$line" kernel ms)"
             e2e="$(field "$line" end-to-end s)"
             steps="$(echo "$line" | grep -o '[0-9]* steps' | head -1 | grep -o '[0-9]*')"
             dev="$(echo "$line" | sed -n "s/.*backend $backend (\([^,]*\),.*/\1/p")"
+            [ "$backend" = wgpu ] && dev="$dev, $(echo "$line" | grep -o '[a-z]* kernel,' | head -1 | tr -d ,)"
             rate="$(python3 -c "print(f'{$steps / ($kernel / 1e3) / 1e6:.0f}')")"
             if [ "$backend" = cuda ]; then cuda="$kernel"; ratio="1.00x"; else ratio="$(python3 -c "print(f'{$kernel / $cuda:.2f}x')")"; fi
-            echo "| $walk | $([ -n "$extra" ] && echo unweighted || echo 'U[1,5)') | $backend | $dev | $steps | $kernel | $rate | $e2e | $ratio |"
+            echo "| $walk | $([ -n "$extra" ] && echo unweighted || echo 'U[1,5)') | $run | $dev | $steps | $kernel | $rate | $e2e | $ratio |"
         done
     done
 } | tee "$OUTMD"
