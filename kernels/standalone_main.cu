@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     u64 err[5], stats[WF_NUM_STATS];
     WF_CHECK(cudaMemcpy(err, a.error, sizeof(err), cudaMemcpyDeviceToHost));
     WF_CHECK(cudaMemcpy(stats, a.stats, sizeof(stats), cudaMemcpyDeviceToHost));
-    if (err[0]) { fprintf(stderr, "walk error %llu at query %llu, step %llu, edge %llu (weight bits %08llx)\n", err[0], err[1], err[2], err[3], err[4]); return 3; }
+    if (err[0]) { fprintf(stderr, "walk error %llu at query %llu, step %llu, edge %llu (weight bits %08llx)\n", err[0], err[1], err[2], err[3], err[4] & 0xFFFFFFFFull); return 3; }
     std::vector<u32> out(walks * stride);
     WF_CHECK(cudaMemcpy(out.data(), a.out, out.size() * sizeof(u32), cudaMemcpyDeviceToHost));
 

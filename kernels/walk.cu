@@ -36,9 +36,10 @@ enum { WF_ERR_NONE = 0, WF_ERR_BAD_WEIGHT = 1, WF_ERR_BOUND = 2 };
 
 #define WF_FULL 0xFFFFFFFFu
 
-__device__ __forceinline__ void wf_report(const WfRunArgs& a, u64 code, u64 q, u32 step, u64 e, float w) {
+__device__ __forceinline__ void wf_report(const WfRunArgs& a, u64 code, u64 q, u32 step, u64 e, float w, float bound) {
     if (atomicCAS((unsigned long long*)a.error, 0ull, (unsigned long long)code) == 0ull) {
-        a.error[1] = q; a.error[2] = step; a.error[3] = e; a.error[4] = (u64)__float_as_uint(w);
+        a.error[1] = q; a.error[2] = step; a.error[3] = e;
+        a.error[4] = (u64)__float_as_uint(w) | ((u64)__float_as_uint(bound) << 32);
     }
 }
 
@@ -174,8 +175,8 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             }
             if (verdict < 0) {
                 const float wi = wf_weight(g, p, w, base + i);
-                if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, base + i, wi); dead = true; verdict = 0; }
-                else if (wi > bound) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, base + i, wi); dead = true; verdict = 0; }
+                if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, base + i, wi, 0.0f); dead = true; verdict = 0; }
+                else if (wi > bound) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, base + i, wi, bound); dead = true; verdict = 0; }
                 else verdict = y < (double)wi ? 1 : 0;
             }
             if (dead) {
@@ -221,7 +222,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                 if (i < sd) {
                     const float wi = wf_weight(g, p, sw, sbase + i);
                     if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) {
-                        wf_report(a, WF_ERR_BAD_WEIGHT, sq, sw.b.step, sbase + i, wi);
+                        wf_report(a, WF_ERR_BAD_WEIGHT, sq, sw.b.step, sbase + i, wi, 0.0f);
                     } else if (wi > 0.0f) {
                         const double wd = (double)wi;
                         if (thr == inf) {

@@ -56,7 +56,7 @@ struct WfArgs {
 @group(0) @binding(9) var<storage, read> starts: array<u32>;
 // num_queries x (length + 1) nodes, NO_NODE padded, then num_queries lengths.
 @group(0) @binding(10) var<storage, read_write> out: array<u32>;
-// [0, 8): the error (code, query, step, edge, weight bits); then 64 slots of WF_NUM_STATS
+// [0, 8): the error (code, query, step, edge, weight bits, bound bits); then 64 slots of WF_NUM_STATS
 // counters (workgroups add into slot id mod 64, so no counter nears 2^32 in a batch).
 @group(0) @binding(11) var<storage, read_write> counters: array<atomic<u32>>;
 
@@ -368,13 +368,14 @@ fn wf_bad(w: f32) -> bool {
     return (b & 0x7F800000u) == 0x7F800000u || (w < 0.0);
 }
 
-fn wf_report(code: u32, q: u32, step: u32, e: u32, w: f32) {
+fn wf_report(code: u32, q: u32, step: u32, e: u32, w: f32, bound: f32) {
     let r = atomicCompareExchangeWeak(&counters[0], 0u, code);
     if (r.exchanged) {
         atomicStore(&counters[1], q);
         atomicStore(&counters[2], step);
         atomicStore(&counters[3], e);
         atomicStore(&counters[4], bitcast<u32>(w));
+        atomicStore(&counters[5], bitcast<u32>(bound));
     }
 }
 
@@ -429,6 +430,83 @@ fn wf_flush_stats(stats: array<u32, 8>, local: u32, group: u32) {
     }
 }
 
+// The sampler's decision for a walker's step from row [base, base + d): an edge picked by
+// eRJS, a dead end (empty row, no positive weight, or an error reported), or a need for eRVS
+// (chosen by the cost model or mode, or eRJS reached its trial cap). Shared by the kernels;
+// the eRVS itself is each kernel's own.
+struct Choice {
+    picked: u32,
+    dead: bool,
+    need_ervs: bool,
+}
+
+fn wf_choose(gq: u32, base: u32, d: u32, stats: ptr<function, array<u32, 8>>) -> Choice {
+    var c = Choice(NO_NODE, d == 0u, false);
+    if (c.dead) {
+        return c;
+    }
+    if (args.mode == 2u) {
+        c.need_ervs = true;
+        return c;
+    }
+    let estimate = wf_estimate();
+    if ((wf_flags() & 3u) == 3u && estimate <= 0.0) {
+        c.dead = true;
+        return c;
+    }
+    let bound = wf_bound();
+    if (!(bound > 0.0)) {
+        c.dead = true;
+        return c;
+    }
+    // An infinite bound (or mode 0 preferring the reservoir) goes to eRVS.
+    if ((bitcast<u32>(bound) & 0x7F800000u) == 0x7F800000u
+        || (args.mode != 1u && wf_prefers_reservoir(d, bound, estimate))) {
+        c.need_ervs = true;
+        return c;
+    }
+    var rng = wf_rng(gq, wf_step, PURPOSE_SAMPLE);
+    let cap = wf_trial_cap(d);
+    var t = 0u;
+    loop {
+        t = t + 1u;
+        (*stats)[STAT_TRIALS] += 1u;
+        let i = wf_below(&rng, d);
+        let y = wf_unit(wf_next(&rng)) * bound;
+        let wi = wf_weight(base + i);
+        if (wf_bad(wi)) {
+            wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi, 0.0);
+            c.dead = true;
+            return c;
+        }
+        if (wi > bound) {
+            wf_report(ERR_BOUND, gq, wf_step, base + i, wi, bound);
+            c.dead = true;
+            return c;
+        }
+        if (y < wi) {
+            c.picked = i;
+            (*stats)[STAT_ERJS] += 1u;
+            return c;
+        }
+        if (t >= cap) {
+            c.need_ervs = true;
+            (*stats)[STAT_FALLBACKS] += 1u;
+            return c;
+        }
+    }
+    return c;
+}
+
+// Ends query q's row of the output: its length, NO_NODE after the last node.
+fn wf_finish(q: u32, len: u32) {
+    let stride = args.length + 1u;
+    out[args.num_queries * stride + q] = len;
+    for (var k = len; k < stride; k++) {
+        out[q * stride + k] = NO_NODE;
+    }
+}
+
 struct Pick {
     index: u32,   // in the row; NO_NODE: no positive weight
     bad: u32,     // 1: a bad weight was reported
@@ -448,7 +526,7 @@ fn wf_reservoir(q: u32, base: u32, d: u32) -> Pick {
     for (var i = 0u; i < d; i++) {
         let wi = wf_weight(base + i);
         if (wf_bad(wi)) {
-            wf_report(ERR_BAD_WEIGHT, q, wf_step, base + i, wi);
+            wf_report(ERR_BAD_WEIGHT, q, wf_step, base + i, wi, 0.0);
             return Pick(NO_NODE, 1u);
         }
         if (wi > 0.0) {
@@ -483,7 +561,6 @@ fn wf_walk(
 ) {
     let total = nwg.x * WG;
     let stride = args.length + 1u;
-    let lens_at = args.num_queries * stride;
     var stats: array<u32, 8>;
     for (var k = 0u; k < NUM_STATS; k++) {
         stats[k] = 0u;
@@ -510,61 +587,10 @@ fn wf_walk(
             let cur = wf_cur;
             let base = offsets[cur];
             let d = offsets[cur + 1u] - base;
-            var picked = NO_NODE;
-            var dead = d == 0u;
-            var need_ervs = false;
-            if (!dead && args.mode == 2u) {
-                need_ervs = true;
-            } else if (!dead) {
-                var rng = wf_rng(gq, wf_step, PURPOSE_SAMPLE);
-                var use_erjs = false;
-                let flags = wf_flags();
-                let estimate = wf_estimate();
-                if ((flags & 3u) == 3u && estimate <= 0.0) {
-                    dead = true;
-                } else {
-                    let bound = wf_bound();
-                    if (!(bound > 0.0)) {
-                        dead = true;
-                    } else if ((bitcast<u32>(bound) & 0x7F800000u) != 0x7F800000u) {
-                        use_erjs = args.mode == 1u || !wf_prefers_reservoir(d, bound, estimate);
-                    }
-                    if (!dead && use_erjs) {
-                        let cap = wf_trial_cap(d);
-                        var t = 0u;
-                        loop {
-                            t = t + 1u;
-                            stats[STAT_TRIALS] += 1u;
-                            let i = wf_below(&rng, d);
-                            let y = wf_unit(wf_next(&rng)) * bound;
-                            let wi = wf_weight(base + i);
-                            if (wf_bad(wi)) {
-                                wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi);
-                                dead = true;
-                                break;
-                            }
-                            if (wi > bound) {
-                                wf_report(ERR_BOUND, gq, wf_step, base + i, wi);
-                                dead = true;
-                                break;
-                            }
-                            if (y < wi) {
-                                picked = i;
-                                stats[STAT_ERJS] += 1u;
-                                break;
-                            }
-                            if (t >= cap) {
-                                need_ervs = true;
-                                stats[STAT_FALLBACKS] += 1u;
-                                break;
-                            }
-                        }
-                    } else if (!dead) {
-                        need_ervs = true;
-                    }
-                }
-            }
-            if (need_ervs) {
+            let c = wf_choose(gq, base, d, &stats);
+            var picked = c.picked;
+            var dead = c.dead;
+            if (c.need_ervs) {
                 let p = wf_reservoir(gq, base, d);
                 stats[STAT_ERVS_EDGES] += d;
                 if (p.bad != 0u || p.index == NO_NODE) {
@@ -593,10 +619,7 @@ fn wf_walk(
                 break;
             }
         }
-        out[lens_at + q] = len;
-        for (var k = len; k < stride; k++) {
-            out[q * stride + k] = NO_NODE;
-        }
+        wf_finish(q, len);
     }
     wf_flush_stats(stats, local, group.x);
 }

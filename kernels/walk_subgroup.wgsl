@@ -21,14 +21,6 @@ fn wf_state_restore() {
 fn wf_state_adopt(src: u32) {
 }
 
-fn wf_finish(q: u32, len: u32) {
-    let stride = args.length + 1u;
-    out[args.num_queries * stride + q] = len;
-    for (var k = len; k < stride; k++) {
-        out[q * stride + k] = NO_NODE;
-    }
-}
-
 struct SgPick {
     index: u32,
     edges: u32,
@@ -66,7 +58,7 @@ fn wf_reservoir_subgroup(src: u32, lane: u32, size: u32, my_gq: u32, my_base: u3
         if (i < d) {
             let wi = wf_weight(base + i);
             if (wf_bad(wi)) {
-                wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi);
+                wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi, 0.0);
             } else if (wi > 0.0) {
                 if (thr == inf) {
                     best = -log(wf_unit(wf_next(&rng))) / wi;
@@ -175,58 +167,10 @@ fn wf_walk_subgroup(
         if (walking) {
             base = offsets[wf_cur];
             d = offsets[wf_cur + 1u] - base;
-            if (d == 0u) {
-                dead = true;
-            } else if (args.mode == 2u) {
-                need_ervs = true;
-            } else {
-                var rng = wf_rng(gq, wf_step, PURPOSE_SAMPLE);
-                var use_erjs = false;
-                let estimate = wf_estimate();
-                if ((wf_flags() & 3u) == 3u && estimate <= 0.0) {
-                    dead = true;
-                } else {
-                    let bound = wf_bound();
-                    if (!(bound > 0.0)) {
-                        dead = true;
-                    } else if ((bitcast<u32>(bound) & 0x7F800000u) != 0x7F800000u) {
-                        use_erjs = args.mode == 1u || !wf_prefers_reservoir(d, bound, estimate);
-                    }
-                    if (!dead && use_erjs) {
-                        let cap = wf_trial_cap(d);
-                        var t = 0u;
-                        loop {
-                            t = t + 1u;
-                            stats[STAT_TRIALS] += 1u;
-                            let i = wf_below(&rng, d);
-                            let y = wf_unit(wf_next(&rng)) * bound;
-                            let wi = wf_weight(base + i);
-                            if (wf_bad(wi)) {
-                                wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi);
-                                dead = true;
-                                break;
-                            }
-                            if (wi > bound) {
-                                wf_report(ERR_BOUND, gq, wf_step, base + i, wi);
-                                dead = true;
-                                break;
-                            }
-                            if (y < wi) {
-                                picked = i;
-                                stats[STAT_ERJS] += 1u;
-                                break;
-                            }
-                            if (t >= cap) {
-                                need_ervs = true;
-                                stats[STAT_FALLBACKS] += 1u;
-                                break;
-                            }
-                        }
-                    } else if (!dead) {
-                        need_ervs = true;
-                    }
-                }
-            }
+            let c = wf_choose(gq, base, d, &stats);
+            picked = c.picked;
+            dead = c.dead;
+            need_ervs = c.need_ervs;
         }
         // eRVS steps, served by the whole subgroup, one walker at a time.
         let ballot = subgroupBallot(need_ervs);

@@ -159,24 +159,17 @@ impl<'g, W: Walk> WalkRun<'g, W> {
         let device = match (self.backend, &source) {
             (gpu::Backend::Wgpu, _) => return self.run_wgpu(),
             (gpu::Backend::Cpu, _) | (gpu::Backend::Auto, None) => None,
-            (gpu::Backend::Cuda, None) => {
-                return Err(WalkError::Config(format!(
-                    "walk `{}` is written by hand, not with #[walk]: it runs on the CPU only",
-                    self.walk.name()
-                )));
-            }
+            (gpu::Backend::Cuda, None) => return Err(self.hand_written()),
             (gpu::Backend::Cuda, Some(_)) => Some(gpu::CudaDevice::open(0).map_err(|e| WalkError::Config(e.to_string()))?),
             (gpu::Backend::Auto, Some(_)) => gpu::CudaDevice::open(0).ok(),
         };
         match (device, source) {
-            (Some(dev), Some(src)) => {
-                let (program, info) = gpu::compile_program(src.source, self.walk.name())?;
-                let values = gpu::program_values(&program, &src.params)?;
-                let cost = match self.config.cost_ratio {
-                    CostRatio::Fixed(r) => gpu::GpuCost::Fixed(engine::CostModel::uniform(r, 0.0)),
-                    CostRatio::Model(m) => gpu::GpuCost::Fixed(m),
-                    CostRatio::Profile => gpu::GpuCost::Tuned,
-                    CostRatio::Cached => gpu::GpuCost::Default,
+            (Some(dev), Some(_)) => {
+                let (program, info, values) = self.gpu_program()?;
+                let cost = match (self.fixed_cost(), self.config.cost_ratio) {
+                    (Some(m), _) => gpu::GpuCost::Fixed(m),
+                    (None, CostRatio::Profile) => gpu::GpuCost::Tuned,
+                    (None, _) => gpu::GpuCost::Default,
                 };
                 let (walks, report, _) = gpu::run_program(
                     &dev,
@@ -207,28 +200,40 @@ impl<'g, W: Walk> WalkRun<'g, W> {
 }
 
 impl<'g, W: Walk> WalkRun<'g, W> {
+    fn hand_written(&self) -> WalkError {
+        WalkError::Config(format!("walk `{}` is written by hand, not with #[walk]: it runs on the CPU only", self.walk.name()))
+    }
+
+    /// The walk's `#[walk]` source compiled for a GPU backend, with its parameter values.
+    fn gpu_program(
+        &self,
+    ) -> Result<(wayfarer_compiler::ir::Program, wayfarer_compiler::WalkInfo, Vec<wayfarer_compiler::eval::ParamValue>), WalkError> {
+        let src = self.walk.source().ok_or_else(|| self.hand_written())?;
+        let (program, info) = gpu::compile_program(src.source, self.walk.name())?;
+        let values = gpu::program_values(&program, &src.params)?;
+        Ok((program, info, values))
+    }
+
+    /// The cost model the configuration fixes (`None`: the backend's tuned or default one).
+    fn fixed_cost(&self) -> Option<engine::CostModel> {
+        match self.config.cost_ratio {
+            CostRatio::Fixed(r) => Some(engine::CostModel::uniform(r, 0.0)),
+            CostRatio::Model(m) => Some(m),
+            CostRatio::Profile | CostRatio::Cached => None,
+        }
+    }
+
     /// The wgpu backend (cargo feature `wgpu`): the walk's `#[walk]` source lowered through
     /// naga; the same distribution as the CPU, not the same walks (see [`wgpu`]).
     #[cfg(feature = "wgpu")]
     fn run_wgpu(self) -> Result<RunOutput<'g>, WalkError> {
-        let Some(src) = self.walk.source() else {
-            return Err(WalkError::Config(format!(
-                "walk `{}` is written by hand, not with #[walk]: it runs on the CPU only",
-                self.walk.name()
-            )));
-        };
-        let (program, info) = gpu::compile_program(src.source, self.walk.name())?;
-        let values = gpu::program_values(&program, &src.params)?;
+        let (program, info, values) = self.gpu_program()?;
         let as_walk_error = |e: wgpu::WgpuError| match e {
             wgpu::WgpuError::Walk(w) => w,
             other => WalkError::Config(other.to_string()),
         };
         let dev = wgpu::WgpuDevice::open().map_err(as_walk_error)?;
-        let cost = match self.config.cost_ratio {
-            CostRatio::Fixed(r) => Some(engine::CostModel::uniform(r, 0.0)),
-            CostRatio::Model(m) => Some(m),
-            CostRatio::Profile | CostRatio::Cached => None,
-        };
+        let cost = self.fixed_cost();
         let mut walks = Walks { stride: self.config.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
         let (report, _) = wgpu::run_program_streaming(
             &dev,

@@ -362,3 +362,40 @@ fn a_users_stateful_walk_runs_on_wgpu_through_the_builder() {
         assert_eq!(gpu.report.stats.stopped, cpu.report.stats.stopped, "the stop rule ran the same");
     }
 }
+
+/// What the wgpu backend cannot carry is refused up front with a message naming it: an f64
+/// parameter outside the range its three f32 words hold exactly, 2^32 walkers or more, and
+/// walks too long for one storage binding.
+#[test]
+fn wgpu_refuses_what_it_cannot_carry() {
+    let Some(dev) = device() else { return };
+    let g = build(&shaped_edges(Shape::Uniform));
+    let src = "#[walk] fn scaled(s: &Step, k: f64) -> f32 { (s.weight() as f64 * k) as f32 }";
+    let (program, info) = wayfarer_compiler::compile_source(src).unwrap();
+    let run = |k: f64, starts: Starts, length: u32| {
+        let values = [wayfarer_compiler::eval::ParamValue::Scalar(wayfarer_compiler::eval::Value::F64(k))];
+        let r = wayfarer::wgpu::run_program_streaming(
+            &dev,
+            &program,
+            &info,
+            &values,
+            "scaled",
+            &g,
+            &starts,
+            length,
+            1,
+            wayfarer::SamplerMode::Adaptive,
+            None,
+            &mut |_| Ok(()),
+        );
+        r.err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    let few = || Starts::EveryNode { per_node: 1 };
+    assert_eq!(run(1.0, few(), 3), "", "a representable parameter runs");
+    let msg = run(1e300, few(), 3);
+    assert!(msg.contains("scaled") && msg.contains("outside what the wgpu backend carries exactly"), "{msg}");
+    let msg = run(1.0, Starts::EveryNode { per_node: u32::MAX }, 3);
+    assert!(msg.contains("walkers: the wgpu backend runs fewer than 2^32"), "{msg}");
+    let msg = run(1.0, few(), u32::MAX);
+    assert!(msg.contains("do not fit one storage binding"), "{msg}");
+}

@@ -699,7 +699,10 @@ impl<'a> DeviceRun<'a> {
         let seconds = t.elapsed().as_secs_f64();
         let err = s.clone_dtoh(&error)?;
         if err[0] != 0 {
-            return Err(device_error(self.graph, &self.walk.name, &err, self.prepared.split.as_ref()).into());
+            // Out of core, the kernels' edge indices are virtual.
+            let edge = self.prepared.split.as_ref().map_or(err[3], |sg| sg.original_edge(self.graph, err[3]));
+            let (weight, bound) = (f32::from_bits(err[4] as u32), f32::from_bits((err[4] >> 32) as u32));
+            return Err(WalkError::from_device_report(self.graph, &self.walk.name, err[0], err[2], edge, weight, bound).into());
         }
         let mut out = s.clone_dtoh(&out)?;
         out.truncate((count * stride) as usize);
@@ -1060,20 +1063,6 @@ pub fn node_stats_on_device(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGr
         neighbor_degree_max: find_u32(st[6], n)?,
         neighbor_degree_min: find_u32(st[7], n)?,
     })
-}
-
-/// The walk error the kernel reported: `[code, query, step, edge, weight bits]`.
-fn device_error(graph: &CsrGraph, walk: &str, err: &[u64], split: Option<&SplitGraph>) -> WalkError {
-    // Out of core, the kernels' edge indices are virtual.
-    let e = split.map_or(err[3], |sg| sg.original_edge(graph, err[3])) as usize;
-    let src = graph.offsets().partition_point(|&o| o <= e as u64).saturating_sub(1) as u32;
-    let dst = graph.targets().get(e).copied().unwrap_or(u32::MAX);
-    let weight = f32::from_bits(err[4] as u32);
-    let step = err[2] as u32;
-    match err[0] {
-        2 => WalkError::BoundViolated { walk: walk.into(), weight, bound: f32::NAN, src, dst, step },
-        _ => WalkError::BadWeight { walk: walk.into(), weight, src, dst, step },
-    }
 }
 
 #[cfg(test)]

@@ -538,7 +538,9 @@ pub fn run_streaming(
         let out = read_back(d, &b_read)?;
         let counters = read_back(d, &b_counters_read)?;
         if counters[0] != 0 {
-            return Err(device_error(graph, &walk.name, &counters[..5]).into());
+            let (code, step, edge) = (counters[0].into(), counters[2].into(), counters[3].into());
+            let (weight, bound) = (f32::from_bits(counters[4]), f32::from_bits(counters[5]));
+            return Err(WalkError::from_device_report(graph, &walk.name, code, step, edge, weight, bound).into());
         }
         let mut c = [0u64; 8];
         for slot in counters[8..].chunks(8) {
@@ -577,17 +579,4 @@ fn read_back(d: &wgpu::Device, b: &wgpu::Buffer) -> Result<Vec<u32>, WgpuError> 
     };
     b.unmap();
     Ok(v)
-}
-
-/// The walk error the kernel reported: `[code, query, step, edge, weight bits]`.
-fn device_error(graph: &CsrGraph, walk: &str, err: &[u32]) -> WalkError {
-    let e = err[3] as usize;
-    let src = graph.offsets().partition_point(|&o| o <= e as u64).saturating_sub(1) as u32;
-    let dst = graph.targets().get(e).copied().unwrap_or(u32::MAX);
-    let weight = f32::from_bits(err[4]);
-    let step = err[2];
-    match err[0] {
-        2 => WalkError::BoundViolated { walk: walk.into(), weight, bound: f32::NAN, src, dst, step },
-        _ => WalkError::BadWeight { walk: walk.into(), weight, src, dst, step },
-    }
 }

@@ -3,11 +3,11 @@ fn wf_flags() -> u32 {
 }
 
 fn wf_weight(e_5: u32) -> f32 {
-    var local_11: f32;
+    var local_7: f32;
 
     let _e2 = wf_prev;
     if (_e2 == 4294967295u) {
-        local_11 = 1f;
+        local_7 = 1f;
     } else {
         let _e7 = wf_dst(e_5);
         let _e8 = wf_has_edge(_e2, _e7);
@@ -17,9 +17,9 @@ fn wf_weight(e_5: u32) -> f32 {
         let _e16 = wf_degree(_e15);
         let _e18 = ((1f - _e12) / f32(_e16));
         let _e19 = wf_degree(_e2);
-        local_11 = select(_e18, (_e18 + (_e12 / f32(_e19))), _e8);
+        local_7 = select(_e18, (_e18 + (_e12 / f32(_e19))), _e8);
     }
-    let _e24 = local_11;
+    let _e24 = local_7;
     return _e24;
 }
 
