@@ -35,7 +35,7 @@ struct WfArgs {
     nf_props: u32,
     nu_nbr_min: u32,
     nu_label_count: u32,
-    pad0: u32,
+    shared_row: u32,      // the workgroup kernel: eRVS over rows this long or longer is shared
     pad1: u32,
 }
 
@@ -77,6 +77,9 @@ const STAT_STEPS: u32 = 6u;
 const STAT_ERVS_EDGES: u32 = 7u;
 const ERR_BAD_WEIGHT: u32 = 1u;
 const ERR_BOUND: u32 = 2u;
+// A walk loop ended without its walker finishing: the driver cut the loop (llvmpipe stops
+// every loop of an invocation after 65,535 iterations in all, silently).
+const ERR_CUT: u32 = 3u;
 
 // ---- Philox4x32-10 -------------------------------------------------------------------------
 
@@ -507,22 +510,130 @@ fn wf_finish(q: u32, len: u32) {
     }
 }
 
+// A lockstep kernel's invocation (the subgroup and workgroup kernels): its walker, if any,
+// and where its next query is.
+struct Lane {
+    next_q: u32,
+    q: u32,
+    gq: u32,
+    len: u32,
+    walking: bool,
+    done: bool,   // no query left
+}
+
+// Gives the lane its next query if it has no walker (done when none is left).
+fn wf_lane_refill(l: ptr<function, Lane>, total: u32) {
+    if ((*l).walking || (*l).done) {
+        return;
+    }
+    (*l).q = (*l).next_q;
+    (*l).next_q = (*l).next_q + total;
+    if ((*l).q >= args.num_queries) {
+        (*l).done = true;
+        return;
+    }
+    (*l).gq = args.first_query + (*l).q;
+    wf_begin((*l).q, (*l).gq);
+    (*l).len = 1u;
+    (*l).walking = args.length > 0u;
+    if (!(*l).walking) {
+        wf_finish((*l).q, 1u);
+    }
+}
+
+// Ends the lane's step: the move along edge base + picked (picked NO_NODE: a dead end), then
+// the walk's end if it is one.
+fn wf_lane_step(l: ptr<function, Lane>, base: u32, picked: u32, stats: ptr<function, array<u32, 8>>) {
+    if (!(*l).walking) {
+        return;
+    }
+    if (picked == NO_NODE) {
+        (*stats)[STAT_DEAD_ENDS] += 1u;
+        (*l).walking = false;
+    } else {
+        wf_advance((*l).q, (*l).gq, base + picked, (*l).len);
+        (*l).len = (*l).len + 1u;
+        (*stats)[STAT_STEPS] += 1u;
+        if (wf_step >= args.length) {
+            (*l).walking = false;
+        } else if (wf_stop()) {
+            (*stats)[STAT_STOPPED] += 1u;
+            (*l).walking = false;
+        }
+    }
+    if (!(*l).walking) {
+        wf_finish((*l).q, (*l).len);
+    }
+}
+
+// After a lockstep kernel's loop: a lane still walking or with queries left was cut.
+fn wf_lane_check(l: Lane) {
+    if (l.walking || !l.done) {
+        wf_report(ERR_CUT, l.gq, wf_step, 0u, 0.0, 0.0);
+    }
+}
+
 struct Pick {
     index: u32,   // in the row; NO_NODE: no positive weight
     bad: u32,     // 1: a bad weight was reported
 }
 
-// eRVS with jumps (A-ExpJ) over the row: the first positive item gets key E/w; then only the
-// weight to skip before the next item that beats the threshold is drawn (exponential with
-// the threshold as rate), and that item gets a key conditioned to beat it.
+// eRVS with jumps (A-ExpJ): the first positive item gets key E/w; then only the weight to
+// skip before the next item that beats the threshold is drawn (exponential with the
+// threshold as rate), and that item gets a key conditioned to beat it. One pass's state; the
+// shared kernels lower `thr` to the best key of the whole group now and then (an item whose
+// key cannot beat it is skipped, which is exact), rescaling the remaining skip.
+struct Expj {
+    thr: f32,       // the threshold: infinite until the first positive item
+    best: f32,      // this pass's smallest key
+    best_i: u32,    // its item; NO_NODE: none yet
+    skip: f32,
+    have_skip: bool,
+}
+
+fn wf_expj_new() -> Expj {
+    let inf = bitcast<f32>(0x7F800000u);
+    return Expj(inf, inf, NO_NODE, 0.0, false);
+}
+
+// Offers item i of weight wi > 0 to the pass.
+fn wf_expj_offer(x: ptr<function, Expj>, rng: ptr<function, Rng>, i: u32, wi: f32) {
+    if ((*x).best_i == NO_NODE && (bitcast<u32>((*x).thr) & 0x7F800000u) == 0x7F800000u) {
+        (*x).best = -log(wf_unit(wf_next(rng))) / wi;
+        (*x).best_i = i;
+        (*x).thr = (*x).best;
+        return;
+    }
+    if (!(*x).have_skip) {
+        (*x).skip = -log(wf_unit(wf_next(rng))) / (*x).thr;
+        (*x).have_skip = true;
+    }
+    (*x).skip = (*x).skip - wi;
+    if ((*x).skip <= 0.0) {
+        let c = wf_one_minus_exp_neg((*x).thr * wi);
+        (*x).best = wf_neg_log1m(wf_unit(wf_next(rng)) * c) / wi;
+        (*x).best_i = i;
+        (*x).thr = (*x).best;
+        (*x).have_skip = false;
+    }
+}
+
+// Lowers the pass's threshold to m (the group's best key) if that is lower.
+fn wf_expj_lower(x: ptr<function, Expj>, m: f32) {
+    if (m < (*x).thr) {
+        // Memorylessness: the remaining skip rescaled to the lower threshold.
+        if ((*x).have_skip) {
+            (*x).skip = (*x).skip * ((*x).thr / m);
+        }
+        (*x).thr = m;
+    }
+}
+
+// eRVS of the whole row by this invocation alone.
 fn wf_reservoir(q: u32, base: u32, d: u32) -> Pick {
     var rng = wf_rng(q, wf_step, PURPOSE_SAMPLE);
     rng.ctr.x = 0x80000000u;   // disjoint from the step's eRJS draws
-    var best_i = NO_NODE;
-    var thr = 0.0;
-    var have_thr = false;
-    var skip = 0.0;
-    var have_skip = false;
+    var x = wf_expj_new();
     for (var i = 0u; i < d; i++) {
         let wi = wf_weight(base + i);
         if (wf_bad(wi)) {
@@ -530,26 +641,40 @@ fn wf_reservoir(q: u32, base: u32, d: u32) -> Pick {
             return Pick(NO_NODE, 1u);
         }
         if (wi > 0.0) {
-            if (!have_thr) {
-                thr = -log(wf_unit(wf_next(&rng))) / wi;
-                best_i = i;
-                have_thr = true;
-            } else {
-                if (!have_skip) {
-                    skip = -log(wf_unit(wf_next(&rng))) / thr;
-                    have_skip = true;
-                }
-                skip = skip - wi;
-                if (skip <= 0.0) {
-                    let c = wf_one_minus_exp_neg(thr * wi);
-                    thr = wf_neg_log1m(wf_unit(wf_next(&rng)) * c) / wi;
-                    best_i = i;
-                    have_skip = false;
-                }
-            }
+            wf_expj_offer(&x, &rng, i, wi);
         }
     }
-    return Pick(best_i, 0u);
+    return Pick(x.best_i, 0u);
+}
+
+// Starts query q (global gq) at its start node: position, state, init, the walk's first node.
+fn wf_begin(q: u32, gq: u32) {
+    var start = 0u;
+    if (args.per_node_starts != 0u) {
+        start = gq % args.num_nodes;
+    } else {
+        start = starts[q];
+    }
+    wf_start = start;
+    wf_cur = start;
+    wf_prev = NO_NODE;
+    wf_step = 0u;
+    wf_edge = 0u;
+    wf_reset_state();
+    wf_hook_rng = wf_rng(gq, INIT_STEP, PURPOSE_INIT);
+    wf_init();
+    out[q * (args.length + 1u)] = start;
+}
+
+// Moves query q's walker along edge e (its len-th node): position, update, the node out.
+fn wf_advance(q: u32, gq: u32, e: u32, len: u32) {
+    wf_prev = wf_cur;
+    wf_cur = targets[e];
+    wf_edge = e;
+    wf_step = wf_step + 1u;
+    wf_hook_rng = wf_rng(gq, wf_step, PURPOSE_UPDATE);
+    wf_update();
+    out[q * (args.length + 1u) + len] = wf_cur;
 }
 
 @compute @workgroup_size(64)
@@ -560,29 +685,12 @@ fn wf_walk(
     @builtin(workgroup_id) group: vec3<u32>,
 ) {
     let total = nwg.x * WG;
-    let stride = args.length + 1u;
-    var stats: array<u32, 8>;
-    for (var k = 0u; k < NUM_STATS; k++) {
-        stats[k] = 0u;
-    }
+    var stats = array<u32, 8>();
     for (var q = gid.x; q < args.num_queries; q += total) {
         let gq = args.first_query + q;
-        var start = 0u;
-        if (args.per_node_starts != 0u) {
-            start = gq % args.num_nodes;
-        } else {
-            start = starts[q];
-        }
-        wf_start = start;
-        wf_cur = start;
-        wf_prev = NO_NODE;
-        wf_step = 0u;
-        wf_edge = 0u;
-        wf_reset_state();
-        wf_hook_rng = wf_rng(gq, INIT_STEP, PURPOSE_INIT);
-        wf_init();
-        out[q * stride] = start;
+        wf_begin(q, gq);
         var len = 1u;
+        var ended = false;
         while (wf_step < args.length) {
             let cur = wf_cur;
             let base = offsets[cur];
@@ -602,22 +710,20 @@ fn wf_walk(
             }
             if (dead || picked == NO_NODE) {
                 stats[STAT_DEAD_ENDS] += 1u;
+                ended = true;
                 break;
             }
-            let e = base + picked;
-            wf_prev = cur;
-            wf_cur = targets[e];
-            wf_edge = e;
-            wf_step = wf_step + 1u;
-            wf_hook_rng = wf_rng(gq, wf_step, PURPOSE_UPDATE);
-            wf_update();
-            out[q * stride + len] = wf_cur;
+            wf_advance(q, gq, base + picked, len);
             len = len + 1u;
             stats[STAT_STEPS] += 1u;
             if (wf_step < args.length && wf_stop()) {
                 stats[STAT_STOPPED] += 1u;
+                ended = true;
                 break;
             }
+        }
+        if (!ended && wf_step < args.length) {
+            wf_report(ERR_CUT, gq, wf_step, 0u, 0.0, 0.0);
         }
         wf_finish(q, len);
     }

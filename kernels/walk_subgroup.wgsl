@@ -45,12 +45,7 @@ fn wf_reservoir_subgroup(src: u32, lane: u32, size: u32, my_gq: u32, my_base: u3
 
     var rng = wf_rng(gq, wf_step, PURPOSE_SAMPLE);
     rng.ctr.x = 0x80000000u | (lane << 24u);   // per lane, disjoint from the step's eRJS draws
-    let inf = bitcast<f32>(0x7F800000u);
-    var best = inf;
-    var best_i = NO_NODE;
-    var thr = inf;
-    var skip = 0.0;
-    var have_skip = false;
+    var x = wf_expj_new();
     var round = 0u;
     var next_sync = 1u;
     for (var r0 = 0u; r0 < d; r0 += size) {
@@ -60,41 +55,17 @@ fn wf_reservoir_subgroup(src: u32, lane: u32, size: u32, my_gq: u32, my_base: u3
             if (wf_bad(wi)) {
                 wf_report(ERR_BAD_WEIGHT, gq, wf_step, base + i, wi, 0.0);
             } else if (wi > 0.0) {
-                if (thr == inf) {
-                    best = -log(wf_unit(wf_next(&rng))) / wi;
-                    best_i = i;
-                    thr = best;
-                } else {
-                    if (!have_skip) {
-                        skip = -log(wf_unit(wf_next(&rng))) / thr;
-                        have_skip = true;
-                    }
-                    skip = skip - wi;
-                    if (skip <= 0.0) {
-                        let c = wf_one_minus_exp_neg(thr * wi);
-                        best = wf_neg_log1m(wf_unit(wf_next(&rng)) * c) / wi;
-                        best_i = i;
-                        thr = best;
-                        have_skip = false;
-                    }
-                }
+                wf_expj_offer(&x, &rng, i, wi);
             }
         }
         round = round + 1u;
         if (round == next_sync) {
             next_sync = select(next_sync + 8u, 2u * next_sync, next_sync < 8u);
-            let m = subgroupMin(best);
-            if (m < thr) {
-                // Memorylessness: the remaining skip rescaled to the lower threshold.
-                if (have_skip) {
-                    skip = skip * (thr / m);
-                }
-                thr = m;
-            }
+            wf_expj_lower(&x, subgroupMin(x.best));
         }
     }
-    let m = subgroupMin(best);
-    let winner = subgroupMin(select(NO_NODE, best_i, best == m && best_i != NO_NODE));
+    let m = subgroupMin(x.best);
+    let winner = subgroupMin(select(NO_NODE, x.best_i, x.best == m && x.best_i != NO_NODE));
 
     wf_cur = own.x;
     wf_prev = own.y;
@@ -114,62 +85,22 @@ fn wf_walk_subgroup(
     @builtin(local_invocation_index) local: u32,
     @builtin(workgroup_id) group: vec3<u32>,
 ) {
-    let total = nwg.x * WG;
-    let stride = args.length + 1u;
-    var stats: array<u32, 8>;
-    for (var k = 0u; k < NUM_STATS; k++) {
-        stats[k] = 0u;
-    }
-    var next_q = gid.x;
-    var walking = false;
-    var done = false;
-    var q = 0u;
-    var gq = 0u;
-    var len = 0u;
-    var base = 0u;
-    var d = 0u;
+    var stats = array<u32, 8>();
+    var me = Lane(gid.x, 0u, 0u, 0u, false, false);
     loop {
-        if (!walking && !done) {
-            q = next_q;
-            next_q = next_q + total;
-            if (q >= args.num_queries) {
-                done = true;
-            } else {
-                gq = args.first_query + q;
-                var start = 0u;
-                if (args.per_node_starts != 0u) {
-                    start = gq % args.num_nodes;
-                } else {
-                    start = starts[q];
-                }
-                wf_start = start;
-                wf_cur = start;
-                wf_prev = NO_NODE;
-                wf_step = 0u;
-                wf_edge = 0u;
-                wf_reset_state();
-                wf_hook_rng = wf_rng(gq, INIT_STEP, PURPOSE_INIT);
-                wf_init();
-                out[q * stride] = start;
-                len = 1u;
-                walking = args.length > 0u;
-                if (!walking) {
-                    wf_finish(q, len);
-                }
-            }
-        }
-        if (subgroupAll(done)) {
+        wf_lane_refill(&me, nwg.x * WG);
+        if (subgroupAll(me.done)) {
             break;
         }
         var picked = NO_NODE;
-        var dead = false;
         var need_ervs = false;
-        if (walking) {
+        var base = 0u;
+        var d = 0u;
+        if (me.walking) {
             base = offsets[wf_cur];
             d = offsets[wf_cur + 1u] - base;
-            let c = wf_choose(gq, base, d, &stats);
+            let c = wf_choose(me.gq, base, d, &stats);
             picked = c.picked;
-            dead = c.dead;
             need_ervs = c.need_ervs;
         }
         // eRVS steps, served by the whole subgroup, one walker at a time.
@@ -179,44 +110,18 @@ fn wf_walk_subgroup(
             while (pending != 0u) {
                 let src = word * 32u + firstTrailingBit(pending);
                 pending = pending & (pending - 1u);
-                let p = wf_reservoir_subgroup(src, lane, size, gq, base, d);
+                let p = wf_reservoir_subgroup(src, lane, size, me.gq, base, d);
                 if (lane == src) {
                     stats[STAT_ERVS_EDGES] += p.edges;
-                    if (p.index == NO_NODE) {
-                        dead = true;
-                    } else {
-                        picked = p.index;
+                    picked = p.index;
+                    if (picked != NO_NODE) {
                         stats[STAT_ERVS] += 1u;
                     }
                 }
             }
         }
-        if (walking) {
-            if (picked != NO_NODE) {
-                let e = base + picked;
-                wf_prev = wf_cur;
-                wf_cur = targets[e];
-                wf_edge = e;
-                wf_step = wf_step + 1u;
-                wf_hook_rng = wf_rng(gq, wf_step, PURPOSE_UPDATE);
-                wf_update();
-                out[q * stride + len] = wf_cur;
-                len = len + 1u;
-                stats[STAT_STEPS] += 1u;
-                if (wf_step >= args.length) {
-                    walking = false;
-                } else if (wf_stop()) {
-                    stats[STAT_STOPPED] += 1u;
-                    walking = false;
-                }
-            } else if (dead) {
-                stats[STAT_DEAD_ENDS] += 1u;
-                walking = false;
-            }
-            if (!walking) {
-                wf_finish(q, len);
-            }
-        }
+        wf_lane_step(&me, base, picked, &stats);
     }
+    wf_lane_check(me);
     wf_flush_stats(stats, local, group.x);
 }

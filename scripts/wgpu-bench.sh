@@ -22,10 +22,11 @@ field() { echo "$1" | grep -o "$2 [0-9.]* $3" | head -1 | grep -o '[0-9.]*' | he
         IFS='|' read -r walk length extra <<<"$spec"
         cuda=""
         # wgpu: the kernel chosen for the adapter (subgroup where it has subgroups), then the
-        # plain one (one invocation per walker, eRVS alone).
-        for run in cuda wgpu wgpu-plain; do
-            backend="${run%-plain}"
-            which=auto; [ "$run" = wgpu-plain ] && which=plain
+        # plain one (one invocation per walker, eRVS alone) and the workgroup one (eRVS of
+        # long rows shared through workgroup memory).
+        for run in cuda wgpu wgpu-plain wgpu-workgroup; do
+            backend="${run%%-*}"
+            which=auto; case "$run" in wgpu-*) which="${run#wgpu-}" ;; esac
             # shellcheck disable=SC2086
             WAYFARER_WGPU_KERNEL=$which "$WF" walk "$walk" --graph "$G" --backend "$backend" --length "$length" --seed 1 -q -o "$DIR/w.npy" $extra >/dev/null 2>&1
             # shellcheck disable=SC2086

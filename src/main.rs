@@ -1033,15 +1033,17 @@ fn wgpu_walks(
         wr.finish()?;
     }
     let name = format!(
-        "wgpu ({}, {} {}, {} kernel, kernel {:.3} ms, end-to-end {:.3} s, {} batch{})",
+        "wgpu ({}, {} {}, {} kernel, kernel {:.3} ms ({}), upload {:.3} s, end-to-end {:.3} s, {} batch{})",
         dev.name,
         dev.backend,
         dev.device_type,
-        match rep.kernel {
-            Some(wayfarer::wgpu::Kernel::Subgroup) => "subgroup",
-            _ => "plain",
-        },
+        rep.kernel.map_or("plain", wayfarer::wgpu::Kernel::name),
         rep.kernel_seconds * 1e3,
+        match rep.kernel_timer {
+            wayfarer::wgpu::KernelTimer::Timestamps => "GPU timestamps",
+            wayfarer::wgpu::KernelTimer::HostWait => "host wait",
+        },
+        rep.upload_seconds,
         rep.total_seconds,
         rep.batches,
         if rep.batches == 1 { "" } else { "es" }

@@ -9,7 +9,7 @@ use crate::library::LibraryWalk;
 use crate::{CsrGraph, RunReport, SamplerMode, Starts, WalkError, Walks};
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_runtime::engine::CostModel;
-pub use wayfarer_wgpu::{CompiledWalk, Kernel, WgpuDevice, WgpuError, WgpuReport, WgpuRun};
+pub use wayfarer_wgpu::{CompiledWalk, DEFAULT_SHARED_ROW, Kernel, KernelTimer, WgpuDevice, WgpuError, WgpuReport, WgpuRun};
 
 /// The cost model the wgpu backend's adaptive rule uses when none is given: the CUDA
 /// default's ratio (an eRJS trial against an edge of eRVS) with a smaller fixed cost, since

@@ -31,9 +31,17 @@ fn device() -> Option<WgpuDevice> {
     }
 }
 
-/// The kernels this adapter runs: the plain one, and the subgroup one where it has subgroups.
+/// The kernels this adapter runs: plain, workgroup, and subgroup where it has subgroups.
 fn kernels(dev: &WgpuDevice) -> Vec<Kernel> {
-    if dev.has_subgroups() { vec![Kernel::Plain, Kernel::Subgroup] } else { vec![Kernel::Plain] }
+    Kernel::ALL.into_iter().filter(|&k| k != Kernel::Subgroup || dev.has_subgroups()).collect()
+}
+
+/// Makes `dev` build `kernel`. The workgroup kernel shares every eRVS row of 2 edges or more
+/// (the small test graphs' rows are shorter than the default threshold), so both its shared
+/// and its per-invocation eRVS run in the same rounds.
+fn use_kernel(dev: &WgpuDevice, kernel: Option<Kernel>) {
+    dev.set_kernel(kernel);
+    dev.set_shared_row(if kernel == Some(Kernel::Workgroup) { 2 } else { wayfarer::wgpu::DEFAULT_SHARED_ROW });
 }
 
 const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
@@ -64,7 +72,7 @@ fn library_walks_are_exact_on_wgpu() {
     ];
     let mut checked = 0;
     for kernel in kernels(&dev) {
-        dev.set_kernel(Some(kernel));
+        use_kernel(&dev, Some(kernel));
         for shape in SHAPES {
             let edges = shaped_edges(shape);
             for (name, params, model, weighted) in &cases {
@@ -186,7 +194,7 @@ fn ervs_jumps_are_exact_on_long_skewed_rows_on_wgpu() {
     probs.values_mut().for_each(|p| *p /= total);
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
     for (kernel, mode) in kernels(&dev).into_iter().flat_map(|k| [(k, SamplerMode::Reservoir), (k, SamplerMode::Adaptive)]) {
-        dev.set_kernel(Some(kernel));
+        use_kernel(&dev, Some(kernel));
         let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &Starts::Nodes(vec![0u32; 100_000]), 1, 31, mode).unwrap();
         assert_eq!(rep.kernel, Some(kernel));
         let mut counts = std::collections::HashMap::<u32, u64>::new();
@@ -207,7 +215,7 @@ fn negative_weights_are_a_clear_error_on_wgpu() {
     let src = "#[walk] fn sinks(s: &Step) -> f32 { if s.dst() == 3 { s.weight() - 1000.0 } else { s.weight() } }";
     let (program, info) = wayfarer_compiler::compile_source(src).unwrap();
     for (kernel, mode) in kernels(&dev).into_iter().flat_map(|k| MODES.map(|m| (k, m))) {
-        dev.set_kernel(Some(kernel));
+        use_kernel(&dev, Some(kernel));
         let r = wayfarer::wgpu::run_program_streaming(
             &dev,
             &program,
@@ -288,8 +296,12 @@ impl random_programs::Visitor for WgpuLikeCpu<'_> {
                 *probs.entry(g.targets()[e]).or_default() += w as f64 / total;
             }
         }
-        for (kernel, sampler) in kernels(self.dev).into_iter().flat_map(|k| MODES.map(|m| (k, m))) {
-            self.dev.set_kernel(Some(kernel));
+        // Each program on one kernel, in turn (every kernel on every program was a minute
+        // more of CI on lavapipe; each kernel still meets a third of the grammar's programs).
+        let all = kernels(self.dev);
+        let kernel = all[self.checked % all.len()];
+        use_kernel(self.dev, Some(kernel));
+        for sampler in MODES {
             let (walks, _) =
                 run(&Starts::Nodes(vec![v0; 40_000]), 1, sampler).unwrap_or_else(|e| panic!("{}: {e}\n{}", self.what, src.source));
             let mut counts = std::collections::HashMap::<u32, u64>::new();
@@ -299,7 +311,7 @@ impl random_programs::Visitor for WgpuLikeCpu<'_> {
             let p = chi_square_p(&counts, &probs, &format!("{} {kernel:?} {sampler}", self.what));
             assert!(p > ALPHA, "{} {kernel:?} {sampler}: chi-square p = {p}\n{}", self.what, src.source);
         }
-        self.dev.set_kernel(None);
+        use_kernel(self.dev, None);
         self.checked += 1;
     }
 }
@@ -398,4 +410,33 @@ fn wgpu_refuses_what_it_cannot_carry() {
     assert!(msg.contains("walkers: the wgpu backend runs fewer than 2^32"), "{msg}");
     let msg = run(1.0, few(), u32::MAX);
     assert!(msg.contains("do not fit one storage binding"), "{msg}");
+}
+
+/// Long walks either finish, every step an edge, or fail with a clear error: never rows cut
+/// short without one (Mesa's llvmpipe, CI's adapter, silently stops a shader's loops after
+/// 65,535 iterations in all; the kernels report a walk loop that ended unfinished).
+#[test]
+fn long_walks_finish_or_fail_clearly_on_wgpu() {
+    let Some(dev) = device() else { return };
+    let mut g = wayfarer::graph::generate::rmat(8, 8, 3).unwrap();
+    g.set_weights(None).unwrap();
+    let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    let length = 5000;
+    for kernel in kernels(&dev) {
+        use_kernel(&dev, Some(kernel));
+        match run_library_walk(&dev, &walk, &g, &Starts::EveryNode { per_node: 1 }, length, 3, SamplerMode::Adaptive) {
+            Ok((walks, _, rep)) => {
+                for i in 0..walks.len() {
+                    let w = walks.walk(i);
+                    assert!(w.len() == length as usize + 1 || g.degree(*w.last().unwrap()) == 0, "{kernel:?}: walk {i} cut at {}", w.len());
+                    for p in w.windows(2) {
+                        assert!(g.row(p[0]).any(|e| g.targets()[e] == p[1]), "{kernel:?}: walk {i}: {} -> {} is no edge", p[0], p[1]);
+                    }
+                }
+                assert_eq!(rep.steps, (0..walks.len()).map(|i| walks.walk(i).len() as u64 - 1).sum::<u64>(), "{kernel:?}");
+            }
+            Err(e) => assert!(e.to_string().contains("ended walk loops early"), "{kernel:?}: {e}"),
+        }
+    }
+    use_kernel(&dev, None);
 }

@@ -60,15 +60,29 @@ pub struct WgpuDevice {
     pub device_type: String,
     f64: bool,
     subgroups: bool,
+    /// Whether the device writes timestamps around compute passes (the kernel timer).
+    timestamps: bool,
     limits: wgpu::Limits,
     /// The kernel [`WgpuDevice::compile`] builds (`None`: the best one the adapter and walk allow).
     kernel: std::cell::Cell<Option<Kernel>>,
+    /// The workgroup kernel's threshold: eRVS over rows of this many edges or more is shared.
+    shared_row: std::cell::Cell<u32>,
 }
+
+/// Rows of at least this many edges get the whole workgroup for an eRVS step in the
+/// workgroup kernel (one item per invocation and more: below it, most invocations would idle).
+pub const DEFAULT_SHARED_ROW: u32 = 64;
 
 impl WgpuDevice {
     /// Opens the first high-performance adapter on Vulkan, Metal or DX12; with
     /// `WAYFARER_WGPU_ADAPTER=text`, the first whose name contains `text`.
     pub fn open() -> Result<Self, WgpuError> {
+        let kernel = match std::env::var("WAYFARER_WGPU_KERNEL") {
+            Ok(name) => Some(Kernel::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
+                WgpuError::Unavailable(format!("WAYFARER_WGPU_KERNEL={name}: the wgpu kernels are plain, subgroup and workgroup"))
+            })?),
+            Err(_) => None,
+        };
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::PRIMARY,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
@@ -103,6 +117,10 @@ impl WgpuDevice {
         if subgroups {
             required_features |= wgpu::Features::SUBGROUP;
         }
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        if timestamps {
+            required_features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("wayfarer"),
@@ -119,12 +137,10 @@ impl WgpuDevice {
             device_type: format!("{:?}", info.device_type),
             f64,
             subgroups,
+            timestamps,
             limits,
-            kernel: std::cell::Cell::new(match std::env::var("WAYFARER_WGPU_KERNEL").as_deref() {
-                Ok("plain") => Some(Kernel::Plain),
-                Ok("subgroup") => Some(Kernel::Subgroup),
-                _ => None,
-            }),
+            kernel: std::cell::Cell::new(kernel),
+            shared_row: std::cell::Cell::new(DEFAULT_SHARED_ROW),
         })
     }
 
@@ -134,9 +150,17 @@ impl WgpuDevice {
     }
 
     /// Makes [`WgpuDevice::compile`] build `kernel` (`None`: the best one the adapter and
-    /// walk allow; `WAYFARER_WGPU_KERNEL=plain|subgroup` sets it when the device is opened).
+    /// walk allow; `WAYFARER_WGPU_KERNEL=plain|subgroup|workgroup` sets it when the device is opened).
     pub fn set_kernel(&self, kernel: Option<Kernel>) {
         self.kernel.set(kernel);
+    }
+
+    /// Sets the workgroup kernel's threshold: an eRVS step over a row of at least `edges` edges
+    /// is served by the whole workgroup, a shorter one by its own invocation (default
+    /// [`DEFAULT_SHARED_ROW`]). Walks are exact either way; the value changes which walks a
+    /// seed gives, and the speed.
+    pub fn set_shared_row(&self, edges: u32) {
+        self.shared_row.set(edges);
     }
 
     /// The kernel `compile` builds for `program`.
@@ -151,7 +175,7 @@ impl WgpuDevice {
             ))),
             Some(k) => Ok(k),
             None if self.subgroups && Kernel::Subgroup.supports(program) => Ok(Kernel::Subgroup),
-            None => Ok(Kernel::Plain),
+            None => Ok(Kernel::Workgroup),
         }
     }
 
@@ -250,8 +274,14 @@ pub struct WgpuReport {
     pub walkers: u64,
     /// Moves made.
     pub steps: u64,
-    /// Seconds from submitting the walk kernels to their completion (all batches).
+    /// Seconds the walk kernels ran (all batches): the GPU's timestamps around the compute
+    /// pass where the adapter writes them (`kernel_timer`), else from submitting a batch's
+    /// pass to the queue's going idle.
     pub kernel_seconds: f64,
+    /// How `kernel_seconds` was measured.
+    pub kernel_timer: KernelTimer,
+    /// Seconds copying the graph and per-node arrays to the device (before the first batch).
+    pub upload_seconds: f64,
     /// Seconds in all (uploads, per-node arrays, kernels, readback, the sink).
     pub total_seconds: f64,
     /// Seconds computing the per-node arrays (on the host).
@@ -262,6 +292,17 @@ pub struct WgpuReport {
     pub stats: SamplerStats,
     /// The kernel that ran.
     pub kernel: Option<Kernel>,
+}
+
+/// How a [`WgpuReport`]'s kernel time was measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KernelTimer {
+    /// GPU timestamps written at the start and end of the compute pass.
+    #[default]
+    Timestamps,
+    /// Host time from submitting the pass to the queue's going idle (adapters without
+    /// timestamp queries): includes submission and wake-up latency.
+    HostWait,
 }
 
 /// The hyperparameter words (see [`lower::param_offsets`]).
@@ -453,6 +494,29 @@ pub fn run_streaming(
     if let Some(e) = pollster::block_on(scope.pop()) {
         return Err(WgpuError::Device(format!("uploading the graph to {}: {e}", dev.name)));
     }
+    // The uploads above are queued writes: finish them here, so that the first batch's kernel
+    // time is the kernel's.
+    let tu = Instant::now();
+    dev.queue.submit([]);
+    d.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| WgpuError::Device(e.to_string()))?;
+    report.upload_seconds = tu.elapsed().as_secs_f64();
+    report.kernel_timer = if dev.timestamps { KernelTimer::Timestamps } else { KernelTimer::HostWait };
+    let timer = dev.timestamps.then(|| {
+        let set = d.create_query_set(&wgpu::QuerySetDescriptor { label: Some("walk timer"), ty: wgpu::QueryType::Timestamp, count: 2 });
+        let resolve = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("walk timer resolve"),
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("walk timer readback"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        (set, resolve, read)
+    });
     let mut done = 0u64;
     while done < total {
         let count = batch.min(total - done);
@@ -480,7 +544,7 @@ pub fn run_streaming(
             nf_props,
             nu_nbr_min,
             nu_label_count,
-            0,
+            dev.shared_row.get(),
             0,
         ];
         let scope = d.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -514,21 +578,41 @@ pub fn run_streaming(
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("walk") });
         enc.clear_buffer(&b_counters, 0, None);
         {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("walk"), timestamp_writes: None });
+            let timestamp_writes = timer.as_ref().map(|(set, _, _)| wgpu::ComputePassTimestampWrites {
+                query_set: set,
+                beginning_of_pass_write_index: Some(0),
+                end_of_pass_write_index: Some(1),
+            });
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("walk"), timestamp_writes });
             pass.set_pipeline(&walk.pipeline);
             pass.set_bind_group(0, &group, &[]);
             let groups = count.div_ceil(64).min(dev.limits.max_compute_workgroups_per_dimension as u64).max(1);
             pass.dispatch_workgroups(groups as u32, 1, 1);
         }
-        // The kernel alone first (its time is the report's), then the copies back.
-        let tk = Instant::now();
-        dev.queue.submit([enc.finish()]);
-        d.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| WgpuError::Device(e.to_string()))?;
-        report.kernel_seconds += tk.elapsed().as_secs_f64();
-        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("walk readback") });
+        let mut enc = match &timer {
+            // The pass's timestamps, resolved and copied with the results.
+            Some((set, resolve, read)) => {
+                enc.resolve_query_set(set, 0..2, resolve, 0);
+                enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
+                enc
+            }
+            // Without them, the pass alone, timed from submit to idle; then the copies.
+            None => {
+                let tk = Instant::now();
+                dev.queue.submit([enc.finish()]);
+                d.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| WgpuError::Device(e.to_string()))?;
+                report.kernel_seconds += tk.elapsed().as_secs_f64();
+                d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("walk readback") })
+            }
+        };
         enc.copy_buffer_to_buffer(&b_out, 0, &b_read, 0, out_words * 4);
         enc.copy_buffer_to_buffer(&b_counters, 0, &b_counters_read, 0, counters_len * 4);
         dev.queue.submit([enc.finish()]);
+        if let Some((_, _, read)) = &timer {
+            let t = read_back(d, read)?;
+            let ticks = (u64::from(t[3]) << 32 | u64::from(t[2])).saturating_sub(u64::from(t[1]) << 32 | u64::from(t[0]));
+            report.kernel_seconds += ticks as f64 * f64::from(dev.queue.get_timestamp_period()) * 1e-9;
+        }
         if let Some(e) = pollster::block_on(oom.pop()) {
             return Err(WgpuError::Device(format!("{}: {e}", dev.name)));
         }
@@ -537,6 +621,22 @@ pub fn run_streaming(
         }
         let out = read_back(d, &b_read)?;
         let counters = read_back(d, &b_counters_read)?;
+        let at = (count * stride) as usize;
+        // Every query the kernel ran has a length of at least 1: a 0 is one it never reached.
+        if counters[0] == 3 || out[at..].contains(&0) {
+            return Err(WgpuError::Device(format!(
+                "{} ended walk loops early (at query {}, step {}) without an error of its own; \
+                 Mesa's llvmpipe / lavapipe stops a shader's loops after 65,535 iterations in all: \
+                 run shorter walks there, or on a GPU",
+                dev.name,
+                if counters[0] == 3 {
+                    u64::from(counters[1])
+                } else {
+                    first_query + done + out[at..].iter().position(|&l| l == 0).unwrap_or(0) as u64
+                },
+                counters[2]
+            )));
+        }
         if counters[0] != 0 {
             let (code, step, edge) = (counters[0].into(), counters[2].into(), counters[3].into());
             let (weight, bound) = (f32::from_bits(counters[4]), f32::from_bits(counters[5]));
@@ -555,7 +655,6 @@ pub fn run_streaming(
         report.stats.dead_ends += c[4];
         report.stats.stopped += c[5];
         report.steps += c[6];
-        let at = (count * stride) as usize;
         let walks = Walks { stride: stride as usize, nodes: out[..at].to_vec(), lengths: out[at..].to_vec() };
         sink(walks)?;
         report.batches += 1;

@@ -28,6 +28,9 @@ pub const TEMPLATE: &str = include_str!("../../kernels/walk.wgsl");
 /// The subgroup kernel, appended to [`TEMPLATE`] for [`Kernel::Subgroup`].
 pub const SUBGROUP_TEMPLATE: &str = include_str!("../../kernels/walk_subgroup.wgsl");
 
+/// The workgroup kernel, appended to [`TEMPLATE`] for [`Kernel::Workgroup`].
+pub const WORKGROUP_TEMPLATE: &str = include_str!("../../kernels/walk_workgroup.wgsl");
+
 /// Which walk kernel a module holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
@@ -36,20 +39,36 @@ pub enum Kernel {
     /// eRVS steps served by the whole subgroup (adapters with subgroup operations; walks
     /// without `f64` or `bool` state).
     Subgroup,
+    /// eRVS steps over rows of 64 edges or more served by the whole workgroup through
+    /// workgroup memory (any adapter, any walk).
+    Workgroup,
 }
 
 impl Kernel {
+    /// Every kernel.
+    pub const ALL: [Kernel; 3] = [Kernel::Plain, Kernel::Subgroup, Kernel::Workgroup];
+
+    /// The kernel's name, as `WAYFARER_WGPU_KERNEL` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Plain => "plain",
+            Kernel::Subgroup => "subgroup",
+            Kernel::Workgroup => "workgroup",
+        }
+    }
+
     /// The module's entry point.
     pub fn entry_point(self) -> &'static str {
         match self {
             Kernel::Plain => "wf_walk",
             Kernel::Subgroup => "wf_walk_subgroup",
+            Kernel::Workgroup => "wf_walk_workgroup",
         }
     }
 
     /// Whether `program` can use this kernel (subgroup shuffles carry 32-bit state only).
     pub fn supports(self, program: &Program) -> bool {
-        self == Kernel::Plain || program.state.iter().all(|s| matches!(s.ty, Scalar::F32 | Scalar::I32 | Scalar::U32))
+        self != Kernel::Subgroup || program.state.iter().all(|s| matches!(s.ty, Scalar::F32 | Scalar::I32 | Scalar::U32))
     }
 }
 
@@ -146,6 +165,7 @@ pub fn lower_for(program: &Program, info: &WalkInfo, kernel: Kernel) -> Result<L
         Kernel::Plain => TEMPLATE.to_string(),
         // naga 30 takes the subgroup builtins without `enable subgroups;` (and refuses it).
         Kernel::Subgroup => format!("{TEMPLATE}\n{SUBGROUP_TEMPLATE}"),
+        Kernel::Workgroup => format!("{TEMPLATE}\n{WORKGROUP_TEMPLATE}"),
     };
     let mut module = naga::front::wgsl::parse_str(&text).map_err(|e| LowerError::Template(e.emit_to_string(&text)))?;
     let f64_used = uses_f64(program, info);
@@ -171,9 +191,11 @@ pub fn lower_for(program: &Program, info: &WalkInfo, kernel: Kernel) -> Result<L
         globals.insert(name, h);
         state.push(h);
     }
-    // The subgroup kernel's saved copies (its eRVS evaluates weights as another walker).
+    // The shared kernels' saved copies (their eRVS evaluates weights as another walker), and
+    // the workgroup kernel's published states (one slot per invocation).
     let mut saved = Vec::new();
-    if kernel == Kernel::Subgroup {
+    let mut published = Vec::new();
+    if kernel != Kernel::Plain {
         for s in &program.state {
             saved.push(module.global_variables.append(
                 GlobalVariable {
@@ -181,6 +203,22 @@ pub fn lower_for(program: &Program, info: &WalkInfo, kernel: Kernel) -> Result<L
                     space: AddressSpace::Private,
                     binding: None,
                     ty: types.of(s.ty),
+                    init: None,
+                    memory_decorations: Default::default(),
+                },
+                Span::UNDEFINED,
+            ));
+        }
+    }
+    if kernel == Kernel::Workgroup {
+        for s in &program.state {
+            let ty = types.slots(&mut module, s.ty);
+            published.push(module.global_variables.append(
+                GlobalVariable {
+                    name: Some(format!("wf_wg_state_{}", s.name)),
+                    space: AddressSpace::WorkGroup,
+                    binding: None,
+                    ty,
                     init: None,
                     memory_decorations: Default::default(),
                 },
@@ -272,7 +310,7 @@ pub fn lower_for(program: &Program, info: &WalkInfo, kernel: Kernel) -> Result<L
         }
         bodies.push((name, b.finish()));
     }
-    if kernel == Kernel::Subgroup {
+    if kernel != Kernel::Plain {
         for (name, from_saved) in [("wf_state_save", false), ("wf_state_restore", true)] {
             let mut b = env.builder();
             for (&st, &sv) in state.iter().zip(&saved) {
@@ -284,6 +322,24 @@ pub fn lower_for(program: &Program, info: &WalkInfo, kernel: Kernel) -> Result<L
             }
             bodies.push((name, b.finish()));
         }
+    }
+    if kernel == Kernel::Workgroup {
+        // Publish into slot `slot` / adopt from slot `src`: state[i] <-> wf_wg_state_i[slot].
+        for (name, publish) in [("wf_state_publish", true), ("wf_state_adopt", false)] {
+            let mut b = env.builder();
+            let slot = b.push(Expression::FunctionArgument(0));
+            for (&st, &pb) in state.iter().zip(&published) {
+                let own = b.push(Expression::GlobalVariable(st));
+                let array = b.push(Expression::GlobalVariable(pb));
+                let shared = b.push(Expression::Access { base: array, index: slot });
+                let (from, to) = if publish { (own, shared) } else { (shared, own) };
+                let v = b.push(Expression::Load { pointer: from });
+                b.body.push(Statement::Store { pointer: to, value: v }, Span::UNDEFINED);
+            }
+            bodies.push((name, b.finish()));
+        }
+    }
+    if kernel == Kernel::Subgroup {
         let mut b = env.builder();
         let src = b.push(Expression::FunctionArgument(0));
         for (s, &st) in program.state.iter().zip(&state) {
@@ -364,6 +420,15 @@ impl Types {
             Scalar::U32 => self.u32,
             Scalar::Bool => self.bool,
         }
+    }
+    /// `array<T, 64>`: one slot per invocation of a workgroup (the kernels' `WG`).
+    fn slots(&self, m: &mut Module, s: Scalar) -> Handle<Type> {
+        let base = self.of(s);
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(m.to_ctx()).expect("the template's types lay out");
+        let stride = layouter[base].to_stride();
+        let size = naga::ArraySize::Constant(std::num::NonZeroU32::new(64).unwrap());
+        m.types.insert(Type { name: None, inner: TypeInner::Array { base, size, stride } }, Span::UNDEFINED)
     }
 }
 

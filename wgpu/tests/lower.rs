@@ -47,6 +47,12 @@ fn library_walks_lower_validate_and_match_their_golden_wgsl() {
             assert!(sg.wgsl().unwrap().contains("fn wf_walk_subgroup("), "{name}");
             assert_eq!(sg.spirv().unwrap()[0], 0x0723_0203, "{name} (subgroup): not SPIR-V");
         }
+        // The workgroup kernel validates for every walk (naga checks its barriers are in
+        // uniform control flow).
+        let wg = wayfarer_wgpu::lower::lower_for(&program, &info, wayfarer_wgpu::Kernel::Workgroup)
+            .unwrap_or_else(|e| panic!("{name} (workgroup): {e}"));
+        assert!(wg.wgsl().unwrap().contains("fn wf_walk_workgroup("), "{name}");
+        assert_eq!(wg.spirv().unwrap()[0], 0x0723_0203, "{name} (workgroup): not SPIR-V");
         let wgsl = lowered.wgsl().unwrap();
         // The walk's own functions replaced the template's placeholders.
         assert!(!wgsl.contains("HOOK"), "{name}: naga's writer does not keep comments");

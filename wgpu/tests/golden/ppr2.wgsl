@@ -3,11 +3,11 @@ fn wf_flags() -> u32 {
 }
 
 fn wf_weight(e_5: u32) -> f32 {
-    var local_7: f32;
+    var local_8: f32;
 
     let _e2 = wf_prev;
     if (_e2 == 4294967295u) {
-        local_7 = 1f;
+        local_8 = 1f;
     } else {
         let _e7 = wf_dst(e_5);
         let _e8 = wf_has_edge(_e2, _e7);
@@ -17,9 +17,9 @@ fn wf_weight(e_5: u32) -> f32 {
         let _e16 = wf_degree(_e15);
         let _e18 = ((1f - _e12) / f32(_e16));
         let _e19 = wf_degree(_e2);
-        local_7 = select(_e18, (_e18 + (_e12 / f32(_e19))), _e8);
+        local_8 = select(_e18, (_e18 + (_e12 / f32(_e19))), _e8);
     }
-    let _e24 = local_7;
+    let _e24 = local_8;
     return _e24;
 }
 
