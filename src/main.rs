@@ -66,6 +66,11 @@ enum Cmd {
         /// Write the wgpu backend's shader as SPIR-V (Vulkan 1.1) instead.
         #[arg(long)]
         spirv: bool,
+        /// With --wgsl / --spirv: which of the wgpu backend's walk kernels (`--backend wgpu`
+        /// picks subgroup where the adapter has subgroups and the walk's state is 32-bit,
+        /// else workgroup).
+        #[arg(long, value_parser = ["plain", "subgroup", "workgroup"], default_value = "plain")]
+        kernel: String,
         /// Walk parameter `name=value` (repeatable), fixed in the emitted file.
         #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
@@ -1389,27 +1394,30 @@ fn emit_shader(
     info: &wayfarer_compiler::WalkInfo,
     output: &Path,
     target: EmitTarget,
+    kernel: &str,
 ) -> Result<()> {
+    let kernel = wayfarer::wgpu::Kernel::ALL.into_iter().find(|k| k.name() == kernel).context("unknown wgpu kernel")?;
     let bytes = match target {
-        EmitTarget::Wgsl => wayfarer::wgpu::emit_wgsl(program, info)?.into_bytes(),
-        _ => wayfarer::wgpu::emit_spirv(program, info)?.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        EmitTarget::Wgsl => wayfarer::wgpu::emit_wgsl(program, info, kernel)?.into_bytes(),
+        _ => wayfarer::wgpu::emit_spirv(program, info, kernel)?.iter().flat_map(|w| w.to_le_bytes()).collect(),
     };
     std::fs::write(output, bytes).with_context(|| output.display().to_string())?;
     eprintln!(
-        "wrote {} ({} walk, the wgpu backend's {}; validated by naga)",
+        "wrote {} ({} walk, the wgpu backend's {} kernel as {}; validated by naga)",
         output.display(),
         program.name,
+        kernel.name(),
         if target == EmitTarget::Wgsl { "WGSL" } else { "SPIR-V" }
     );
     Ok(())
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn emit_shader(_: &wayfarer_compiler::ir::Program, _: &wayfarer_compiler::WalkInfo, _: &Path, _: EmitTarget) -> Result<()> {
+fn emit_shader(_: &wayfarer_compiler::ir::Program, _: &wayfarer_compiler::WalkInfo, _: &Path, _: EmitTarget, _: &str) -> Result<()> {
     bail!("--wgsl / --spirv: this wayfarer was built without the `wgpu` feature (cargo build --release --features wgpu)")
 }
 
-fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>, target: EmitTarget) -> Result<()> {
+fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>, target: EmitTarget, kernel: &str) -> Result<()> {
     let params = parse_params(raw_params)?;
     let (source, path, values) = match wayfarer::walks::source(walk) {
         Some(_) => {
@@ -1445,7 +1453,10 @@ fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>
         }
     };
     if target != EmitTarget::Cuda {
-        return emit_shader(&program, &info, output, target);
+        return emit_shader(&program, &info, output, target, kernel);
+    }
+    if kernel != "plain" {
+        bail!("--kernel {kernel}: --kernel picks a wgpu kernel, for --wgsl or --spirv");
     }
     let values = if wayfarer::walks::source(walk).is_some() { values } else { wayfarer::gpu::program_values(&program, &params)? };
     let model = match gpu_cost(cost)? {
@@ -1526,13 +1537,13 @@ fn main() {
         Cmd::Triangles(a) => cmd_triangles(a),
         Cmd::Partition(a) => cmd_partition(a),
         Cmd::Explain { walk } => cmd_explain(&walk),
-        Cmd::Emit { walk, output, params, cost_ratio, wgsl, spirv } => {
+        Cmd::Emit { walk, output, params, cost_ratio, wgsl, spirv, kernel } => {
             let target = match (wgsl, spirv) {
                 (true, _) => EmitTarget::Wgsl,
                 (_, true) => EmitTarget::Spirv,
                 _ => EmitTarget::Cuda,
             };
-            cmd_emit(&walk, &output, &params, cost_ratio.as_deref(), target)
+            cmd_emit(&walk, &output, &params, cost_ratio.as_deref(), target, &kernel)
         }
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),
     };

@@ -95,11 +95,34 @@ pub fn run_library_walk_streaming(
 }
 
 /// The walk's shader as WGSL (naga's rendering of the module the backend runs).
-pub fn emit_wgsl(program: &wayfarer_compiler::ir::Program, info: &wayfarer_compiler::WalkInfo) -> Result<String, WgpuError> {
-    Ok(wayfarer_wgpu::lower::lower(program, info)?.wgsl()?)
+pub fn emit_wgsl(
+    program: &wayfarer_compiler::ir::Program,
+    info: &wayfarer_compiler::WalkInfo,
+    kernel: Kernel,
+) -> Result<String, WgpuError> {
+    Ok(lower_kernel(program, info, kernel)?.wgsl()?)
+}
+
+fn lower_kernel(
+    program: &wayfarer_compiler::ir::Program,
+    info: &wayfarer_compiler::WalkInfo,
+    kernel: Kernel,
+) -> Result<wayfarer_wgpu::Lowered, WgpuError> {
+    if !kernel.supports(program) {
+        return Err(WgpuError::Unavailable(format!(
+            "walk `{}` keeps f64 or bool state, which the {} kernel cannot shuffle",
+            program.name,
+            kernel.name()
+        )));
+    }
+    Ok(wayfarer_wgpu::lower::lower_for(program, info, kernel)?)
 }
 
 /// The walk's shader as SPIR-V words.
-pub fn emit_spirv(program: &wayfarer_compiler::ir::Program, info: &wayfarer_compiler::WalkInfo) -> Result<Vec<u32>, WgpuError> {
-    Ok(wayfarer_wgpu::lower::lower(program, info)?.spirv()?)
+pub fn emit_spirv(
+    program: &wayfarer_compiler::ir::Program,
+    info: &wayfarer_compiler::WalkInfo,
+    kernel: Kernel,
+) -> Result<Vec<u32>, WgpuError> {
+    Ok(lower_kernel(program, info, kernel)?.spirv()?)
 }

@@ -512,6 +512,26 @@ fn wgpu_backend_from_the_cli() {
         ok(&["emit", "node2vec", "--wgsl", "-o", wgsl.to_str().unwrap()]);
         let text = std::fs::read_to_string(&wgsl).unwrap();
         assert!(text.contains("fn wf_weight(") && text.contains("@compute"), "{text}");
+        assert!(text.contains("fn wf_walk(") && !text.contains("fn wf_walk_workgroup("), "the plain kernel by default");
+        ok(&["emit", "node2vec", "--wgsl", "--kernel", "workgroup", "-o", wgsl.to_str().unwrap()]);
+        assert!(std::fs::read_to_string(&wgsl).unwrap().contains("fn wf_walk_workgroup("));
+        fails(
+            &["emit", "temporal", "--wgsl", "--kernel", "subgroup", "-o", wgsl.to_str().unwrap()],
+            "which the subgroup kernel cannot shuffle",
+        );
+        fails(&["emit", "node2vec", "--kernel", "subgroup", "-o", wgsl.to_str().unwrap()], "for --wgsl or --spirv");
+        // The kernel picked at run time, and a bad name for it.
+        let run = |kernel: &str| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_wayfarer"))
+                .args(["walk", "node2vec", "--graph", gs, "--backend", "wgpu", "--length", "6", "-o", out.to_str().unwrap()])
+                .env("WAYFARER_WGPU_KERNEL", kernel)
+                .output()
+                .unwrap()
+        };
+        let r = run("workgroup");
+        assert!(r.status.success() && String::from_utf8_lossy(&r.stderr).contains("workgroup kernel"), "{r:?}");
+        let r = run("warp");
+        assert!(!r.status.success() && String::from_utf8_lossy(&r.stderr).contains("WAYFARER_WGPU_KERNEL=warp"), "{r:?}");
         let spv = d.join("n2v.spv");
         ok(&["emit", "node2vec", "--spirv", "-o", spv.to_str().unwrap()]);
         assert_eq!(&std::fs::read(&spv).unwrap()[..4], &0x0723_0203u32.to_le_bytes());
