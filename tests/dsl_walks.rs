@@ -138,7 +138,7 @@ fn compiled_squeeze_and_dead_end_tests_are_exact() {
 }
 
 /// Weights from a node property of the candidate: not boundable yet, so the walk runs eRVS
-/// only (and says so: the macro warns, which `tests/ui/ervs_only_warning.rs` pins), and is
+/// only (and says so: the macro warns, which `ui/tests/ui/ervs_only_warning.rs` pins), and is
 /// still exact.
 #[allow(deprecated)]
 mod scored_walk {
