@@ -103,6 +103,7 @@ const STACK_DRAWS: usize = 16;
 type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
 type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64, *const f64);
 type PairFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut f32);
+use wayfarer_runtime::engine::{CompiledTurn, TurnFn};
 type EnvelopeFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64, *mut f32);
 
 /// A walk compiled by Cranelift, ready for the CPU engine.
@@ -131,6 +132,8 @@ pub struct JitWalk {
     estimate: ValueFn,
     bound_estimate: PairFn,
     envelope: Option<EnvelopeFn>,
+    /// The engine's eRJS turn, compiled for this walk.
+    turn: TurnFn,
     init: Option<RoutineFn>,
     update: Option<RoutineFn>,
     stop: Option<RoutineFn>,
@@ -231,6 +234,13 @@ impl JitWalk {
         let bound_estimate =
             c.pair_fn("wf_bound_estimate", &info.derived.exprs, &info.derived.types, bound_h, info.sum_estimate).map_err(err)?;
         let envelope = c.envelope_fn("wf_envelope").map_err(err)?;
+        let shape = lower::TurnShape {
+            has_bound: info.bound.is_some(),
+            possible_zero: info.possible_zero,
+            sum_exact: info.sum_exact,
+            envelope: envelope.is_some(),
+        };
+        let turn = c.turn_fn("wf_turn", info, &shape).map_err(err)?;
         let mut routines = [None, None, None];
         for (k, (name, r)) in
             [("wf_init", &program.init), ("wf_update", &program.update), ("wf_stop", &program.stop)].into_iter().enumerate()
@@ -259,6 +269,8 @@ impl JitWalk {
         let bound_estimate = unsafe { std::mem::transmute::<*const u8, PairFn>(module.get_finalized_function(bound_estimate)) };
         // SAFETY: defined above with exactly this signature.
         let envelope = envelope.map(|id| unsafe { std::mem::transmute::<*const u8, EnvelopeFn>(module.get_finalized_function(id)) });
+        // SAFETY: defined above with exactly this signature.
+        let turn = unsafe { std::mem::transmute::<*const u8, TurnFn>(module.get_finalized_function(turn)) };
         use wayfarer_compiler::ir::StepField;
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(JitWalk {
@@ -288,6 +300,7 @@ impl JitWalk {
             estimate,
             bound_estimate,
             envelope,
+            turn,
             init,
             update,
             stop,
@@ -485,6 +498,17 @@ impl Walk for JitWalk {
         p.jc.ctx = (&p.helper_ctx as *const Ctx<'static>).cast();
         p.jc.props = p.props.as_ptr();
         Some(wayfarer_runtime::Prepared { owner: self.id, data: p })
+    }
+    fn compiled_turn(&self, ctx: &Ctx) -> Option<CompiledTurn> {
+        if std::env::var_os("WAYFARER_JIT_TURN").is_some_and(|v| v == "0") {
+            return None;
+        }
+        let jc = self.prepared(ctx)?;
+        // SAFETY: `wf_turn` is generated for this walk's state type from the engine's slot
+        // layout (`lower/turn.rs` follows the engine's turn step by step and hands every other
+        // case back untouched); its image is this run's prepared pointer image, which lives as
+        // long as the run's context.
+        Some(unsafe { CompiledTurn::new(self.turn, (jc as *const JitCtx).cast()) })
     }
     fn init(&self, ctx: &Ctx, w: &mut Walker<JitState>, rng: &mut StepRng) {
         if let Some(f) = self.init {

@@ -3,6 +3,8 @@
 //! evaluated, and values computed inside a branch are forgotten after it (they do not
 //! dominate the merge).
 
+mod turn;
+
 use crate::{JitCtx, JitWalker, MAX_STATE};
 use cranelift_codegen::ir::Value as CValue;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -12,6 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
 use std::collections::HashMap;
 use std::mem::offset_of;
+pub(crate) use turn::TurnShape;
 use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
 use wayfarer_compiler::ir::*;
 use wayfarer_runtime::Ctx;

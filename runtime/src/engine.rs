@@ -315,8 +315,9 @@ impl Walks {
     }
 }
 
-/// How steps were sampled.
+/// How steps were sampled. `repr(C)`: a [`CompiledTurn`] counts its eRJS steps in place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct SamplerStats {
     /// Steps finished by eRJS.
     pub rejection_steps: u64,
@@ -429,10 +430,124 @@ struct Env<'a, W: Walk> {
     seed: u64,
     /// Per-row inclusive prefix sums of a static-weight walk's weights (adaptive mode).
     table: Option<Vec<f64>>,
+    /// The walk's machine code for turns, with this run's constants.
+    compiled: Option<Compiled>,
 }
 
 /// Rows whose expected number of eRJS trials reaches this use the prefix table instead.
-const TABLE_TRIALS: f64 = 2.5;
+pub const TABLE_TRIALS: f64 = 2.5;
+
+/// The run's constants a [`CompiledTurn`] reads (`repr(C)`; pointers valid for the run).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TurnArgs {
+    /// The walk's own data ([`CompiledTurn::new`]'s `image`).
+    pub image: *const u8,
+    /// The graph's row offsets (`n + 1` entries).
+    pub offsets: *const u64,
+    /// The graph's edge targets.
+    pub targets: *const u32,
+    /// Adaptive mode's per-row prefix sums of a static-weight walk, or null.
+    pub table: *const f64,
+    /// The run's seed.
+    pub seed: u64,
+    /// The cost model's `R` (rows longer than [`SHORT_ROW`]).
+    pub ratio: f64,
+    /// The cost model's `F`.
+    pub fixed: f64,
+    /// The cost model's `R` on short rows.
+    pub ratio_short: f64,
+    /// 1 in eRJS mode (eRJS whenever there is a bound), 0 in adaptive mode (the cost model
+    /// chooses).
+    pub rejection_only: u32,
+}
+
+/// Byte offsets of the engine's per-walker slot for a walk whose state type is `S`, for code
+/// generated at run time: the walker ([`Walker`], `repr(C)`), its query number (`u64`), its
+/// sampling stream ([`StepRng`], see [`StepRng::LAYOUT`]) and the phase of its step
+/// (`index: u64`, `level: f64`, `bound: f32`, `trials: u32`; `trials == 0` at a step's start,
+/// else the eRJS trial whose candidate `index` and uniform level `level` are pending).
+#[derive(Clone, Copy, Debug)]
+pub struct SlotLayout {
+    /// The walker.
+    pub walker: usize,
+    /// The query number (the walker's stream id).
+    pub query: usize,
+    /// The step's sampling stream.
+    pub rng: usize,
+    /// `phase.index`.
+    pub phase_index: usize,
+    /// `phase.level`.
+    pub phase_level: usize,
+    /// `phase.bound`.
+    pub phase_bound: usize,
+    /// `phase.trials`.
+    pub phase_trials: usize,
+}
+
+/// The slot layout for walks with state type `S`.
+pub fn slot_layout<S>() -> SlotLayout {
+    use std::mem::offset_of;
+    let phase = offset_of!(Slot<S>, phase);
+    SlotLayout {
+        walker: offset_of!(Slot<S>, w),
+        query: offset_of!(Slot<S>, query),
+        rng: offset_of!(Slot<S>, rng),
+        phase_index: phase + offset_of!(Phase, index),
+        phase_level: phase + offset_of!(Phase, level),
+        phase_bound: phase + offset_of!(Phase, bound),
+        phase_trials: phase + offset_of!(Phase, trials),
+    }
+}
+
+/// The signature of a compiled turn: `(args, slot, stats) -> code`.
+pub type TurnFn = unsafe extern "C" fn(args: *const TurnArgs, slot: *mut u8, stats: *mut SamplerStats) -> u32;
+
+/// Machine code for the engine's eRJS turns of one walk (the Cranelift backend generates it):
+/// what the engine's own turn does in adaptive and eRJS mode when the step is sampled by
+/// rejection, with the walk's `B`, `Ŝ`, envelope and weight inlined and the Philox stream
+/// drawn in place, so that a step costs no call per query. Every other case (eRVS, the prefix
+/// table, a trial cap reached, a bad weight) it hands back untouched, and the engine's own
+/// turn runs it: the walks are the same either way.
+#[derive(Clone, Copy, Debug)]
+pub struct CompiledTurn {
+    func: TurnFn,
+    image: *const u8,
+}
+
+impl CompiledTurn {
+    /// The walker waits for its candidate's edge data (prefetched by the engine).
+    pub const PENDING: u32 = 0;
+    /// The walker moved.
+    pub const MOVED: u32 = 1;
+    /// The walker is at a dead end.
+    pub const DEAD_END: u32 = 2;
+    /// Nothing was changed: the engine's own turn runs this one.
+    pub const FALLBACK: u32 = 3;
+
+    /// A compiled turn calling `func` with [`TurnArgs::image`] = `image`.
+    ///
+    /// # Safety
+    /// `func`, given a [`TurnArgs`] of this run, a slot laid out as [`slot_layout`] says for
+    /// the walk's state type, and the thread's [`SamplerStats`], must read only those, the
+    /// graph's arrays and `image` (valid for the run), and must leave the slot, the walker and
+    /// the counters exactly as the engine's own turn would for the same slot (returning
+    /// `PENDING`, `MOVED` or `DEAD_END`), or change nothing and return `FALLBACK`.
+    pub unsafe fn new(func: TurnFn, image: *const u8) -> Self {
+        CompiledTurn { func, image }
+    }
+}
+
+/// A compiled turn with its run's constants.
+struct Compiled {
+    func: TurnFn,
+    args: TurnArgs,
+}
+
+// SAFETY: the pointers in `args` refer to the run's graph, table and the walk's prepared data,
+// shared read-only by every thread for the run's duration.
+unsafe impl Send for Compiled {}
+unsafe impl Sync for Compiled {}
 
 /// Edge counts above which no prefix table is built (it costs 8 bytes per edge).
 const MAX_TABLE_EDGES: u64 = 1 << 30;
@@ -490,14 +605,21 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// Where a walker is within its current step.
+/// Where a walker is within its current step: at its start (`trials == 0`; its row offsets
+/// were prefetched when it moved), or after eRJS trial `trials` proposed candidate `index` at
+/// level `level` under `bound` (the candidate's edge data was prefetched). `repr(C)`, like
+/// the slot holding it: a [`CompiledTurn`] reads and writes it in place.
 #[derive(Clone, Copy)]
-enum Phase {
-    /// At the start of a step (its row offsets were prefetched when it moved).
-    Start,
-    /// eRJS trial `trials` proposed candidate `index` at level `level`; the candidate's edge
-    /// data was prefetched.
-    Trial { index: usize, level: f64, trials: u32, bound: f32 },
+#[repr(C)]
+struct Phase {
+    index: u64,
+    level: f64,
+    bound: f32,
+    trials: u32,
+}
+
+impl Phase {
+    const START: Phase = Phase { index: 0, level: 0.0, bound: 0.0, trials: 0 };
 }
 
 enum Turn {
@@ -507,6 +629,7 @@ enum Turn {
     DeadEnd,
 }
 
+#[repr(C)]
 struct Slot<S> {
     w: Walker<S>,
     query: u64,
@@ -546,7 +669,7 @@ impl<W: Walk> Env<'_, W> {
         let err = |e, bound| to_walk_error(walk.name(), ctx, wr, base, bound, e);
         let picked = 'pick: {
             match *phase {
-                Phase::Start => {
+                Phase { trials: 0, .. } => {
                     if d == 0 {
                         return Ok(Turn::DeadEnd);
                     }
@@ -590,7 +713,7 @@ impl<W: Walk> Env<'_, W> {
                             if let Some(bound) = rejection_bound {
                                 let (index, level) = sampler::rejection_propose(d, bound, rng);
                                 self.prefetch_edge(base + index);
-                                *phase = Phase::Trial { index, level, trials: 1, bound };
+                                *phase = Phase { index: index as u64, level, trials: 1, bound };
                                 return Ok(Turn::Pending);
                             }
                             st.reservoir_steps += 1;
@@ -610,7 +733,8 @@ impl<W: Walk> Env<'_, W> {
                         }
                     }
                 }
-                Phase::Trial { index, level, trials, bound } => {
+                Phase { index, level, trials, bound } => {
+                    let index = index as usize;
                     if sampler::rejection_decide(index, level, bound, envelope, weight).map_err(|e| err(e, bound))? {
                         st.rejection_steps += 1;
                         st.rejection_trials += trials as u64;
@@ -623,13 +747,13 @@ impl<W: Walk> Env<'_, W> {
                     } else {
                         let (index, level) = sampler::rejection_propose(d, bound, rng);
                         self.prefetch_edge(base + index);
-                        *phase = Phase::Trial { index, level, trials: trials + 1, bound };
+                        *phase = Phase { index: index as u64, level, trials: trials + 1, bound };
                         return Ok(Turn::Pending);
                     }
                 }
             }
         };
-        *phase = Phase::Start;
+        *phase = Phase::START;
         let Some(i) = picked else { return Ok(Turn::DeadEnd) };
         let e = base + i;
         w.prev = w.cur;
@@ -672,7 +796,7 @@ fn run_chunk<W: Walk>(
                 lens[*next] = 1;
             } else {
                 prefetch(offsets.as_ptr().wrapping_add(w.cur as usize));
-                slots.push(Slot { w, query: q, row: *next, len: 1, rng, phase: Phase::Start });
+                slots.push(Slot { w, query: q, row: *next, len: 1, rng, phase: Phase::START });
             }
             *next += 1;
         }
@@ -682,7 +806,21 @@ fn run_chunk<W: Walk>(
         let mut k = 0;
         while k < slots.len() {
             let s = &mut slots[k];
-            let done = match env.turn(s, &mut st, &mut prefix)? {
+            let turn = match &env.compiled {
+                // SAFETY: `CompiledTurn::new`'s contract: the slot is laid out as
+                // `slot_layout::<W::State>()` says, and `args` holds this run's pointers.
+                Some(c) => match unsafe { (c.func)(&c.args, (s as *mut Slot<W::State>).cast(), &mut st) } {
+                    CompiledTurn::PENDING => {
+                        env.prefetch_edge(offsets[s.w.cur as usize] as usize + s.phase.index as usize);
+                        Turn::Pending
+                    }
+                    CompiledTurn::MOVED => Turn::Moved,
+                    CompiledTurn::DEAD_END => Turn::DeadEnd,
+                    _ => env.turn(s, &mut st, &mut prefix)?,
+                },
+                None => env.turn(s, &mut st, &mut prefix)?,
+            };
+            let done = match turn {
                 Turn::Pending => false,
                 Turn::DeadEnd => {
                     st.dead_ends += 1;
@@ -769,7 +907,24 @@ pub fn run<W: Walk>(
         None
     };
     let precompute_seconds = precompute_seconds + t3.elapsed().as_secs_f64();
-    let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table };
+    let compiled =
+        matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection).then(|| walk.compiled_turn(&ctx)).flatten().map(|c| {
+            Compiled {
+                func: c.func,
+                args: TurnArgs {
+                    image: c.image,
+                    offsets: graph.offsets().as_ptr(),
+                    targets: graph.targets().as_ptr(),
+                    table: table.as_ref().map_or(std::ptr::null(), |t| t.as_ptr()),
+                    seed: cfg.seed,
+                    ratio: cost.ratio,
+                    fixed: cost.fixed,
+                    ratio_short: cost.ratio_short,
+                    rejection_only: (cfg.sampler == SamplerMode::Rejection) as u32,
+                },
+            }
+        });
+    let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled };
     let mut nodes = vec![NO_NODE; cells as usize];
     let mut lengths = vec![0u32; walkers as usize];
     let chunk = 512usize;

@@ -16,10 +16,15 @@
 //!
 //! The key is the 64-bit seed.
 
-const PHILOX_M0: u32 = 0xD251_1F53;
-const PHILOX_M1: u32 = 0xCD9E_8D57;
-const PHILOX_W0: u32 = 0x9E37_79B9;
-const PHILOX_W1: u32 = 0xBB67_AE85;
+/// Philox4x32's round multipliers and key increments (public for code generated at run time,
+/// which must compute the same streams).
+pub const PHILOX_M0: u32 = 0xD251_1F53;
+/// See [`PHILOX_M0`].
+pub const PHILOX_M1: u32 = 0xCD9E_8D57;
+/// See [`PHILOX_M0`].
+pub const PHILOX_W0: u32 = 0x9E37_79B9;
+/// See [`PHILOX_M0`].
+pub const PHILOX_W1: u32 = 0xBB67_AE85;
 
 #[inline(always)]
 fn mulhilo(a: u32, b: u32) -> (u32, u32) {
@@ -104,8 +109,10 @@ pub enum Purpose {
 /// The step number used for the initialisation stream of a walker.
 pub const INIT_STEP: u32 = u32::MAX;
 
-/// A stream of random numbers keyed by `(seed, query, step, purpose)`.
+/// A stream of random numbers keyed by `(seed, query, step, purpose)`. `repr(C)`: code
+/// generated at run time draws from a stream in place ([`StepRng::LAYOUT`]).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct StepRng {
     key: [u32; 2],
     ctr: [u32; 4],
@@ -113,7 +120,29 @@ pub struct StepRng {
     used: u8,
 }
 
+/// Byte offsets of a [`StepRng`]'s fields: the key (two `u32`), the counter (four `u32`), the
+/// block of outputs (four `u32`) and how many of them were used (`u8`; 4 means none left).
+#[derive(Clone, Copy, Debug)]
+pub struct StepRngLayout {
+    /// `key: [u32; 2]`.
+    pub key: usize,
+    /// `ctr: [u32; 4]`.
+    pub ctr: usize,
+    /// `buf: [u32; 4]`.
+    pub buf: usize,
+    /// `used: u8`.
+    pub used: usize,
+}
+
 impl StepRng {
+    /// Where the fields are, for generated code (the Cranelift backend's compiled turn).
+    pub const LAYOUT: StepRngLayout = StepRngLayout {
+        key: std::mem::offset_of!(StepRng, key),
+        ctr: std::mem::offset_of!(StepRng, ctr),
+        buf: std::mem::offset_of!(StepRng, buf),
+        used: std::mem::offset_of!(StepRng, used),
+    };
+
     /// The stream for `query` at `step` for `purpose`, under `seed`.
     ///
     /// Queries are limited to 2^56; more walkers than that are not a practical concern.

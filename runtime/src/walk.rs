@@ -439,6 +439,12 @@ pub trait Walk: Sync {
     fn prepare(&self, _ctx: &Ctx) -> Option<Prepared> {
         None
     }
+    /// Machine code for the engine's eRJS turns, if the walk has it (a walk compiled at run
+    /// time does: see [`crate::engine::CompiledTurn`]); `ctx` is the run's context, with this
+    /// walk's prepared data. The engine asks once per run, in adaptive and eRJS mode.
+    fn compiled_turn(&self, _ctx: &Ctx) -> Option<crate::engine::CompiledTurn> {
+        None
+    }
     /// Initialises a walker's program state.
     fn init(&self, _ctx: &Ctx, _walker: &mut Walker<Self::State>, _rng: &mut StepRng) {}
 

@@ -1,0 +1,437 @@
+//! The engine's eRJS turn as one compiled function (see `wayfarer_runtime::engine::CompiledTurn`):
+//! at a step's start, `B` and `Ŝ`, the dead-end test, the sampler choice and the first
+//! proposal; at a pending trial, the envelope and the weight, then the move or the next
+//! proposal. The Philox stream is drawn in place from the walker's slot, so a step of a
+//! JIT-compiled walk makes one call per turn instead of one per query, and nothing the
+//! engine keeps in registers is lost to calls into compiled code.
+//!
+//! What it hands back (`FALLBACK`, having written nothing): eRVS steps, prefix-table steps,
+//! a trial cap reached, a bad weight or a broken bound (the engine's own turn reports it),
+//! rows of 2^32 edges or more.
+
+use super::{PTR, trusted};
+use crate::{JitState, JitWalker};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, types};
+use cranelift_codegen::ir::{Block, Value as CValue};
+use cranelift_frontend::FunctionBuilder;
+use cranelift_module::{FuncId, Module};
+use std::mem::offset_of;
+use wayfarer_compiler::WalkInfo;
+use wayfarer_compiler::ir::Scalar;
+use wayfarer_runtime::StepRng;
+use wayfarer_runtime::engine::{CompiledTurn, SamplerStats, SlotLayout, TABLE_TRIALS, TurnArgs, slot_layout};
+use wayfarer_runtime::rng::{PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1};
+
+/// Facts of the walk the turn is specialized for (run-time flags of the engine's turn).
+pub(crate) struct TurnShape {
+    pub has_bound: bool,
+    pub possible_zero: bool,
+    pub sum_exact: bool,
+    pub envelope: bool,
+}
+
+fn i32c(b: &mut FunctionBuilder, x: u32) -> CValue {
+    b.ins().iconst(types::I32, x as i64)
+}
+
+/// The walker's sampling stream, in its slot.
+#[derive(Clone, Copy)]
+struct Rng {
+    slot: CValue,
+    at: usize,
+}
+
+impl Rng {
+    fn off(&self, field: usize) -> i32 {
+        (self.at + field) as i32
+    }
+
+    /// `StepRng::new(seed, query, step, Purpose::Sample)` written in place.
+    fn init(&self, b: &mut FunctionBuilder, seed: CValue, query: CValue, step: CValue) {
+        let l = StepRng::LAYOUT;
+        let k0 = b.ins().ireduce(types::I32, seed);
+        let hi = b.ins().ushr_imm_u(seed, 32);
+        let k1 = b.ins().ireduce(types::I32, hi);
+        b.ins().store(trusted(), k0, self.slot, self.off(l.key));
+        b.ins().store(trusted(), k1, self.slot, self.off(l.key + 4));
+        let zero = i32c(b, 0);
+        let q0 = b.ins().ireduce(types::I32, query);
+        let qh = b.ins().ushr_imm_u(query, 32);
+        let qh = b.ins().ireduce(types::I32, qh);
+        // Purpose::Sample is 0: the top byte of word 3 stays clear.
+        let q1 = b.ins().band_imm_u(qh, 0x00FF_FFFF);
+        for (i, v) in [zero, step, q0, q1].into_iter().enumerate() {
+            b.ins().store(trusted(), v, self.slot, self.off(l.ctr + 4 * i));
+        }
+        let four = b.ins().iconst(types::I8, 4);
+        b.ins().store(trusted(), four, self.slot, self.off(l.used));
+    }
+
+    /// `StepRng::next_u32`: the next word of the current block, computing a new block when
+    /// all four are used.
+    fn next_u32(&self, b: &mut FunctionBuilder) -> CValue {
+        let l = StepRng::LAYOUT;
+        let used = b.ins().load(types::I8, trusted(), self.slot, self.off(l.used));
+        let empty = b.ins().icmp_imm_u(IntCC::Equal, used, 4);
+        let refill = b.create_block();
+        let take = b.create_block();
+        b.append_block_param(take, types::I8);
+        b.set_cold_block(refill);
+        b.ins().brif(empty, refill, &[], take, &[used.into()]);
+
+        b.switch_to_block(refill);
+        let c = [0, 1, 2, 3].map(|i| b.ins().load(types::I32, trusted(), self.slot, self.off(l.ctr + 4 * i)));
+        let k0 = b.ins().load(types::I32, trusted(), self.slot, self.off(l.key));
+        let k1 = b.ins().load(types::I32, trusted(), self.slot, self.off(l.key + 4));
+        let out = philox4x32(b, c, [k0, k1]);
+        for (i, v) in out.into_iter().enumerate() {
+            b.ins().store(trusted(), v, self.slot, self.off(l.buf + 4 * i));
+        }
+        let c0 = b.ins().iadd_imm_u(c[0], 1);
+        b.ins().store(trusted(), c0, self.slot, self.off(l.ctr));
+        let z = b.ins().iconst(types::I8, 0);
+        b.ins().jump(take, &[z.into()]);
+
+        b.switch_to_block(take);
+        let u = b.block_params(take)[0];
+        let idx = b.ins().uextend(types::I64, u);
+        let scaled = b.ins().ishl_imm_u(idx, 2);
+        let addr = b.ins().iadd(self.slot, scaled);
+        let x = b.ins().load(types::I32, trusted(), addr, self.off(l.buf));
+        let u1 = b.ins().iadd_imm_u(u, 1);
+        b.ins().store(trusted(), u1, self.slot, self.off(l.used));
+        x
+    }
+
+    /// `StepRng::uniform`: `(x + 0.5) / 2^32`.
+    fn uniform(&self, b: &mut FunctionBuilder) -> CValue {
+        let x = self.next_u32(b);
+        let f = b.ins().fcvt_from_uint(types::F64, x);
+        let half = b.ins().f64const(0.5);
+        let f = b.ins().fadd(f, half);
+        let scale = b.ins().f64const(1.0 / 4_294_967_296.0);
+        b.ins().fmul(f, scale)
+    }
+
+    /// `StepRng::below(n)` for `0 < n < 2^32` (`n` an i32): Lemire's multiply-and-reject.
+    fn below(&self, b: &mut FunctionBuilder, n: CValue) -> CValue {
+        let n64 = b.ins().uextend(types::I64, n);
+        let product = |b: &mut FunctionBuilder, rng: &Self| {
+            let x = rng.next_u32(b);
+            let x = b.ins().uextend(types::I64, x);
+            b.ins().imul(x, n64)
+        };
+        let m = product(b, self);
+        let lo = b.ins().ireduce(types::I32, m);
+        let small = b.ins().icmp(IntCC::UnsignedLessThan, lo, n);
+        let check = b.create_block();
+        let redraw = b.create_block();
+        let done = b.create_block();
+        b.append_block_param(check, types::I64);
+        b.append_block_param(done, types::I64);
+        b.set_cold_block(check);
+        b.set_cold_block(redraw);
+        b.ins().brif(small, check, &[m.into()], done, &[m.into()]);
+
+        // Rejection zone: threshold = (2^32 - n) mod n.
+        b.switch_to_block(check);
+        let m = b.block_params(check)[0];
+        let lo = b.ins().ireduce(types::I32, m);
+        let neg = b.ins().ineg(n);
+        let threshold = b.ins().urem(neg, n);
+        let again = b.ins().icmp(IntCC::UnsignedLessThan, lo, threshold);
+        b.ins().brif(again, redraw, &[], done, &[m.into()]);
+
+        b.switch_to_block(redraw);
+        let m = product(b, self);
+        b.ins().jump(check, &[m.into()]);
+
+        b.switch_to_block(done);
+        let m = b.block_params(done)[0];
+        b.ins().ushr_imm_u(m, 32)
+    }
+}
+
+/// Philox4x32-10, as `wayfarer_runtime::rng::philox4x32`.
+fn philox4x32(b: &mut FunctionBuilder, ctr: [CValue; 4], key: [CValue; 2]) -> [CValue; 4] {
+    let mulhilo = |b: &mut FunctionBuilder, m: u32, x: CValue| {
+        let x = b.ins().uextend(types::I64, x);
+        let p = b.ins().imul_imm_u(x, m as i64);
+        let hi = b.ins().ushr_imm_u(p, 32);
+        (b.ins().ireduce(types::I32, hi), b.ins().ireduce(types::I32, p))
+    };
+    let mut c = ctr;
+    let mut k = key;
+    for round in 0..10 {
+        if round > 0 {
+            k = [b.ins().iadd_imm_u(k[0], PHILOX_W0 as i64), b.ins().iadd_imm_u(k[1], PHILOX_W1 as i64)];
+        }
+        let (hi0, lo0) = mulhilo(b, PHILOX_M0, c[0]);
+        let (hi1, lo1) = mulhilo(b, PHILOX_M1, c[2]);
+        let w0 = b.ins().bxor(hi1, c[1]);
+        let w0 = b.ins().bxor(w0, k[0]);
+        let w2 = b.ins().bxor(hi0, c[3]);
+        let w2 = b.ins().bxor(w2, k[1]);
+        c = [w0, lo1, w2, lo0];
+    }
+    c
+}
+
+fn ret(b: &mut FunctionBuilder, code: u32) {
+    let v = i32c(b, code);
+    b.ins().return_(&[v]);
+}
+
+/// Fills `blk` with a return of `code` (once the block being built is terminated).
+fn returning(b: &mut FunctionBuilder, blk: Block, code: u32) {
+    b.switch_to_block(blk);
+    ret(b, code);
+}
+
+/// `CostModel::ratio_for(d)` from the turn's arguments.
+fn ratio_for(b: &mut FunctionBuilder, args: CValue, d: CValue) -> CValue {
+    let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, d, wayfarer_runtime::engine::SHORT_ROW as i64);
+    let long_r = b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, ratio) as i32);
+    let short_r = b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, ratio_short) as i32);
+    b.ins().select(short, short_r, long_r)
+}
+
+impl super::Compiler<'_> {
+    /// `fn(args: *const TurnArgs, slot: *mut u8, stats: *mut SamplerStats) -> u32`: the walk's
+    /// compiled eRJS turn (module docs).
+    pub(crate) fn turn_fn(&mut self, name: &str, info: &WalkInfo, shape: &TurnShape) -> Result<FuncId, String> {
+        let mut sig = self.module.make_signature();
+        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
+        sig.returns.push(AbiParam::new(types::I32));
+        let lay: SlotLayout = slot_layout::<JitState>();
+        let bound_h = info.bound.unwrap_or(info.sum_estimate);
+        let estimate_h = info.sum_estimate;
+        for h in [bound_h, estimate_h] {
+            if info.derived.types[h.index()] != Scalar::F32 {
+                return Err(format!("`{name}`: B or Ŝ is not an f32"));
+            }
+        }
+        self.define(name, sig, &info.derived.exprs, &info.derived.types, |l| {
+            let entry = l.b.current_block().expect("in the entry block");
+            let params = l.b.block_params(entry).to_vec();
+            let (args, slot, stats) = (params[0], params[1], params[2]);
+            l.ctx = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, image) as i32);
+            l.w = l.b.ins().iadd_imm_u(slot, lay.walker as i64);
+            let rng = Rng { slot, at: lay.rng };
+            let w = l.w;
+            let cur = l.b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, cur) as i32);
+            let cur64 = l.b.ins().uextend(types::I64, cur);
+            let offsets = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, offsets) as i32);
+            let at = l.b.ins().ishl_imm_u(cur64, 3);
+            let at = l.b.ins().iadd(offsets, at);
+            let base = l.b.ins().load(types::I64, trusted(), at, 0);
+            let end = l.b.ins().load(types::I64, trusted(), at, 8);
+            let d = l.b.ins().isub(end, base);
+            let trials = l.b.ins().load(types::I32, trusted(), slot, lay.phase_trials as i32);
+
+            let fallback = l.b.create_block();
+            l.b.set_cold_block(fallback);
+            let dead_end = l.b.create_block();
+            let start = l.b.create_block();
+            let trial = l.b.create_block();
+            // propose(trials, bound): draw candidate and level, store the phase, pend.
+            let propose = l.b.create_block();
+            l.b.append_block_param(propose, types::I32);
+            l.b.append_block_param(propose, types::F32);
+            l.b.ins().brif(trials, trial, &[], start, &[]);
+
+            // ---- a step's start ----
+            l.b.switch_to_block(start);
+            let has_edges = l.b.create_block();
+            l.b.ins().brif(d, has_edges, &[], dead_end, &[]);
+            l.b.switch_to_block(has_edges);
+            let fits = l.b.create_block();
+            let huge = l.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, d, u32::MAX as i64);
+            l.b.ins().brif(huge, fallback, &[], fits, &[]);
+            l.b.switch_to_block(fits);
+            let seed = l.b.ins().load(types::I64, trusted(), args, offset_of!(TurnArgs, seed) as i32);
+            let query = l.b.ins().load(types::I64, trusted(), slot, lay.query as i32);
+            let step = l.b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, step) as i32);
+            rng.init(l.b, seed, query, step);
+            l.e = l.b.ins().iconst(types::I64, 0);
+            let bound = l.lower(bound_h)?;
+            let estimate = l.lower(estimate_h)?;
+            if shape.possible_zero && shape.sum_exact {
+                let live = l.b.create_block();
+                let zero = l.b.ins().f32const(0.0);
+                let dead = l.b.ins().fcmp(FloatCC::LessThanOrEqual, estimate, zero);
+                l.b.ins().brif(dead, dead_end, &[], live, &[]);
+                l.b.switch_to_block(live);
+            }
+            if !shape.has_bound {
+                // eRVS (or the prefix table): the engine's own turn.
+                l.b.ins().jump(fallback, &[]);
+            } else {
+                let dd = l.b.ins().fcvt_from_uint(types::F64, d);
+                let b64 = l.b.ins().fpromote(types::F64, bound);
+                let est64 = l.b.ins().fpromote(types::F64, estimate);
+                // The prefix table (adaptive mode, static weights): skewed rows use it.
+                let table = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, table) as i32);
+                let check_table = l.b.create_block();
+                let choose = l.b.create_block();
+                l.b.ins().brif(table, check_table, &[], choose, &[]);
+                l.b.switch_to_block(check_table);
+                // f32::max(Ŝ, MIN_POSITIVE): MIN_POSITIVE when Ŝ is NaN.
+                let minpos = l.b.ins().f32const(f32::MIN_POSITIVE);
+                let above = l.b.ins().fcmp(FloatCC::GreaterThan, estimate, minpos);
+                let s = l.b.ins().select(above, estimate, minpos);
+                let s = l.b.ins().fpromote(types::F64, s);
+                let db = l.b.ins().fmul(dd, b64);
+                let expected = l.b.ins().fdiv(db, s);
+                let limit = l.b.ins().f64const(TABLE_TRIALS);
+                let few = l.b.ins().fcmp(FloatCC::LessThan, expected, limit);
+                l.b.ins().brif(few, choose, &[], fallback, &[]);
+
+                l.b.switch_to_block(choose);
+                let zero = l.b.ins().f32const(0.0);
+                let inf = l.b.ins().f32const(f32::INFINITY);
+                let positive = l.b.ins().fcmp(FloatCC::GreaterThan, bound, zero);
+                let finite = l.b.ins().fcmp(FloatCC::LessThan, bound, inf);
+                let usable = l.b.ins().band(positive, finite);
+                let erjs_or_not = l.b.create_block();
+                let not_usable = l.b.create_block();
+                l.b.ins().brif(usable, erjs_or_not, &[], not_usable, &[]);
+                // Every weight <= B <= 0: a dead end; a NaN or infinite B: eRVS.
+                l.b.switch_to_block(not_usable);
+                let nonpositive = l.b.ins().fcmp(FloatCC::LessThanOrEqual, bound, zero);
+                l.b.ins().brif(nonpositive, dead_end, &[], fallback, &[]);
+
+                l.b.switch_to_block(erjs_or_not);
+                let one = i32c(l.b, 1);
+                let only = l.b.ins().load(types::I32, trusted(), args, offset_of!(TurnArgs, rejection_only) as i32);
+                let cost = l.b.create_block();
+                l.b.ins().brif(only, propose, &[one.into(), bound.into()], cost, &[]);
+                // CostModel::prefers_reservoir: R·d·B > Ŝ·(d + F).
+                l.b.switch_to_block(cost);
+                let r = ratio_for(l.b, args, d);
+                let fixed = l.b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, fixed) as i32);
+                let lhs = l.b.ins().fmul(r, dd);
+                let lhs = l.b.ins().fmul(lhs, b64);
+                let dpf = l.b.ins().fadd(dd, fixed);
+                let rhs = l.b.ins().fmul(est64, dpf);
+                let reservoir = l.b.ins().fcmp(FloatCC::GreaterThan, lhs, rhs);
+                l.b.ins().brif(reservoir, fallback, &[], propose, &[one.into(), bound.into()]);
+            }
+
+            // ---- a pending trial ----
+            l.b.switch_to_block(trial);
+            let program = l.program;
+            l.exprs = &program.exprs;
+            l.types = &program.types;
+            l.memo.clear();
+            l.consts.clear();
+            let index = l.b.ins().load(types::I64, trusted(), slot, lay.phase_index as i32);
+            let level = l.b.ins().load(types::F64, trusted(), slot, lay.phase_level as i32);
+            let bound = l.b.ins().load(types::F32, trusted(), slot, lay.phase_bound as i32);
+            let e = l.b.ins().iadd(base, index);
+            l.e = e;
+            let accept = l.b.create_block();
+            let reject = l.b.create_block();
+            let weigh = l.b.create_block();
+            if shape.envelope {
+                let (lo, hi) = l.envelope(program.result)?.ok_or("no envelope")?;
+                let lo64 = l.b.ins().fpromote(types::F64, lo);
+                let hi64 = l.b.ins().fpromote(types::F64, hi);
+                let below_lo = l.b.ins().fcmp(FloatCC::LessThan, level, lo64);
+                let lo_in = l.b.ins().fcmp(FloatCC::LessThanOrEqual, lo, bound);
+                let sure = l.b.ins().band(below_lo, lo_in);
+                let not_sure = l.b.create_block();
+                l.b.ins().brif(sure, accept, &[], not_sure, &[]);
+                l.b.switch_to_block(not_sure);
+                let above_hi = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, level, hi64);
+                l.b.ins().brif(above_hi, reject, &[], weigh, &[]);
+            } else {
+                l.b.ins().jump(weigh, &[]);
+            }
+            l.b.switch_to_block(weigh);
+            let wi = l.lower(program.result)?;
+            if l.types[program.result.index()] != Scalar::F32 {
+                return Err(format!("`{name}`: the weight is not an f32"));
+            }
+            // sampler::checked and the bound check: a bad weight goes to the engine's turn,
+            // which reports it.
+            let zero = l.b.ins().f32const(0.0);
+            let inf = l.b.ins().f32const(f32::INFINITY);
+            let nonneg = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, wi, zero);
+            let not_inf = l.b.ins().fcmp(FloatCC::NotEqual, wi, inf);
+            let in_bound = l.b.ins().fcmp(FloatCC::LessThanOrEqual, wi, bound);
+            let good = l.b.ins().band(nonneg, not_inf);
+            let good = l.b.ins().band(good, in_bound);
+            let decide = l.b.create_block();
+            l.b.ins().brif(good, decide, &[], fallback, &[]);
+            l.b.switch_to_block(decide);
+            let wi64 = l.b.ins().fpromote(types::F64, wi);
+            let yes = l.b.ins().fcmp(FloatCC::LessThan, level, wi64);
+            l.b.ins().brif(yes, accept, &[], reject, &[]);
+
+            // Accepted: count, move, back to a step's start.
+            l.b.switch_to_block(accept);
+            let steps_at = offset_of!(SamplerStats, rejection_steps) as i32;
+            let trials_at = offset_of!(SamplerStats, rejection_trials) as i32;
+            let n = l.b.ins().load(types::I64, trusted(), stats, steps_at);
+            let n = l.b.ins().iadd_imm_u(n, 1);
+            l.b.ins().store(trusted(), n, stats, steps_at);
+            let t = l.b.ins().load(types::I64, trusted(), stats, trials_at);
+            let t64 = l.b.ins().uextend(types::I64, trials);
+            let t = l.b.ins().iadd(t, t64);
+            l.b.ins().store(trusted(), t, stats, trials_at);
+            let targets = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, targets) as i32);
+            let at = l.b.ins().ishl_imm_u(e, 2);
+            let at = l.b.ins().iadd(targets, at);
+            let next = l.b.ins().load(types::I32, trusted(), at, 0);
+            l.b.ins().store(trusted(), cur, w, offset_of!(JitWalker, prev) as i32);
+            l.b.ins().store(trusted(), next, w, offset_of!(JitWalker, cur) as i32);
+            l.b.ins().store(trusted(), e, w, offset_of!(JitWalker, last_edge) as i32);
+            let step = l.b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, step) as i32);
+            let step = l.b.ins().iadd_imm_u(step, 1);
+            l.b.ins().store(trusted(), step, w, offset_of!(JitWalker, step) as i32);
+            let zero32 = i32c(l.b, 0);
+            l.b.ins().store(trusted(), zero32, slot, lay.phase_trials as i32);
+            ret(l.b, CompiledTurn::MOVED);
+
+            // Rejected: out of trials (the engine's turn finishes with eRVS), or propose again.
+            l.b.switch_to_block(reject);
+            // CostModel::trial_cap: (2 (d + F) / max(R, 1e-3)).clamp(32, 1e9) as u32.
+            let dd = l.b.ins().fcvt_from_uint(types::F64, d);
+            let fixed = l.b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, fixed) as i32);
+            let r = ratio_for(l.b, args, d);
+            let floor = l.b.ins().f64const(1e-3);
+            let r = l.b.ins().fmax(r, floor);
+            let x = l.b.ins().fadd(dd, fixed);
+            let two = l.b.ins().f64const(2.0);
+            let x = l.b.ins().fmul(two, x);
+            let x = l.b.ins().fdiv(x, r);
+            let lo = l.b.ins().f64const(32.0);
+            let hi = l.b.ins().f64const(1e9);
+            let x = l.b.ins().fmax(x, lo);
+            let x = l.b.ins().fmin(x, hi);
+            let cap = l.b.ins().fcvt_to_uint_sat(types::I32, x);
+            let spent = l.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, trials, cap);
+            let more = l.b.ins().iadd_imm_u(trials, 1);
+            l.b.ins().brif(spent, fallback, &[], propose, &[more.into(), bound.into()]);
+
+            // ---- propose(trials, bound) ----
+            l.b.switch_to_block(propose);
+            let (t, bound) = (l.b.block_params(propose)[0], l.b.block_params(propose)[1]);
+            let n32 = l.b.ins().ireduce(types::I32, d);
+            let index = rng.below(l.b, n32);
+            let u = rng.uniform(l.b);
+            let b64 = l.b.ins().fpromote(types::F64, bound);
+            let level = l.b.ins().fmul(u, b64);
+            l.b.ins().store(trusted(), index, slot, lay.phase_index as i32);
+            l.b.ins().store(trusted(), level, slot, lay.phase_level as i32);
+            l.b.ins().store(trusted(), bound, slot, lay.phase_bound as i32);
+            l.b.ins().store(trusted(), t, slot, lay.phase_trials as i32);
+            ret(l.b, CompiledTurn::PENDING);
+            returning(l.b, fallback, CompiledTurn::FALLBACK);
+            returning(l.b, dead_end, CompiledTurn::DEAD_END);
+            Ok(())
+        })
+    }
+}
