@@ -41,6 +41,60 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
     }
 }
 
+/// A walk whose `update` takes several draws and sets several state fields, and whose `stop`
+/// draws after it from the same stream: the compiled turn's in-place `update` must draw and
+/// write exactly as the engine's call through `Walk::update` does.
+mod drift {
+    use wayfarer::prelude::*;
+
+    #[walk(params(restart: f32, damp: f64), state(two_back: u32, moves: u32, mass: f64))]
+    impl Drift {
+        fn init(&self, st: &mut DriftState) {
+            st.two_back = NO_NODE;
+            st.mass = 1.0;
+        }
+
+        fn get_weight(&self, s: &Step, st: &DriftState) -> f32 {
+            if s.dst() == st.two_back { 0.25 * s.weight() } else { s.weight() + (st.mass as f32) * 0.01 }
+        }
+
+        fn update(&self, s: &mut Step, st: &mut DriftState, rng: &mut StepRng) {
+            st.two_back = s.prev();
+            st.moves += 1;
+            let a = rng.uniform();
+            let b = rng.uniform();
+            st.mass = st.mass * self.damp + a;
+            if b < self.restart as f64 {
+                s.restart();
+                st.two_back = NO_NODE;
+            }
+        }
+
+        fn stop(&self, _s: &Step, st: &DriftState, rng: &mut StepRng) -> bool {
+            st.moves > 3 && rng.uniform() < 0.05
+        }
+    }
+}
+
+#[test]
+fn jit_update_with_draws_and_state_equals_native() {
+    let g = graph();
+    let walk = drift::Drift { restart: 0.2, damp: 0.5 };
+    let src = walk.source().unwrap();
+    let (program, info) = wayfarer_compiler::compile_source(src.source).unwrap();
+    let values = wayfarer::gpu::program_values(&program, &src.params).unwrap();
+    let jit = JitWalk::compile(&program, &info, &values, true).unwrap();
+    for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
+        let cfg = WalkConfig { length: 16, seed: 9, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
+        let s = Starts::EveryNode { per_node: 2 };
+        let (native, rn) = wayfarer::engine::run(&walk, &g, &s, &cfg, None).unwrap();
+        let (jitted, rj) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
+        assert!(rn.stats.stopped > 0 && native.steps() > 0, "{sampler}: the walk must move and stop");
+        assert_eq!(native, jitted, "{sampler}: the Cranelift walks differ from the native ones");
+        assert_eq!(rn.stats, rj.stats, "{sampler}: the samplers' counts differ");
+    }
+}
+
 /// More labels than get per-label arrays (64): label queries fall back to whole-row
 /// aggregates (the Cranelift code's helper path instead of its inlined loads).
 #[test]

@@ -103,7 +103,7 @@ const STACK_DRAWS: usize = 16;
 type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
 type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64, *const f64);
 type PairFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut f32);
-use wayfarer_runtime::engine::{CompiledTurn, TurnFn};
+use wayfarer_runtime::engine::{CompiledTurn, TurnFn, UpdateFn};
 type EnvelopeFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64, *mut f32);
 
 /// A walk compiled by Cranelift, ready for the CPU engine.
@@ -134,6 +134,8 @@ pub struct JitWalk {
     envelope: Option<EnvelopeFn>,
     /// The engine's eRJS turn, compiled for this walk.
     turn: TurnFn,
+    /// `update` applied in place, drawing from the move's stream itself.
+    turn_update: Option<UpdateFn>,
     init: Option<RoutineFn>,
     update: Option<RoutineFn>,
     stop: Option<RoutineFn>,
@@ -241,6 +243,10 @@ impl JitWalk {
             envelope: envelope.is_some(),
         };
         let turn = c.turn_fn("wf_turn", info, &shape).map_err(err)?;
+        let turn_update = match &program.update {
+            Some(r) => c.update_fn("wf_turn_update", r, program.state.len()).map_err(err)?,
+            None => None,
+        };
         let mut routines = [None, None, None];
         for (k, (name, r)) in
             [("wf_init", &program.init), ("wf_update", &program.update), ("wf_stop", &program.stop)].into_iter().enumerate()
@@ -271,6 +277,8 @@ impl JitWalk {
         let envelope = envelope.map(|id| unsafe { std::mem::transmute::<*const u8, EnvelopeFn>(module.get_finalized_function(id)) });
         // SAFETY: defined above with exactly this signature.
         let turn = unsafe { std::mem::transmute::<*const u8, TurnFn>(module.get_finalized_function(turn)) };
+        // SAFETY: defined above with exactly this signature.
+        let turn_update = turn_update.map(|id| unsafe { std::mem::transmute::<*const u8, UpdateFn>(module.get_finalized_function(id)) });
         use wayfarer_compiler::ir::StepField;
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(JitWalk {
@@ -301,6 +309,7 @@ impl JitWalk {
             bound_estimate,
             envelope,
             turn,
+            turn_update,
             init,
             update,
             stop,
@@ -508,7 +517,13 @@ impl Walk for JitWalk {
         // layout (`lower/turn.rs` follows the engine's turn step by step and hands every other
         // case back untouched); its image is this run's prepared pointer image, which lives as
         // long as the run's context.
-        Some(unsafe { CompiledTurn::new(self.turn, (jc as *const JitCtx).cast()) })
+        let turn = unsafe { CompiledTurn::new(self.turn, (jc as *const JitCtx).cast()) };
+        // SAFETY: `wf_turn_update` is the `update` routine lowered as `wf_update` is, with
+        // its draws taken from the move's stream in the order `call_routine` takes them.
+        Some(match self.turn_update {
+            Some(u) => unsafe { turn.with_update(u, self.draws[1]) },
+            None => turn,
+        })
     }
     fn init(&self, ctx: &Ctx, w: &mut Walker<JitState>, rng: &mut StepRng) {
         if let Some(f) = self.init {
@@ -564,6 +579,7 @@ impl Walk for JitWalk {
     fn has_move_hooks(&self) -> bool {
         self.update.is_some() || self.stop.is_some()
     }
+    #[inline]
     fn update(&self, ctx: &Ctx, w: &mut Walker<JitState>, rng: &mut StepRng) {
         if let Some(f) = self.update {
             let mut out = RoutineOut::new();
@@ -575,6 +591,7 @@ impl Walk for JitWalk {
             w.prev = prev;
         }
     }
+    #[inline]
     fn stop(&self, ctx: &Ctx, w: &Walker<JitState>, rng: &mut StepRng) -> bool {
         match self.stop {
             Some(f) => {

@@ -159,6 +159,8 @@ struct L<'a, 'b> {
     e: CValue,
     /// The routine's draws (`Expr::Draw`), absent in value functions.
     draws: Option<CValue>,
+    /// The routine's draws as values, when the function drew them itself (compiled update).
+    draw_values: Vec<CValue>,
     memo: HashMap<usize, CValue>,
     calls: &'a mut dyn FnMut(&str, &mut Function) -> cranelift_codegen::ir::FuncRef,
 }
@@ -243,6 +245,7 @@ impl<'m> Compiler<'m> {
                 w: params[1],
                 e: params[2],
                 draws: params.get(3).copied(),
+                draw_values: Vec::new(),
                 memo: HashMap::new(),
                 calls: &mut calls,
             };
@@ -566,6 +569,7 @@ impl L<'_, '_> {
                 let raw = self.b.ins().load(types::I64, readonly(), self.w, off as i32);
                 self.from_bits(raw, t)
             }
+            Expr::Draw(k) if !self.draw_values.is_empty() => *self.draw_values.get(k as usize).ok_or("a draw out of range")?,
             Expr::Draw(k) => {
                 let d = self.draws.ok_or("a random draw outside init / update / stop")?;
                 self.b.ins().load(types::F64, readonly(), d, 8 * k as i32)

@@ -503,6 +503,11 @@ pub fn slot_layout<S>() -> SlotLayout {
 /// The signature of a compiled turn: `(args, slot, stats) -> code`.
 pub type TurnFn = unsafe extern "C" fn(args: *const TurnArgs, slot: *mut u8, stats: *mut SamplerStats) -> u32;
 
+/// The signature of a compiled `update`: `(args, walker, rng)`, the walker laid out as
+/// [`Walker`] of the walk's state type and `rng` the move's stream ([`StepRng::LAYOUT`]),
+/// its first block computed.
+pub type UpdateFn = unsafe extern "C" fn(args: *const TurnArgs, walker: *mut u8, rng: *mut StepRng);
+
 /// Machine code for the engine's eRJS turns of one walk (the Cranelift backend generates it):
 /// what the engine's own turn does in adaptive and eRJS mode when the step is sampled by
 /// rejection, with the walk's `B`, `Ŝ`, envelope and weight inlined and the Philox stream
@@ -513,6 +518,7 @@ pub type TurnFn = unsafe extern "C" fn(args: *const TurnArgs, slot: *mut u8, sta
 pub struct CompiledTurn {
     func: TurnFn,
     image: *const u8,
+    update: Option<(UpdateFn, u32)>,
 }
 
 impl CompiledTurn {
@@ -534,13 +540,27 @@ impl CompiledTurn {
     /// the counters exactly as the engine's own turn would for the same slot (returning
     /// `PENDING`, `MOVED` or `DEAD_END`), or change nothing and return `FALLBACK`.
     pub unsafe fn new(func: TurnFn, image: *const u8) -> Self {
-        CompiledTurn { func, image }
+        CompiledTurn { func, image, update: None }
+    }
+
+    /// The same, with the walk's `update` compiled too: the engine calls `update` after a
+    /// move instead of [`Walk::update`], having computed the first block of the move's stream
+    /// when the routine takes `draws > 0` words (at most 4) from it.
+    ///
+    /// # Safety
+    /// `update`, given this run's [`TurnArgs`], the moved walker and its move's stream, must
+    /// do exactly what the walk's [`Walk::update`] does (taking the same `draws` words from the
+    /// stream and no more), reading only those, the graph's arrays and the image.
+    pub unsafe fn with_update(self, update: UpdateFn, draws: u32) -> Self {
+        assert!(draws <= 4, "a compiled update takes at most one Philox block");
+        CompiledTurn { update: Some((update, draws)), ..self }
     }
 }
 
 /// A compiled turn with its run's constants.
 struct Compiled {
     func: TurnFn,
+    update: Option<(UpdateFn, u32)>,
     args: TurnArgs,
 }
 
@@ -764,6 +784,41 @@ impl<W: Walk> Env<'_, W> {
     }
 }
 
+impl<W: Walk> Env<'_, W> {
+    /// [`Env::turn`] through the walk's compiled turn, which hands back what it does not do.
+    #[inline(always)]
+    fn compiled_turn(&self, c: &Compiled, s: &mut Slot<W::State>, st: &mut SamplerStats, prefix: &mut Vec<f64>) -> Result<Turn, WalkError> {
+        if s.phase.trials == 0 {
+            // The compiled turn draws from the block at hand only.
+            s.rng = StepRng::new(self.seed, s.query, s.w.step, Purpose::Sample);
+            s.rng.refill();
+        }
+        // SAFETY: `CompiledTurn::new`'s contract: the slot is laid out as
+        // `slot_layout::<W::State>()` says (`Slot` is `repr(C)`), `args` holds this run's
+        // pointers, and `st` is this thread's counters.
+        match unsafe { (c.func)(&c.args, (s as *mut Slot<W::State>).cast(), st) } {
+            CompiledTurn::PENDING => {
+                self.prefetch_edge(self.ctx.graph.offsets()[s.w.cur as usize] as usize + s.phase.index as usize);
+                Ok(Turn::Pending)
+            }
+            CompiledTurn::MOVED => Ok(Turn::Moved),
+            CompiledTurn::DEAD_END => Ok(Turn::DeadEnd),
+            _ => self.turn(s, st, prefix),
+        }
+    }
+
+    /// [`Walk::update`] through the walk's compiled `update` (taking `draws` words).
+    #[inline(always)]
+    fn compiled_update((update, draws): (UpdateFn, u32), args: &TurnArgs, w: &mut Walker<W::State>, rng: &mut StepRng) {
+        if draws > 0 {
+            rng.refill();
+        }
+        // SAFETY: `CompiledTurn::with_update`'s contract: the walker is `repr(C)`, `rng` is
+        // this move's stream with its first block computed, `args` this run's pointers.
+        unsafe { update(args, (w as *mut Walker<W::State>).cast(), rng) }
+    }
+}
+
 /// Runs queries `first..first+rows` into `out` (rows × stride) and `lens`, advancing up to
 /// `cfg.interleave` walkers in turn.
 fn run_chunk<W: Walk>(
@@ -807,17 +862,7 @@ fn run_chunk<W: Walk>(
         while k < slots.len() {
             let s = &mut slots[k];
             let turn = match &env.compiled {
-                // SAFETY: `CompiledTurn::new`'s contract: the slot is laid out as
-                // `slot_layout::<W::State>()` says, and `args` holds this run's pointers.
-                Some(c) => match unsafe { (c.func)(&c.args, (s as *mut Slot<W::State>).cast(), &mut st) } {
-                    CompiledTurn::PENDING => {
-                        env.prefetch_edge(offsets[s.w.cur as usize] as usize + s.phase.index as usize);
-                        Turn::Pending
-                    }
-                    CompiledTurn::MOVED => Turn::Moved,
-                    CompiledTurn::DEAD_END => Turn::DeadEnd,
-                    _ => env.turn(s, &mut st, &mut prefix)?,
-                },
+                Some(c) => env.compiled_turn(c, s, &mut st, &mut prefix)?,
                 None => env.turn(s, &mut st, &mut prefix)?,
             };
             let done = match turn {
@@ -830,7 +875,10 @@ fn run_chunk<W: Walk>(
                     let hooks = env.walk.has_move_hooks();
                     let mut rng = hooks.then(|| StepRng::new(env.seed, s.query, s.w.step, Purpose::Update));
                     if let Some(rng) = &mut rng {
-                        env.walk.update(&env.ctx, &mut s.w, rng);
+                        match env.compiled.as_ref().and_then(|c| Some((c.update?, &c.args))) {
+                            Some((update, args)) => Env::<W>::compiled_update(update, args, &mut s.w, rng),
+                            None => env.walk.update(&env.ctx, &mut s.w, rng),
+                        }
                     }
                     out[s.row * stride + s.len as usize] = s.w.cur;
                     s.len += 1;
@@ -911,6 +959,7 @@ pub fn run<W: Walk>(
         matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection).then(|| walk.compiled_turn(&ctx)).flatten().map(|c| {
             Compiled {
                 func: c.func,
+                update: c.update,
                 args: TurnArgs {
                     image: c.image,
                     offsets: graph.offsets().as_ptr(),

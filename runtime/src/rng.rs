@@ -16,15 +16,10 @@
 //!
 //! The key is the 64-bit seed.
 
-/// Philox4x32's round multipliers and key increments (public for code generated at run time,
-/// which must compute the same streams).
-pub const PHILOX_M0: u32 = 0xD251_1F53;
-/// See [`PHILOX_M0`].
-pub const PHILOX_M1: u32 = 0xCD9E_8D57;
-/// See [`PHILOX_M0`].
-pub const PHILOX_W0: u32 = 0x9E37_79B9;
-/// See [`PHILOX_M0`].
-pub const PHILOX_W1: u32 = 0xBB67_AE85;
+const PHILOX_M0: u32 = 0xD251_1F53;
+const PHILOX_M1: u32 = 0xCD9E_8D57;
+const PHILOX_W0: u32 = 0x9E37_79B9;
+const PHILOX_W1: u32 = 0xBB67_AE85;
 
 #[inline(always)]
 fn mulhilo(a: u32, b: u32) -> (u32, u32) {
@@ -167,13 +162,21 @@ impl StepRng {
         r
     }
 
+    /// Computes the stream's next block of four words (what [`StepRng::next_u32`] does when
+    /// the block is used up; the engine does it ahead of a compiled turn, which draws only
+    /// from the block at hand).
+    #[inline(always)]
+    pub fn refill(&mut self) {
+        self.buf = philox4x32(self.ctr, self.key);
+        self.ctr[0] = self.ctr[0].wrapping_add(1);
+        self.used = 0;
+    }
+
     /// The next uniformly distributed 32-bit word.
     #[inline(always)]
     pub fn next_u32(&mut self) -> u32 {
         if self.used == 4 {
-            self.buf = philox4x32(self.ctr, self.key);
-            self.ctr[0] = self.ctr[0].wrapping_add(1);
-            self.used = 0;
+            self.refill();
         }
         let x = self.buf[self.used as usize];
         self.used += 1;

@@ -21,7 +21,6 @@ use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::ir::Scalar;
 use wayfarer_runtime::StepRng;
 use wayfarer_runtime::engine::{CompiledTurn, SamplerStats, SlotLayout, TABLE_TRIALS, TurnArgs, slot_layout};
-use wayfarer_runtime::rng::{PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1};
 
 /// Facts of the walk the turn is specialized for (run-time flags of the engine's turn).
 pub(crate) struct TurnShape {
@@ -35,11 +34,18 @@ fn i32c(b: &mut FunctionBuilder, x: u32) -> CValue {
     b.ins().iconst(types::I32, x as i64)
 }
 
-/// The walker's sampling stream, in its slot.
+/// The walker's sampling stream, in its slot: the engine starts it (and computes its first
+/// block) before a step's first turn; the compiled code draws only from the block at hand,
+/// threading the count of used words through its blocks and storing it with the phase, and
+/// hands the turn back (`fallback`, nothing written) when a draw would need a new block: the
+/// ten Philox rounds inline would cost every call of the turn a save and restore of the
+/// callee-saved registers.
 #[derive(Clone, Copy)]
 struct Rng {
     slot: CValue,
     at: usize,
+    /// Where to go when the block is used up (`None`: the caller knows it is not).
+    fallback: Option<Block>,
 }
 
 impl Rng {
@@ -47,135 +53,81 @@ impl Rng {
         (self.at + field) as i32
     }
 
-    /// `StepRng::new(seed, query, step, Purpose::Sample)` written in place.
-    fn init(&self, b: &mut FunctionBuilder, seed: CValue, query: CValue, step: CValue) {
-        let l = StepRng::LAYOUT;
-        let k0 = b.ins().ireduce(types::I32, seed);
-        let hi = b.ins().ushr_imm_u(seed, 32);
-        let k1 = b.ins().ireduce(types::I32, hi);
-        b.ins().store(trusted(), k0, self.slot, self.off(l.key));
-        b.ins().store(trusted(), k1, self.slot, self.off(l.key + 4));
-        let zero = i32c(b, 0);
-        let q0 = b.ins().ireduce(types::I32, query);
-        let qh = b.ins().ushr_imm_u(query, 32);
-        let qh = b.ins().ireduce(types::I32, qh);
-        // Purpose::Sample is 0: the top byte of word 3 stays clear.
-        let q1 = b.ins().band_imm_u(qh, 0x00FF_FFFF);
-        for (i, v) in [zero, step, q0, q1].into_iter().enumerate() {
-            b.ins().store(trusted(), v, self.slot, self.off(l.ctr + 4 * i));
-        }
-        let four = b.ins().iconst(types::I8, 4);
-        b.ins().store(trusted(), four, self.slot, self.off(l.used));
+    /// How many words of the block are used.
+    fn used(&self, b: &mut FunctionBuilder) -> CValue {
+        b.ins().load(types::I8, trusted(), self.slot, self.off(StepRng::LAYOUT.used))
     }
 
-    /// `StepRng::next_u32`: the next word of the current block, computing a new block when
-    /// all four are used.
-    fn next_u32(&self, b: &mut FunctionBuilder) -> CValue {
-        let l = StepRng::LAYOUT;
-        let used = b.ins().load(types::I8, trusted(), self.slot, self.off(l.used));
-        let empty = b.ins().icmp_imm_u(IntCC::Equal, used, 4);
-        let refill = b.create_block();
-        let take = b.create_block();
-        b.append_block_param(take, types::I8);
-        b.set_cold_block(refill);
-        b.ins().brif(empty, refill, &[], take, &[used.into()]);
+    fn store_used(&self, b: &mut FunctionBuilder, used: CValue) {
+        b.ins().store(trusted(), used, self.slot, self.off(StepRng::LAYOUT.used));
+    }
 
-        b.switch_to_block(refill);
-        let c = [0, 1, 2, 3].map(|i| b.ins().load(types::I32, trusted(), self.slot, self.off(l.ctr + 4 * i)));
-        let k0 = b.ins().load(types::I32, trusted(), self.slot, self.off(l.key));
-        let k1 = b.ins().load(types::I32, trusted(), self.slot, self.off(l.key + 4));
-        let out = philox4x32(b, c, [k0, k1]);
-        for (i, v) in out.into_iter().enumerate() {
-            b.ins().store(trusted(), v, self.slot, self.off(l.buf + 4 * i));
+    /// `StepRng::next_u32` within the block: `(word, used + 1)`.
+    fn next_u32(&self, b: &mut FunctionBuilder, used: CValue) -> (CValue, CValue) {
+        if let Some(fallback) = self.fallback {
+            let take = b.create_block();
+            let empty = b.ins().icmp_imm_u(IntCC::Equal, used, 4);
+            b.ins().brif(empty, fallback, &[], take, &[]);
+            b.switch_to_block(take);
         }
-        let c0 = b.ins().iadd_imm_u(c[0], 1);
-        b.ins().store(trusted(), c0, self.slot, self.off(l.ctr));
-        let z = b.ins().iconst(types::I8, 0);
-        b.ins().jump(take, &[z.into()]);
-
-        b.switch_to_block(take);
-        let u = b.block_params(take)[0];
-        let idx = b.ins().uextend(types::I64, u);
+        let idx = b.ins().uextend(types::I64, used);
         let scaled = b.ins().ishl_imm_u(idx, 2);
         let addr = b.ins().iadd(self.slot, scaled);
-        let x = b.ins().load(types::I32, trusted(), addr, self.off(l.buf));
-        let u1 = b.ins().iadd_imm_u(u, 1);
-        b.ins().store(trusted(), u1, self.slot, self.off(l.used));
-        x
+        let x = b.ins().load(types::I32, trusted(), addr, self.off(StepRng::LAYOUT.buf));
+        (x, b.ins().iadd_imm_u(used, 1))
     }
 
     /// `StepRng::uniform`: `(x + 0.5) / 2^32`.
-    fn uniform(&self, b: &mut FunctionBuilder) -> CValue {
-        let x = self.next_u32(b);
+    fn uniform(&self, b: &mut FunctionBuilder, used: CValue) -> (CValue, CValue) {
+        let (x, used) = self.next_u32(b, used);
         let f = b.ins().fcvt_from_uint(types::F64, x);
         let half = b.ins().f64const(0.5);
         let f = b.ins().fadd(f, half);
         let scale = b.ins().f64const(1.0 / 4_294_967_296.0);
-        b.ins().fmul(f, scale)
+        (b.ins().fmul(f, scale), used)
     }
 
     /// `StepRng::below(n)` for `0 < n < 2^32` (`n` an i32): Lemire's multiply-and-reject.
-    fn below(&self, b: &mut FunctionBuilder, n: CValue) -> CValue {
+    fn below(&self, b: &mut FunctionBuilder, n: CValue, used: CValue) -> (CValue, CValue) {
         let n64 = b.ins().uextend(types::I64, n);
-        let product = |b: &mut FunctionBuilder, rng: &Self| {
-            let x = rng.next_u32(b);
+        let product = |b: &mut FunctionBuilder, used: CValue| {
+            let (x, used) = self.next_u32(b, used);
             let x = b.ins().uextend(types::I64, x);
-            b.ins().imul(x, n64)
+            (b.ins().imul(x, n64), used)
         };
-        let m = product(b, self);
+        let (m, used) = product(b, used);
         let lo = b.ins().ireduce(types::I32, m);
         let small = b.ins().icmp(IntCC::UnsignedLessThan, lo, n);
         let check = b.create_block();
         let redraw = b.create_block();
         let done = b.create_block();
-        b.append_block_param(check, types::I64);
-        b.append_block_param(done, types::I64);
+        for blk in [check, done] {
+            b.append_block_param(blk, types::I64);
+            b.append_block_param(blk, types::I8);
+        }
+        b.append_block_param(redraw, types::I8);
         b.set_cold_block(check);
         b.set_cold_block(redraw);
-        b.ins().brif(small, check, &[m.into()], done, &[m.into()]);
+        b.ins().brif(small, check, &[m.into(), used.into()], done, &[m.into(), used.into()]);
 
         // Rejection zone: threshold = (2^32 - n) mod n.
         b.switch_to_block(check);
-        let m = b.block_params(check)[0];
+        let (m, used) = (b.block_params(check)[0], b.block_params(check)[1]);
         let lo = b.ins().ireduce(types::I32, m);
         let neg = b.ins().ineg(n);
         let threshold = b.ins().urem(neg, n);
         let again = b.ins().icmp(IntCC::UnsignedLessThan, lo, threshold);
-        b.ins().brif(again, redraw, &[], done, &[m.into()]);
+        b.ins().brif(again, redraw, &[used.into()], done, &[m.into(), used.into()]);
 
         b.switch_to_block(redraw);
-        let m = product(b, self);
-        b.ins().jump(check, &[m.into()]);
+        let used = b.block_params(redraw)[0];
+        let (m, used) = product(b, used);
+        b.ins().jump(check, &[m.into(), used.into()]);
 
         b.switch_to_block(done);
-        let m = b.block_params(done)[0];
-        b.ins().ushr_imm_u(m, 32)
+        let (m, used) = (b.block_params(done)[0], b.block_params(done)[1]);
+        (b.ins().ushr_imm_u(m, 32), used)
     }
-}
-
-/// Philox4x32-10, as `wayfarer_runtime::rng::philox4x32`.
-fn philox4x32(b: &mut FunctionBuilder, ctr: [CValue; 4], key: [CValue; 2]) -> [CValue; 4] {
-    let mulhilo = |b: &mut FunctionBuilder, m: u32, x: CValue| {
-        let x = b.ins().uextend(types::I64, x);
-        let p = b.ins().imul_imm_u(x, m as i64);
-        let hi = b.ins().ushr_imm_u(p, 32);
-        (b.ins().ireduce(types::I32, hi), b.ins().ireduce(types::I32, p))
-    };
-    let mut c = ctr;
-    let mut k = key;
-    for round in 0..10 {
-        if round > 0 {
-            k = [b.ins().iadd_imm_u(k[0], PHILOX_W0 as i64), b.ins().iadd_imm_u(k[1], PHILOX_W1 as i64)];
-        }
-        let (hi0, lo0) = mulhilo(b, PHILOX_M0, c[0]);
-        let (hi1, lo1) = mulhilo(b, PHILOX_M1, c[2]);
-        let w0 = b.ins().bxor(hi1, c[1]);
-        let w0 = b.ins().bxor(w0, k[0]);
-        let w2 = b.ins().bxor(hi0, c[3]);
-        let w2 = b.ins().bxor(w2, k[1]);
-        c = [w0, lo1, w2, lo0];
-    }
-    c
 }
 
 fn ret(b: &mut FunctionBuilder, code: u32) {
@@ -218,7 +170,9 @@ impl super::Compiler<'_> {
             let (args, slot, stats) = (params[0], params[1], params[2]);
             l.ctx = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, image) as i32);
             l.w = l.b.ins().iadd_imm_u(slot, lay.walker as i64);
-            let rng = Rng { slot, at: lay.rng };
+            let fallback = l.b.create_block();
+            l.b.set_cold_block(fallback);
+            let rng = Rng { slot, at: lay.rng, fallback: Some(fallback) };
             let w = l.w;
             let cur = l.b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, cur) as i32);
             let cur64 = l.b.ins().uextend(types::I64, cur);
@@ -230,8 +184,6 @@ impl super::Compiler<'_> {
             let d = l.b.ins().isub(end, base);
             let trials = l.b.ins().load(types::I32, trusted(), slot, lay.phase_trials as i32);
 
-            let fallback = l.b.create_block();
-            l.b.set_cold_block(fallback);
             let dead_end = l.b.create_block();
             let start = l.b.create_block();
             let trial = l.b.create_block();
@@ -250,10 +202,6 @@ impl super::Compiler<'_> {
             let huge = l.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, d, u32::MAX as i64);
             l.b.ins().brif(huge, fallback, &[], fits, &[]);
             l.b.switch_to_block(fits);
-            let seed = l.b.ins().load(types::I64, trusted(), args, offset_of!(TurnArgs, seed) as i32);
-            let query = l.b.ins().load(types::I64, trusted(), slot, lay.query as i32);
-            let step = l.b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, step) as i32);
-            rng.init(l.b, seed, query, step);
             l.e = l.b.ins().iconst(types::I64, 0);
             let bound = l.lower(bound_h)?;
             let estimate = l.lower(estimate_h)?;
@@ -420,18 +368,74 @@ impl super::Compiler<'_> {
             l.b.switch_to_block(propose);
             let (t, bound) = (l.b.block_params(propose)[0], l.b.block_params(propose)[1]);
             let n32 = l.b.ins().ireduce(types::I32, d);
-            let index = rng.below(l.b, n32);
-            let u = rng.uniform(l.b);
+            let used = rng.used(l.b);
+            let (index, used) = rng.below(l.b, n32, used);
+            let (u, used) = rng.uniform(l.b, used);
             let b64 = l.b.ins().fpromote(types::F64, bound);
             let level = l.b.ins().fmul(u, b64);
             l.b.ins().store(trusted(), index, slot, lay.phase_index as i32);
             l.b.ins().store(trusted(), level, slot, lay.phase_level as i32);
             l.b.ins().store(trusted(), bound, slot, lay.phase_bound as i32);
             l.b.ins().store(trusted(), t, slot, lay.phase_trials as i32);
+            rng.store_used(l.b, used);
             ret(l.b, CompiledTurn::PENDING);
             returning(l.b, fallback, CompiledTurn::FALLBACK);
             returning(l.b, dead_end, CompiledTurn::DEAD_END);
             Ok(())
         })
+    }
+}
+
+/// Draws an `update` routine may take in the compiled version: one Philox block, computed by
+/// the engine before the call.
+pub(crate) const MAX_COMPILED_DRAWS: u32 = 4;
+
+impl super::Compiler<'_> {
+    /// `fn(args: *const TurnArgs, walker: *mut u8, rng: *mut StepRng)`: the walk's `update`
+    /// routine applied in place, as the engine's call through `Walk::update` does it: the
+    /// routine's draws taken first from the move's stream (from its first block, which the
+    /// engine computed; `stop` then continues the stream), the new state fields, `cur` and
+    /// `prev` computed from the old walker, then written to it.
+    /// `None` when the routine takes more than `MAX_COMPILED_DRAWS` draws.
+    pub(crate) fn update_fn(&mut self, name: &str, r: &wayfarer_compiler::ir::Routine, state: usize) -> Result<Option<FuncId>, String> {
+        if r.draws > MAX_COMPILED_DRAWS || r.outputs.len() != state + 2 {
+            return Ok(None);
+        }
+        let mut sig = self.module.make_signature();
+        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
+        self.define(name, sig, &r.exprs, &r.types, |l| {
+            let entry = l.b.current_block().expect("in the entry block");
+            let params = l.b.block_params(entry).to_vec();
+            let (args, walker, rng_at) = (params[0], params[1], params[2]);
+            l.ctx = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, image) as i32);
+            l.w = walker;
+            // The engine computed the stream's first block, and there are at most four draws.
+            let rng = Rng { slot: rng_at, at: 0, fallback: None };
+            let mut used = rng.used(l.b);
+            l.draws = None;
+            for _ in 0..r.draws {
+                let (u, next) = rng.uniform(l.b, used);
+                l.draw_values.push(u);
+                used = next;
+            }
+            rng.store_used(l.b, used);
+            l.e = l.b.ins().load(types::I64, trusted(), walker, offset_of!(JitWalker, last_edge) as i32);
+            let mut bits = Vec::new();
+            for h in &r.outputs {
+                let v = l.lower(*h)?;
+                bits.push(l.to_bits(v, l.types[h.index()]));
+            }
+            // Every output is computed before the first store: the routine reads the old walker.
+            for (i, v) in bits[..state].iter().enumerate() {
+                l.b.ins().store(trusted(), *v, walker, (offset_of!(JitWalker, state) + 8 * i) as i32);
+            }
+            for (v, field) in bits[state..].iter().zip([offset_of!(JitWalker, cur), offset_of!(JitWalker, prev)]) {
+                let v32 = l.b.ins().ireduce(types::I32, *v);
+                l.b.ins().store(trusted(), v32, walker, field as i32);
+            }
+            l.b.ins().return_(&[]);
+            Ok(())
+        })
+        .map(Some)
     }
 }
