@@ -103,7 +103,7 @@ const STACK_DRAWS: usize = 16;
 type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
 type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64, *const f64);
 type PairFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut f32);
-use wayfarer_runtime::engine::{CompiledTurn, TurnFn, UpdateFn};
+use wayfarer_runtime::engine::{CompiledTurn, ReservoirFn, TurnFn, UpdateFn};
 type EnvelopeFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64, *mut f32);
 
 /// A walk compiled by Cranelift, ready for the CPU engine.
@@ -132,10 +132,12 @@ pub struct JitWalk {
     estimate: ValueFn,
     bound_estimate: PairFn,
     envelope: Option<EnvelopeFn>,
-    /// The engine's eRJS turn, compiled for this walk.
-    turn: TurnFn,
+    /// The engine's eRJS turns (a step's start, a pending trial), compiled for this walk.
+    turn: (TurnFn, TurnFn),
     /// `update` applied in place, drawing from the move's stream itself.
     turn_update: Option<UpdateFn>,
+    /// eRVS with the weight inlined.
+    reservoir: ReservoirFn,
     init: Option<RoutineFn>,
     update: Option<RoutineFn>,
     stop: Option<RoutineFn>,
@@ -242,7 +244,9 @@ impl JitWalk {
             sum_exact: info.sum_exact,
             envelope: envelope.is_some(),
         };
-        let turn = c.turn_fn("wf_turn", info, &shape).map_err(err)?;
+        let turn_start = c.turn_fn("wf_turn_start", info, &shape, lower::TurnPart::Start).map_err(err)?;
+        let turn_trial = c.turn_fn("wf_turn_trial", info, &shape, lower::TurnPart::Trial).map_err(err)?;
+        let reservoir = c.reservoir_fn("wf_reservoir").map_err(err)?;
         let turn_update = match &program.update {
             Some(r) => c.update_fn("wf_turn_update", r, program.state.len()).map_err(err)?,
             None => None,
@@ -256,6 +260,14 @@ impl JitWalk {
             }
         }
         let clif = std::mem::take(&mut c.clif);
+        if let (Some(dir), Some(disasm)) = (std::env::var_os("WAYFARER_DUMP"), c.disasm.take()) {
+            // A dump that cannot be written must not fail the compilation.
+            let join = |fs: &[(String, String)]| fs.iter().map(|(n, t)| format!(";; {n}\n{t}\n")).collect::<String>();
+            let dir = std::path::Path::new(&dir);
+            let _ = std::fs::create_dir_all(dir)
+                .and_then(|_| std::fs::write(dir.join(format!("{}.clif", program.name)), join(&clif)))
+                .and_then(|_| std::fs::write(dir.join(format!("{}.jit.s", program.name)), join(&disasm)));
+        }
         drop(c);
         module.finalize_definitions().map_err(|e| err(e.to_string()))?;
         let get = |id| module.get_finalized_function(id);
@@ -276,7 +288,14 @@ impl JitWalk {
         // SAFETY: defined above with exactly this signature.
         let envelope = envelope.map(|id| unsafe { std::mem::transmute::<*const u8, EnvelopeFn>(module.get_finalized_function(id)) });
         // SAFETY: defined above with exactly this signature.
-        let turn = unsafe { std::mem::transmute::<*const u8, TurnFn>(module.get_finalized_function(turn)) };
+        let turn = unsafe {
+            (
+                std::mem::transmute::<*const u8, TurnFn>(module.get_finalized_function(turn_start)),
+                std::mem::transmute::<*const u8, TurnFn>(module.get_finalized_function(turn_trial)),
+            )
+        };
+        // SAFETY: defined above with exactly this signature.
+        let reservoir = unsafe { std::mem::transmute::<*const u8, ReservoirFn>(module.get_finalized_function(reservoir)) };
         // SAFETY: defined above with exactly this signature.
         let turn_update = turn_update.map(|id| unsafe { std::mem::transmute::<*const u8, UpdateFn>(module.get_finalized_function(id)) });
         use wayfarer_compiler::ir::StepField;
@@ -310,6 +329,7 @@ impl JitWalk {
             envelope,
             turn,
             turn_update,
+            reservoir,
             init,
             update,
             stop,
@@ -513,11 +533,13 @@ impl Walk for JitWalk {
             return None;
         }
         let jc = self.prepared(ctx)?;
-        // SAFETY: `wf_turn` is generated for this walk's state type from the engine's slot
-        // layout (`lower/turn.rs` follows the engine's turn step by step and hands every other
-        // case back untouched); its image is this run's prepared pointer image, which lives as
-        // long as the run's context.
-        let turn = unsafe { CompiledTurn::new(self.turn, (jc as *const JitCtx).cast()) };
+        // SAFETY: `wf_turn_start` and `wf_turn_trial` are generated for this walk's state type
+        // from the engine's slot layout (`lower/turn.rs` follows the engine's turn step by step
+        // and hands every other case back untouched); the image is this run's prepared pointer
+        // image, which lives as long as the run's context.
+        // SAFETY (eRVS): `wf_reservoir` is `sampler::reservoir_jump` with `wf_weight`'s lowering
+        // inlined, drawing through the same stream functions.
+        let turn = unsafe { CompiledTurn::new(self.turn.0, self.turn.1, (jc as *const JitCtx).cast()).with_reservoir(self.reservoir) };
         // SAFETY: `wf_turn_update` is the `update` routine lowered as `wf_update` is, with
         // its draws taken from the move's stream in the order `call_routine` takes them.
         Some(match self.turn_update {

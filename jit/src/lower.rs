@@ -14,7 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
 use std::collections::HashMap;
 use std::mem::offset_of;
-pub(crate) use turn::TurnShape;
+pub(crate) use turn::{TurnPart, TurnShape};
 use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
 use wayfarer_compiler::ir::*;
 use wayfarer_runtime::Ctx;
@@ -92,9 +92,29 @@ extern "C" fn wf_pow(x: f64, y: f64) -> f64 {
 extern "C" fn wf_fmod(x: f64, y: f64) -> f64 {
     x % y
 }
+/// The next Philox block of a stream compiled code draws from in place (the compiled eRVS).
+extern "C" fn wf_refill(rng: *mut wayfarer_runtime::StepRng) {
+    // SAFETY: the compiled code passes the walker's stream, in the engine's slot.
+    unsafe { (*rng).refill() }
+}
+
+/// Whether Rust's float `min`/`max` return `-0` for `(+0, -0)` and for `(-0, +0)`, indexed by
+/// `max * 2 + f64` (asked of the helpers the Cranelift code otherwise calls).
+fn zero_order() -> [[bool; 2]; 4] {
+    use std::hint::black_box;
+    let neg32 = |v: f32| v.is_sign_negative();
+    let neg64 = |v: f64| v.is_sign_negative();
+    let (p32, n32, p64, n64) = (black_box(0.0f32), black_box(-0.0f32), black_box(0.0f64), black_box(-0.0f64));
+    [
+        [neg32(wf_minf(p32, n32)), neg32(wf_minf(n32, p32))],
+        [neg64(wf_mind(p64, n64)), neg64(wf_mind(n64, p64))],
+        [neg32(wf_maxf(p32, n32)), neg32(wf_maxf(n32, p32))],
+        [neg64(wf_maxd(p64, n64)), neg64(wf_maxd(n64, p64))],
+    ]
+}
 
 pub(crate) fn register_helpers(jb: &mut JITBuilder) {
-    let syms: [(&str, *const u8); 19] = [
+    let syms: [(&str, *const u8); 20] = [
         ("wf_minf", wf_minf as *const u8),
         ("wf_maxf", wf_maxf as *const u8),
         ("wf_mind", wf_mind as *const u8),
@@ -114,6 +134,7 @@ pub(crate) fn register_helpers(jb: &mut JITBuilder) {
         ("wf_ln", wf_ln as *const u8),
         ("wf_pow", wf_pow as *const u8),
         ("wf_fmod", wf_fmod as *const u8),
+        ("wf_refill", wf_refill as *const u8),
     ];
     for (name, p) in syms {
         jb.symbol(name, p);
@@ -141,6 +162,8 @@ pub(crate) struct Compiler<'m> {
     helpers: HashMap<&'static str, FuncId>,
     /// The CLIF of each function as generated (before Cranelift's optimizations), by name.
     pub(crate) clif: Vec<(String, String)>,
+    /// The machine code of each function, disassembled, when asked for (`WAYFARER_DUMP`).
+    pub(crate) disasm: Option<Vec<(String, String)>>,
 }
 
 struct L<'a, 'b> {
@@ -161,6 +184,9 @@ struct L<'a, 'b> {
     draws: Option<CValue>,
     /// The routine's draws as values, when the function drew them itself (compiled update).
     draw_values: Vec<CValue>,
+    /// Float min/max in line instead of calls (where a value only steers the engine's
+    /// decisions, in the compiled turn and eRVS: the calls cost more than the step's work).
+    inline_minmax: bool,
     memo: HashMap<usize, CValue>,
     calls: &'a mut dyn FnMut(&str, &mut Function) -> cranelift_codegen::ir::FuncRef,
 }
@@ -201,6 +227,7 @@ impl<'m> Compiler<'m> {
             fctx: FunctionBuilderContext::new(),
             helpers: HashMap::new(),
             clif: Vec::new(),
+            disasm: std::env::var_os("WAYFARER_DUMP").map(|_| Vec::new()),
         }
     }
 
@@ -246,6 +273,7 @@ impl<'m> Compiler<'m> {
                 e: params[2],
                 draws: params.get(3).copied(),
                 draw_values: Vec::new(),
+                inline_minmax: false,
                 memo: HashMap::new(),
                 calls: &mut calls,
             };
@@ -256,7 +284,11 @@ impl<'m> Compiler<'m> {
         self.clif.push((name.to_string(), func.display().to_string()));
         let mut ctx = self.module.make_context();
         ctx.func = func;
+        ctx.set_disasm(self.disasm.is_some());
         self.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+        if let Some(d) = &mut self.disasm {
+            d.push((name.to_string(), ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default()));
+        }
         Ok(id)
     }
 
@@ -269,6 +301,10 @@ impl<'m> Compiler<'m> {
             "wf_expf" | "wf_lnf" => (&[types::F32], types::F32),
             "wf_powf" | "wf_fmodf" | "wf_minf" | "wf_maxf" => (&[types::F32, types::F32], types::F32),
             "wf_exp" | "wf_ln" => (&[types::F64], types::F64),
+            "wf_refill" => {
+                s.params.push(AbiParam::new(PTR));
+                return s;
+            }
             _ => (&[types::F64, types::F64], types::F64),
         };
         for p in params {
@@ -372,7 +408,8 @@ fn has_envelope(exprs: &Arena<Expr>, h: Handle<Expr>) -> bool {
     }
 }
 
-const HELPERS: [&str; 19] = [
+const HELPERS: [&str; 20] = [
+    "wf_refill",
     "wf_minf",
     "wf_maxf",
     "wf_mind",
@@ -408,6 +445,11 @@ impl L<'_, '_> {
 
     fn u32_to_i64(&mut self, v: CValue) -> CValue {
         self.b.ins().uextend(types::I64, v)
+    }
+
+    fn call_void(&mut self, name: &str, args: &[CValue]) {
+        let f = (self.calls)(name, self.b.func);
+        self.b.ins().call(f, args);
     }
 
     fn call(&mut self, name: &str, args: &[CValue]) -> CValue {
@@ -761,9 +803,37 @@ impl L<'_, '_> {
         }
     }
 
+    /// `x.max(y)` / `x.min(y)` in line, as Rust's own gives them here: a NaN operand yields
+    /// the other; of `+0` and `-0` (equal, which the platform may order either way) whatever
+    /// the helper gives, asked once (`ZERO_ORDER`); NaN payloads are not kept.
+    fn float_min_max(&mut self, max: bool, f64: bool, x: CValue, y: CValue) -> CValue {
+        let it = if f64 { types::I64 } else { types::I32 };
+        let xn = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        let yn = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+        let wins = self.b.ins().fcmp(if max { FloatCC::GreaterThan } else { FloatCC::LessThan }, x, y);
+        let eq = self.b.ins().fcmp(FloatCC::Equal, x, y);
+        let apart = self.b.ins().select(wins, x, y);
+        let xi = self.b.ins().bitcast(it, MemFlagsData::new(), x);
+        let yi = self.b.ins().bitcast(it, MemFlagsData::new(), y);
+        let differ = self.b.ins().icmp(IntCC::NotEqual, xi, yi);
+        let x_pos = self.b.ins().icmp_imm_u(IntCC::Equal, xi, 0);
+        // The result for (+0, -0) and for (-0, +0).
+        let [pos_first, neg_first] = zero_order()[(max as usize) * 2 + f64 as usize];
+        let zero = |b: &mut FunctionBuilder, neg: bool| {
+            if f64 { b.ins().f64const(if neg { -0.0 } else { 0.0 }) } else { b.ins().f32const(if neg { -0.0f32 } else { 0.0 }) }
+        };
+        let (zp, zn) = (zero(self.b, pos_first), zero(self.b, neg_first));
+        let zeros = self.b.ins().select(x_pos, zp, zn);
+        let same = self.b.ins().select(differ, zeros, x);
+        let r = self.b.ins().select(eq, same, apart);
+        let r = self.b.ins().select(yn, x, r);
+        self.b.ins().select(xn, y, r)
+    }
+
     fn builtin(&mut self, func: Builtin, t: Scalar, a: &[CValue]) -> CValue {
         let f64 = t == Scalar::F64;
         match func {
+            Builtin::Min | Builtin::Max if t.is_float() && self.inline_minmax => self.float_min_max(func == Builtin::Max, f64, a[0], a[1]),
             Builtin::Min | Builtin::Max if t.is_float() => {
                 let name = match (func, f64) {
                     (Builtin::Min, false) => "wf_minf",

@@ -463,16 +463,15 @@ pub struct TurnArgs {
 }
 
 /// Byte offsets of the engine's per-walker slot for a walk whose state type is `S`, for code
-/// generated at run time: the walker ([`Walker`], `repr(C)`), its query number (`u64`), its
+/// generated at run time: the walker ([`Walker`], `repr(C)`), its
 /// sampling stream ([`StepRng`], see [`StepRng::LAYOUT`]) and the phase of its step
-/// (`index: u64`, `level: f64`, `bound: f32`, `trials: u32`; `trials == 0` at a step's start,
-/// else the eRJS trial whose candidate `index` and uniform level `level` are pending).
+/// (`index: u64`, `level: f64`, `bound: f32`, `trials: u32`, `cap: u32`; `trials == 0` at a
+/// step's start, else the eRJS trial whose candidate `index` and uniform level `level` are
+/// pending, with at most `cap` trials for the step).
 #[derive(Clone, Copy, Debug)]
 pub struct SlotLayout {
     /// The walker.
     pub walker: usize,
-    /// The query number (the walker's stream id).
-    pub query: usize,
     /// The step's sampling stream.
     pub rng: usize,
     /// `phase.index`.
@@ -483,6 +482,9 @@ pub struct SlotLayout {
     pub phase_bound: usize,
     /// `phase.trials`.
     pub phase_trials: usize,
+    /// `phase.cap` (`u32`): the step's trial cap, [`CostModel::trial_cap`] of its row, written
+    /// with the first trial.
+    pub phase_cap: usize,
 }
 
 /// The slot layout for walks with state type `S`.
@@ -491,17 +493,21 @@ pub fn slot_layout<S>() -> SlotLayout {
     let phase = offset_of!(Slot<S>, phase);
     SlotLayout {
         walker: offset_of!(Slot<S>, w),
-        query: offset_of!(Slot<S>, query),
         rng: offset_of!(Slot<S>, rng),
         phase_index: phase + offset_of!(Phase, index),
         phase_level: phase + offset_of!(Phase, level),
         phase_bound: phase + offset_of!(Phase, bound),
         phase_trials: phase + offset_of!(Phase, trials),
+        phase_cap: phase + offset_of!(Phase, cap),
     }
 }
 
 /// The signature of a compiled turn: `(args, slot, stats) -> code`.
 pub type TurnFn = unsafe extern "C" fn(args: *const TurnArgs, slot: *mut u8, stats: *mut SamplerStats) -> u32;
+
+/// The signature of a compiled eRVS: `(args, walker, rng, base, d) -> index`, -1 for a row
+/// of zero weights, -2 for a bad weight.
+pub type ReservoirFn = unsafe extern "C" fn(args: *const TurnArgs, walker: *const u8, rng: *mut StepRng, base: u64, d: u64) -> i64;
 
 /// The signature of a compiled `update`: `(args, walker, rng)`, the walker laid out as
 /// [`Walker`] of the walk's state type and `rng` the move's stream ([`StepRng::LAYOUT`]),
@@ -516,9 +522,11 @@ pub type UpdateFn = unsafe extern "C" fn(args: *const TurnArgs, walker: *mut u8,
 /// turn runs it: the walks are the same either way.
 #[derive(Clone, Copy, Debug)]
 pub struct CompiledTurn {
-    func: TurnFn,
+    start: TurnFn,
+    trial: TurnFn,
     image: *const u8,
     update: Option<(UpdateFn, u32)>,
+    reservoir: Option<ReservoirFn>,
 }
 
 impl CompiledTurn {
@@ -531,16 +539,31 @@ impl CompiledTurn {
     /// Nothing was changed: the engine's own turn runs this one.
     pub const FALLBACK: u32 = 3;
 
-    /// A compiled turn calling `func` with [`TurnArgs::image`] = `image`.
+    /// A compiled turn calling `start` for a step's first turn (`phase.trials == 0`, the
+    /// step's stream started and its first block computed by the engine) and `trial` for the
+    /// others, with [`TurnArgs::image`] = `image`.
     ///
     /// # Safety
-    /// `func`, given a [`TurnArgs`] of this run, a slot laid out as [`slot_layout`] says for
+    /// Each function, given a [`TurnArgs`] of this run, a slot laid out as [`slot_layout`] says for
     /// the walk's state type, and the thread's [`SamplerStats`], must read only those, the
     /// graph's arrays and `image` (valid for the run), and must leave the slot, the walker and
     /// the counters exactly as the engine's own turn would for the same slot (returning
     /// `PENDING`, `MOVED` or `DEAD_END`), or change nothing and return `FALLBACK`.
-    pub unsafe fn new(func: TurnFn, image: *const u8) -> Self {
-        CompiledTurn { func, image, update: None }
+    pub unsafe fn new(start: TurnFn, trial: TurnFn, image: *const u8) -> Self {
+        CompiledTurn { start, trial, image, update: None, reservoir: None }
+    }
+
+    /// The same, with eRVS compiled too: the engine calls `reservoir` for its eRVS steps
+    /// (in every sampler mode) instead of `sampler::reservoir_jump` over [`Walk::weight`].
+    ///
+    /// # Safety
+    /// `reservoir`, given this run's [`TurnArgs`], a walker, its step's stream and the
+    /// walker's row (`base`, `d`), must return what `sampler::reservoir_jump` returns for the
+    /// walk's weights (the index, or -1 for `None`), drawing the same numbers from the
+    /// stream, or -2 where that reports an error; it reads only those, the graph's arrays and
+    /// the image.
+    pub unsafe fn with_reservoir(self, reservoir: ReservoirFn) -> Self {
+        CompiledTurn { reservoir: Some(reservoir), ..self }
     }
 
     /// The same, with the walk's `update` compiled too: the engine calls `update` after a
@@ -559,8 +582,10 @@ impl CompiledTurn {
 
 /// A compiled turn with its run's constants.
 struct Compiled {
-    func: TurnFn,
+    /// The start and trial turns, in adaptive and eRJS mode.
+    turns: Option<(TurnFn, TurnFn)>,
     update: Option<(UpdateFn, u32)>,
+    reservoir: Option<ReservoirFn>,
     args: TurnArgs,
 }
 
@@ -636,10 +661,12 @@ struct Phase {
     level: f64,
     bound: f32,
     trials: u32,
+    /// The step's trial cap ([`CostModel::trial_cap`] of its row), set with the first trial.
+    cap: u32,
 }
 
 impl Phase {
-    const START: Phase = Phase { index: 0, level: 0.0, bound: 0.0, trials: 0 };
+    const START: Phase = Phase { index: 0, level: 0.0, bound: 0.0, trials: 0, cap: 0 };
 }
 
 enum Turn {
@@ -733,15 +760,15 @@ impl<W: Walk> Env<'_, W> {
                             if let Some(bound) = rejection_bound {
                                 let (index, level) = sampler::rejection_propose(d, bound, rng);
                                 self.prefetch_edge(base + index);
-                                *phase = Phase { index: index as u64, level, trials: 1, bound };
+                                *phase = Phase { index: index as u64, level, trials: 1, bound, cap: self.cost.trial_cap(d) };
                                 return Ok(Turn::Pending);
                             }
                             st.reservoir_steps += 1;
-                            sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                            self.reservoir(d, base, wr, rng, weight).map_err(|e| err(e, f32::NAN))?
                         }
                         SamplerMode::Reservoir => {
                             st.reservoir_steps += 1;
-                            sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                            self.reservoir(d, base, wr, rng, weight).map_err(|e| err(e, f32::NAN))?
                         }
                         SamplerMode::InverseTransform => {
                             st.reference_steps += 1;
@@ -753,21 +780,21 @@ impl<W: Walk> Env<'_, W> {
                         }
                     }
                 }
-                Phase { index, level, trials, bound } => {
+                Phase { index, level, trials, bound, cap } => {
                     let index = index as usize;
                     if sampler::rejection_decide(index, level, bound, envelope, weight).map_err(|e| err(e, bound))? {
                         st.rejection_steps += 1;
                         st.rejection_trials += trials as u64;
                         Some(index)
-                    } else if trials >= self.cost.trial_cap(d) {
+                    } else if trials >= cap {
                         // Out of trials: eRVS finishes the step, exactly (see `sampler::rejection`).
                         st.rejection_trials += trials as u64;
                         st.rejection_fallbacks += 1;
-                        sampler::reservoir_jump(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                        self.reservoir(d, base, wr, rng, weight).map_err(|e| err(e, f32::NAN))?
                     } else {
                         let (index, level) = sampler::rejection_propose(d, bound, rng);
                         self.prefetch_edge(base + index);
-                        *phase = Phase { index: index as u64, level, trials: trials + 1, bound };
+                        *phase = Phase { index: index as u64, level, trials: trials + 1, bound, cap };
                         return Ok(Turn::Pending);
                     }
                 }
@@ -787,16 +814,25 @@ impl<W: Walk> Env<'_, W> {
 impl<W: Walk> Env<'_, W> {
     /// [`Env::turn`] through the walk's compiled turn, which hands back what it does not do.
     #[inline(always)]
-    fn compiled_turn(&self, c: &Compiled, s: &mut Slot<W::State>, st: &mut SamplerStats, prefix: &mut Vec<f64>) -> Result<Turn, WalkError> {
-        if s.phase.trials == 0 {
+    fn compiled_turn(
+        &self,
+        ((start, trial), args): ((TurnFn, TurnFn), &TurnArgs),
+        s: &mut Slot<W::State>,
+        st: &mut SamplerStats,
+        prefix: &mut Vec<f64>,
+    ) -> Result<Turn, WalkError> {
+        let func = if s.phase.trials == 0 {
             // The compiled turn draws from the block at hand only.
             s.rng = StepRng::new(self.seed, s.query, s.w.step, Purpose::Sample);
             s.rng.refill();
-        }
+            start
+        } else {
+            trial
+        };
         // SAFETY: `CompiledTurn::new`'s contract: the slot is laid out as
         // `slot_layout::<W::State>()` says (`Slot` is `repr(C)`), `args` holds this run's
         // pointers, and `st` is this thread's counters.
-        match unsafe { (c.func)(&c.args, (s as *mut Slot<W::State>).cast(), st) } {
+        match unsafe { func(args, (s as *mut Slot<W::State>).cast(), st) } {
             CompiledTurn::PENDING => {
                 self.prefetch_edge(self.ctx.graph.offsets()[s.w.cur as usize] as usize + s.phase.index as usize);
                 Ok(Turn::Pending)
@@ -805,6 +841,32 @@ impl<W: Walk> Env<'_, W> {
             CompiledTurn::DEAD_END => Ok(Turn::DeadEnd),
             _ => self.turn(s, st, prefix),
         }
+    }
+
+    /// eRVS over the `d` edges from `base` (`sampler::reservoir_jump`), by the walk's compiled
+    /// eRVS when it has one.
+    #[inline(always)]
+    fn reservoir(
+        &self,
+        d: usize,
+        base: usize,
+        w: &Walker<W::State>,
+        rng: &mut StepRng,
+        weight: impl FnMut(usize) -> f32,
+    ) -> Result<Option<usize>, SampleError> {
+        if let Some((f, c)) = self.compiled.as_ref().and_then(|c| Some((c.reservoir?, c))) {
+            let before = rng.clone();
+            // SAFETY: `CompiledTurn::with_reservoir`'s contract: `w` is `repr(C)`, `rng` the
+            // step's stream, `base..base + d` the walker's row, `args` this run's pointers.
+            let r = unsafe { f(&c.args, (w as *const Walker<W::State>).cast(), rng, base as u64, d as u64) };
+            match r {
+                0.. => return Ok(Some(r as usize)),
+                -1 => return Ok(None),
+                // A bad weight: sampled again here, from the same stream, to report it.
+                _ => *rng = before,
+            }
+        }
+        sampler::reservoir_jump(d, rng, weight)
     }
 
     /// [`Walk::update`] through the walk's compiled `update` (taking `draws` words).
@@ -861,7 +923,7 @@ fn run_chunk<W: Walk>(
         let mut k = 0;
         while k < slots.len() {
             let s = &mut slots[k];
-            let turn = match &env.compiled {
+            let turn = match env.compiled.as_ref().and_then(|c| Some((c.turns?, &c.args))) {
                 Some(c) => env.compiled_turn(c, s, &mut st, &mut prefix)?,
                 None => env.turn(s, &mut st, &mut prefix)?,
             };
@@ -955,24 +1017,25 @@ pub fn run<W: Walk>(
         None
     };
     let precompute_seconds = precompute_seconds + t3.elapsed().as_secs_f64();
-    let compiled =
-        matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection).then(|| walk.compiled_turn(&ctx)).flatten().map(|c| {
-            Compiled {
-                func: c.func,
-                update: c.update,
-                args: TurnArgs {
-                    image: c.image,
-                    offsets: graph.offsets().as_ptr(),
-                    targets: graph.targets().as_ptr(),
-                    table: table.as_ref().map_or(std::ptr::null(), |t| t.as_ptr()),
-                    seed: cfg.seed,
-                    ratio: cost.ratio,
-                    fixed: cost.fixed,
-                    ratio_short: cost.ratio_short,
-                    rejection_only: (cfg.sampler == SamplerMode::Rejection) as u32,
-                },
-            }
-        });
+    let compiled = walk.compiled_turn(&ctx).map(|c| {
+        Compiled {
+            // The reference samplers' turns are the engine's own.
+            turns: matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection).then_some((c.start, c.trial)),
+            update: c.update,
+            reservoir: c.reservoir,
+            args: TurnArgs {
+                image: c.image,
+                offsets: graph.offsets().as_ptr(),
+                targets: graph.targets().as_ptr(),
+                table: table.as_ref().map_or(std::ptr::null(), |t| t.as_ptr()),
+                seed: cfg.seed,
+                ratio: cost.ratio,
+                fixed: cost.fixed,
+                ratio_short: cost.ratio_short,
+                rejection_only: (cfg.sampler == SamplerMode::Rejection) as u32,
+            },
+        }
+    });
     let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled };
     let mut nodes = vec![NO_NODE; cells as usize];
     let mut lengths = vec![0u32; walkers as usize];

@@ -22,6 +22,15 @@ use wayfarer_compiler::ir::Scalar;
 use wayfarer_runtime::StepRng;
 use wayfarer_runtime::engine::{CompiledTurn, SamplerStats, SlotLayout, TABLE_TRIALS, TurnArgs, slot_layout};
 
+/// Which turns a compiled turn function takes: a step's first (`phase.trials == 0`), or a
+/// pending trial's. Two functions, so that a trial's (the hot one) saves no registers for
+/// the calls a step's start may make (graph-query helpers in `B` or `Ŝ`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TurnPart {
+    Start,
+    Trial,
+}
+
 /// Facts of the walk the turn is specialized for (run-time flags of the engine's turn).
 pub(crate) struct TurnShape {
     pub has_bound: bool,
@@ -141,6 +150,24 @@ fn returning(b: &mut FunctionBuilder, blk: Block, code: u32) {
     ret(b, code);
 }
 
+/// `CostModel::trial_cap(d)`: `(2 (d + F) / max(R, 1e-3)).clamp(32, 1e9) as u32` (`dd` is `d`
+/// as f64).
+fn trial_cap(b: &mut FunctionBuilder, args: CValue, d: CValue, dd: CValue) -> CValue {
+    let fixed = b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, fixed) as i32);
+    let r = ratio_for(b, args, d);
+    let floor = b.ins().f64const(1e-3);
+    let r = b.ins().fmax(r, floor);
+    let x = b.ins().fadd(dd, fixed);
+    let two = b.ins().f64const(2.0);
+    let x = b.ins().fmul(two, x);
+    let x = b.ins().fdiv(x, r);
+    let lo = b.ins().f64const(32.0);
+    let hi = b.ins().f64const(1e9);
+    let x = b.ins().fmax(x, lo);
+    let x = b.ins().fmin(x, hi);
+    b.ins().fcvt_to_uint_sat(types::I32, x)
+}
+
 /// `CostModel::ratio_for(d)` from the turn's arguments.
 fn ratio_for(b: &mut FunctionBuilder, args: CValue, d: CValue) -> CValue {
     let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, d, wayfarer_runtime::engine::SHORT_ROW as i64);
@@ -152,7 +179,7 @@ fn ratio_for(b: &mut FunctionBuilder, args: CValue, d: CValue) -> CValue {
 impl super::Compiler<'_> {
     /// `fn(args: *const TurnArgs, slot: *mut u8, stats: *mut SamplerStats) -> u32`: the walk's
     /// compiled eRJS turn (module docs).
-    pub(crate) fn turn_fn(&mut self, name: &str, info: &WalkInfo, shape: &TurnShape) -> Result<FuncId, String> {
+    pub(crate) fn turn_fn(&mut self, name: &str, info: &WalkInfo, shape: &TurnShape, part: TurnPart) -> Result<FuncId, String> {
         let mut sig = self.module.make_signature();
         sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
         sig.returns.push(AbiParam::new(types::I32));
@@ -168,6 +195,7 @@ impl super::Compiler<'_> {
             let entry = l.b.current_block().expect("in the entry block");
             let params = l.b.block_params(entry).to_vec();
             let (args, slot, stats) = (params[0], params[1], params[2]);
+            l.inline_minmax = true;
             l.ctx = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, image) as i32);
             l.w = l.b.ins().iadd_imm_u(slot, lay.walker as i64);
             let fallback = l.b.create_block();
@@ -187,186 +215,180 @@ impl super::Compiler<'_> {
             let dead_end = l.b.create_block();
             let start = l.b.create_block();
             let trial = l.b.create_block();
-            // propose(trials, bound): draw candidate and level, store the phase, pend.
+            // propose(trials, bound, cap): draw candidate and level, store the phase, pend.
             let propose = l.b.create_block();
             l.b.append_block_param(propose, types::I32);
             l.b.append_block_param(propose, types::F32);
-            l.b.ins().brif(trials, trial, &[], start, &[]);
+            l.b.append_block_param(propose, types::I32);
+            l.b.ins().jump(if part == TurnPart::Start { start } else { trial }, &[]);
 
             // ---- a step's start ----
-            l.b.switch_to_block(start);
-            let has_edges = l.b.create_block();
-            l.b.ins().brif(d, has_edges, &[], dead_end, &[]);
-            l.b.switch_to_block(has_edges);
-            let fits = l.b.create_block();
-            let huge = l.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, d, u32::MAX as i64);
-            l.b.ins().brif(huge, fallback, &[], fits, &[]);
-            l.b.switch_to_block(fits);
-            l.e = l.b.ins().iconst(types::I64, 0);
-            let bound = l.lower(bound_h)?;
-            let estimate = l.lower(estimate_h)?;
-            if shape.possible_zero && shape.sum_exact {
-                let live = l.b.create_block();
-                let zero = l.b.ins().f32const(0.0);
-                let dead = l.b.ins().fcmp(FloatCC::LessThanOrEqual, estimate, zero);
-                l.b.ins().brif(dead, dead_end, &[], live, &[]);
-                l.b.switch_to_block(live);
-            }
-            if !shape.has_bound {
-                // eRVS (or the prefix table): the engine's own turn.
-                l.b.ins().jump(fallback, &[]);
-            } else {
-                let dd = l.b.ins().fcvt_from_uint(types::F64, d);
-                let b64 = l.b.ins().fpromote(types::F64, bound);
-                let est64 = l.b.ins().fpromote(types::F64, estimate);
-                // The prefix table (adaptive mode, static weights): skewed rows use it.
-                let table = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, table) as i32);
-                let check_table = l.b.create_block();
-                let choose = l.b.create_block();
-                l.b.ins().brif(table, check_table, &[], choose, &[]);
-                l.b.switch_to_block(check_table);
-                // f32::max(Ŝ, MIN_POSITIVE): MIN_POSITIVE when Ŝ is NaN.
-                let minpos = l.b.ins().f32const(f32::MIN_POSITIVE);
-                let above = l.b.ins().fcmp(FloatCC::GreaterThan, estimate, minpos);
-                let s = l.b.ins().select(above, estimate, minpos);
-                let s = l.b.ins().fpromote(types::F64, s);
-                let db = l.b.ins().fmul(dd, b64);
-                let expected = l.b.ins().fdiv(db, s);
-                let limit = l.b.ins().f64const(TABLE_TRIALS);
-                let few = l.b.ins().fcmp(FloatCC::LessThan, expected, limit);
-                l.b.ins().brif(few, choose, &[], fallback, &[]);
+            if part == TurnPart::Start {
+                l.b.switch_to_block(start);
+                let has_edges = l.b.create_block();
+                l.b.ins().brif(d, has_edges, &[], dead_end, &[]);
+                l.b.switch_to_block(has_edges);
+                let fits = l.b.create_block();
+                let huge = l.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, d, u32::MAX as i64);
+                l.b.ins().brif(huge, fallback, &[], fits, &[]);
+                l.b.switch_to_block(fits);
+                l.e = l.b.ins().iconst(types::I64, 0);
+                let bound = l.lower(bound_h)?;
+                let estimate = l.lower(estimate_h)?;
+                if shape.possible_zero && shape.sum_exact {
+                    let live = l.b.create_block();
+                    let zero = l.b.ins().f32const(0.0);
+                    let dead = l.b.ins().fcmp(FloatCC::LessThanOrEqual, estimate, zero);
+                    l.b.ins().brif(dead, dead_end, &[], live, &[]);
+                    l.b.switch_to_block(live);
+                }
+                if !shape.has_bound {
+                    // eRVS (or the prefix table): the engine's own turn.
+                    l.b.ins().jump(fallback, &[]);
+                } else {
+                    // d < 2^32 here: exact as a signed conversion (one instruction).
+                    let dd = l.b.ins().fcvt_from_sint(types::F64, d);
+                    let b64 = l.b.ins().fpromote(types::F64, bound);
+                    let est64 = l.b.ins().fpromote(types::F64, estimate);
+                    // The prefix table (adaptive mode, static weights): skewed rows use it.
+                    let table = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, table) as i32);
+                    let check_table = l.b.create_block();
+                    let choose = l.b.create_block();
+                    l.b.ins().brif(table, check_table, &[], choose, &[]);
+                    l.b.switch_to_block(check_table);
+                    // f32::max(Ŝ, MIN_POSITIVE): MIN_POSITIVE when Ŝ is NaN.
+                    let minpos = l.b.ins().f32const(f32::MIN_POSITIVE);
+                    let above = l.b.ins().fcmp(FloatCC::GreaterThan, estimate, minpos);
+                    let s = l.b.ins().select(above, estimate, minpos);
+                    let s = l.b.ins().fpromote(types::F64, s);
+                    let db = l.b.ins().fmul(dd, b64);
+                    let expected = l.b.ins().fdiv(db, s);
+                    let limit = l.b.ins().f64const(TABLE_TRIALS);
+                    let few = l.b.ins().fcmp(FloatCC::LessThan, expected, limit);
+                    l.b.ins().brif(few, choose, &[], fallback, &[]);
 
-                l.b.switch_to_block(choose);
-                let zero = l.b.ins().f32const(0.0);
-                let inf = l.b.ins().f32const(f32::INFINITY);
-                let positive = l.b.ins().fcmp(FloatCC::GreaterThan, bound, zero);
-                let finite = l.b.ins().fcmp(FloatCC::LessThan, bound, inf);
-                let usable = l.b.ins().band(positive, finite);
-                let erjs_or_not = l.b.create_block();
-                let not_usable = l.b.create_block();
-                l.b.ins().brif(usable, erjs_or_not, &[], not_usable, &[]);
-                // Every weight <= B <= 0: a dead end; a NaN or infinite B: eRVS.
-                l.b.switch_to_block(not_usable);
-                let nonpositive = l.b.ins().fcmp(FloatCC::LessThanOrEqual, bound, zero);
-                l.b.ins().brif(nonpositive, dead_end, &[], fallback, &[]);
+                    l.b.switch_to_block(choose);
+                    let zero = l.b.ins().f32const(0.0);
+                    let inf = l.b.ins().f32const(f32::INFINITY);
+                    let positive = l.b.ins().fcmp(FloatCC::GreaterThan, bound, zero);
+                    let finite = l.b.ins().fcmp(FloatCC::LessThan, bound, inf);
+                    let usable = l.b.ins().band(positive, finite);
+                    let erjs_or_not = l.b.create_block();
+                    let not_usable = l.b.create_block();
+                    l.b.ins().brif(usable, erjs_or_not, &[], not_usable, &[]);
+                    // Every weight <= B <= 0: a dead end; a NaN or infinite B: eRVS.
+                    l.b.switch_to_block(not_usable);
+                    let nonpositive = l.b.ins().fcmp(FloatCC::LessThanOrEqual, bound, zero);
+                    l.b.ins().brif(nonpositive, dead_end, &[], fallback, &[]);
 
-                l.b.switch_to_block(erjs_or_not);
-                let one = i32c(l.b, 1);
-                let only = l.b.ins().load(types::I32, trusted(), args, offset_of!(TurnArgs, rejection_only) as i32);
-                let cost = l.b.create_block();
-                l.b.ins().brif(only, propose, &[one.into(), bound.into()], cost, &[]);
-                // CostModel::prefers_reservoir: R·d·B > Ŝ·(d + F).
-                l.b.switch_to_block(cost);
-                let r = ratio_for(l.b, args, d);
-                let fixed = l.b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, fixed) as i32);
-                let lhs = l.b.ins().fmul(r, dd);
-                let lhs = l.b.ins().fmul(lhs, b64);
-                let dpf = l.b.ins().fadd(dd, fixed);
-                let rhs = l.b.ins().fmul(est64, dpf);
-                let reservoir = l.b.ins().fcmp(FloatCC::GreaterThan, lhs, rhs);
-                l.b.ins().brif(reservoir, fallback, &[], propose, &[one.into(), bound.into()]);
+                    l.b.switch_to_block(erjs_or_not);
+                    let one = i32c(l.b, 1);
+                    let cap = trial_cap(l.b, args, d, dd);
+                    let only = l.b.ins().load(types::I32, trusted(), args, offset_of!(TurnArgs, rejection_only) as i32);
+                    let cost = l.b.create_block();
+                    l.b.ins().brif(only, propose, &[one.into(), bound.into(), cap.into()], cost, &[]);
+                    // CostModel::prefers_reservoir: R·d·B > Ŝ·(d + F).
+                    l.b.switch_to_block(cost);
+                    let r = ratio_for(l.b, args, d);
+                    let fixed = l.b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, fixed) as i32);
+                    let lhs = l.b.ins().fmul(r, dd);
+                    let lhs = l.b.ins().fmul(lhs, b64);
+                    let dpf = l.b.ins().fadd(dd, fixed);
+                    let rhs = l.b.ins().fmul(est64, dpf);
+                    let reservoir = l.b.ins().fcmp(FloatCC::GreaterThan, lhs, rhs);
+                    l.b.ins().brif(reservoir, fallback, &[], propose, &[one.into(), bound.into(), cap.into()]);
+                }
             }
 
             // ---- a pending trial ----
-            l.b.switch_to_block(trial);
-            let program = l.program;
-            l.exprs = &program.exprs;
-            l.types = &program.types;
-            l.memo.clear();
-            l.consts.clear();
-            let index = l.b.ins().load(types::I64, trusted(), slot, lay.phase_index as i32);
-            let level = l.b.ins().load(types::F64, trusted(), slot, lay.phase_level as i32);
-            let bound = l.b.ins().load(types::F32, trusted(), slot, lay.phase_bound as i32);
-            let e = l.b.ins().iadd(base, index);
-            l.e = e;
-            let accept = l.b.create_block();
-            let reject = l.b.create_block();
-            let weigh = l.b.create_block();
-            if shape.envelope {
-                let (lo, hi) = l.envelope(program.result)?.ok_or("no envelope")?;
-                let lo64 = l.b.ins().fpromote(types::F64, lo);
-                let hi64 = l.b.ins().fpromote(types::F64, hi);
-                let below_lo = l.b.ins().fcmp(FloatCC::LessThan, level, lo64);
-                let lo_in = l.b.ins().fcmp(FloatCC::LessThanOrEqual, lo, bound);
-                let sure = l.b.ins().band(below_lo, lo_in);
-                let not_sure = l.b.create_block();
-                l.b.ins().brif(sure, accept, &[], not_sure, &[]);
-                l.b.switch_to_block(not_sure);
-                let above_hi = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, level, hi64);
-                l.b.ins().brif(above_hi, reject, &[], weigh, &[]);
-            } else {
-                l.b.ins().jump(weigh, &[]);
-            }
-            l.b.switch_to_block(weigh);
-            let wi = l.lower(program.result)?;
-            if l.types[program.result.index()] != Scalar::F32 {
-                return Err(format!("`{name}`: the weight is not an f32"));
-            }
-            // sampler::checked and the bound check: a bad weight goes to the engine's turn,
-            // which reports it.
-            let zero = l.b.ins().f32const(0.0);
-            let inf = l.b.ins().f32const(f32::INFINITY);
-            let nonneg = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, wi, zero);
-            let not_inf = l.b.ins().fcmp(FloatCC::NotEqual, wi, inf);
-            let in_bound = l.b.ins().fcmp(FloatCC::LessThanOrEqual, wi, bound);
-            let good = l.b.ins().band(nonneg, not_inf);
-            let good = l.b.ins().band(good, in_bound);
-            let decide = l.b.create_block();
-            l.b.ins().brif(good, decide, &[], fallback, &[]);
-            l.b.switch_to_block(decide);
-            let wi64 = l.b.ins().fpromote(types::F64, wi);
-            let yes = l.b.ins().fcmp(FloatCC::LessThan, level, wi64);
-            l.b.ins().brif(yes, accept, &[], reject, &[]);
+            if part == TurnPart::Trial {
+                l.b.switch_to_block(trial);
+                let program = l.program;
+                l.exprs = &program.exprs;
+                l.types = &program.types;
+                l.memo.clear();
+                l.consts.clear();
+                let index = l.b.ins().load(types::I64, trusted(), slot, lay.phase_index as i32);
+                let level = l.b.ins().load(types::F64, trusted(), slot, lay.phase_level as i32);
+                let bound = l.b.ins().load(types::F32, trusted(), slot, lay.phase_bound as i32);
+                let e = l.b.ins().iadd(base, index);
+                l.e = e;
+                let accept = l.b.create_block();
+                let reject = l.b.create_block();
+                let weigh = l.b.create_block();
+                if shape.envelope {
+                    let (lo, hi) = l.envelope(program.result)?.ok_or("no envelope")?;
+                    let lo64 = l.b.ins().fpromote(types::F64, lo);
+                    let hi64 = l.b.ins().fpromote(types::F64, hi);
+                    let below_lo = l.b.ins().fcmp(FloatCC::LessThan, level, lo64);
+                    let lo_in = l.b.ins().fcmp(FloatCC::LessThanOrEqual, lo, bound);
+                    let sure = l.b.ins().band(below_lo, lo_in);
+                    let not_sure = l.b.create_block();
+                    l.b.ins().brif(sure, accept, &[], not_sure, &[]);
+                    l.b.switch_to_block(not_sure);
+                    let above_hi = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, level, hi64);
+                    l.b.ins().brif(above_hi, reject, &[], weigh, &[]);
+                } else {
+                    l.b.ins().jump(weigh, &[]);
+                }
+                l.b.switch_to_block(weigh);
+                let wi = l.lower(program.result)?;
+                if l.types[program.result.index()] != Scalar::F32 {
+                    return Err(format!("`{name}`: the weight is not an f32"));
+                }
+                // sampler::checked and the bound check: a bad weight goes to the engine's turn,
+                // which reports it.
+                let zero = l.b.ins().f32const(0.0);
+                let inf = l.b.ins().f32const(f32::INFINITY);
+                let nonneg = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, wi, zero);
+                let not_inf = l.b.ins().fcmp(FloatCC::NotEqual, wi, inf);
+                let in_bound = l.b.ins().fcmp(FloatCC::LessThanOrEqual, wi, bound);
+                let good = l.b.ins().band(nonneg, not_inf);
+                let good = l.b.ins().band(good, in_bound);
+                let decide = l.b.create_block();
+                l.b.ins().brif(good, decide, &[], fallback, &[]);
+                l.b.switch_to_block(decide);
+                let wi64 = l.b.ins().fpromote(types::F64, wi);
+                let yes = l.b.ins().fcmp(FloatCC::LessThan, level, wi64);
+                l.b.ins().brif(yes, accept, &[], reject, &[]);
 
-            // Accepted: count, move, back to a step's start.
-            l.b.switch_to_block(accept);
-            let steps_at = offset_of!(SamplerStats, rejection_steps) as i32;
-            let trials_at = offset_of!(SamplerStats, rejection_trials) as i32;
-            let n = l.b.ins().load(types::I64, trusted(), stats, steps_at);
-            let n = l.b.ins().iadd_imm_u(n, 1);
-            l.b.ins().store(trusted(), n, stats, steps_at);
-            let t = l.b.ins().load(types::I64, trusted(), stats, trials_at);
-            let t64 = l.b.ins().uextend(types::I64, trials);
-            let t = l.b.ins().iadd(t, t64);
-            l.b.ins().store(trusted(), t, stats, trials_at);
-            let targets = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, targets) as i32);
-            let at = l.b.ins().ishl_imm_u(e, 2);
-            let at = l.b.ins().iadd(targets, at);
-            let next = l.b.ins().load(types::I32, trusted(), at, 0);
-            l.b.ins().store(trusted(), cur, w, offset_of!(JitWalker, prev) as i32);
-            l.b.ins().store(trusted(), next, w, offset_of!(JitWalker, cur) as i32);
-            l.b.ins().store(trusted(), e, w, offset_of!(JitWalker, last_edge) as i32);
-            let step = l.b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, step) as i32);
-            let step = l.b.ins().iadd_imm_u(step, 1);
-            l.b.ins().store(trusted(), step, w, offset_of!(JitWalker, step) as i32);
-            let zero32 = i32c(l.b, 0);
-            l.b.ins().store(trusted(), zero32, slot, lay.phase_trials as i32);
-            ret(l.b, CompiledTurn::MOVED);
+                // Accepted: count, move, back to a step's start.
+                l.b.switch_to_block(accept);
+                let steps_at = offset_of!(SamplerStats, rejection_steps) as i32;
+                let trials_at = offset_of!(SamplerStats, rejection_trials) as i32;
+                let n = l.b.ins().load(types::I64, trusted(), stats, steps_at);
+                let n = l.b.ins().iadd_imm_u(n, 1);
+                l.b.ins().store(trusted(), n, stats, steps_at);
+                let t = l.b.ins().load(types::I64, trusted(), stats, trials_at);
+                let t64 = l.b.ins().uextend(types::I64, trials);
+                let t = l.b.ins().iadd(t, t64);
+                l.b.ins().store(trusted(), t, stats, trials_at);
+                let targets = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, targets) as i32);
+                let at = l.b.ins().ishl_imm_u(e, 2);
+                let at = l.b.ins().iadd(targets, at);
+                let next = l.b.ins().load(types::I32, trusted(), at, 0);
+                l.b.ins().store(trusted(), cur, w, offset_of!(JitWalker, prev) as i32);
+                l.b.ins().store(trusted(), next, w, offset_of!(JitWalker, cur) as i32);
+                l.b.ins().store(trusted(), e, w, offset_of!(JitWalker, last_edge) as i32);
+                let step = l.b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, step) as i32);
+                let step = l.b.ins().iadd_imm_u(step, 1);
+                l.b.ins().store(trusted(), step, w, offset_of!(JitWalker, step) as i32);
+                let zero32 = i32c(l.b, 0);
+                l.b.ins().store(trusted(), zero32, slot, lay.phase_trials as i32);
+                ret(l.b, CompiledTurn::MOVED);
 
-            // Rejected: out of trials (the engine's turn finishes with eRVS), or propose again.
-            l.b.switch_to_block(reject);
-            // CostModel::trial_cap: (2 (d + F) / max(R, 1e-3)).clamp(32, 1e9) as u32.
-            let dd = l.b.ins().fcvt_from_uint(types::F64, d);
-            let fixed = l.b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, fixed) as i32);
-            let r = ratio_for(l.b, args, d);
-            let floor = l.b.ins().f64const(1e-3);
-            let r = l.b.ins().fmax(r, floor);
-            let x = l.b.ins().fadd(dd, fixed);
-            let two = l.b.ins().f64const(2.0);
-            let x = l.b.ins().fmul(two, x);
-            let x = l.b.ins().fdiv(x, r);
-            let lo = l.b.ins().f64const(32.0);
-            let hi = l.b.ins().f64const(1e9);
-            let x = l.b.ins().fmax(x, lo);
-            let x = l.b.ins().fmin(x, hi);
-            let cap = l.b.ins().fcvt_to_uint_sat(types::I32, x);
-            let spent = l.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, trials, cap);
-            let more = l.b.ins().iadd_imm_u(trials, 1);
-            l.b.ins().brif(spent, fallback, &[], propose, &[more.into(), bound.into()]);
+                // Rejected: out of trials (the engine's turn finishes with eRVS), or propose again.
+                l.b.switch_to_block(reject);
+                let cap = l.b.ins().load(types::I32, trusted(), slot, lay.phase_cap as i32);
+                let spent = l.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, trials, cap);
+                let more = l.b.ins().iadd_imm_u(trials, 1);
+                l.b.ins().brif(spent, fallback, &[], propose, &[more.into(), bound.into(), cap.into()]);
+            }
 
             // ---- propose(trials, bound) ----
             l.b.switch_to_block(propose);
-            let (t, bound) = (l.b.block_params(propose)[0], l.b.block_params(propose)[1]);
+            let pp = l.b.block_params(propose).to_vec();
+            let (t, bound, cap) = (pp[0], pp[1], pp[2]);
             let n32 = l.b.ins().ireduce(types::I32, d);
             let used = rng.used(l.b);
             let (index, used) = rng.below(l.b, n32, used);
@@ -377,6 +399,7 @@ impl super::Compiler<'_> {
             l.b.ins().store(trusted(), level, slot, lay.phase_level as i32);
             l.b.ins().store(trusted(), bound, slot, lay.phase_bound as i32);
             l.b.ins().store(trusted(), t, slot, lay.phase_trials as i32);
+            l.b.ins().store(trusted(), cap, slot, lay.phase_cap as i32);
             rng.store_used(l.b, used);
             ret(l.b, CompiledTurn::PENDING);
             returning(l.b, fallback, CompiledTurn::FALLBACK);
@@ -438,4 +461,172 @@ impl super::Compiler<'_> {
         })
         .map(Some)
     }
+}
+
+impl super::Compiler<'_> {
+    /// `fn(args: *const TurnArgs, walker: *const u8, rng: *mut StepRng, base: u64, d: u64) -> i64`:
+    /// `sampler::reservoir_jump` over edges `base..base + d` with the weight inlined: the
+    /// chosen index, -1 when every weight is 0, or -2 on a weight that is negative, NaN or
+    /// infinite (the engine then runs its own eRVS from the stream as it was, to report it).
+    /// Its draws refill the stream out of line (`wf_refill`): they are few per step.
+    pub(crate) fn reservoir_fn(&mut self, name: &str) -> Result<FuncId, String> {
+        let mut sig = self.module.make_signature();
+        sig.params.extend([PTR, PTR, PTR, types::I64, types::I64].map(AbiParam::new));
+        sig.returns.push(AbiParam::new(types::I64));
+        let (exprs, types_, root) = (&self.program.exprs, &self.program.types, self.program.result);
+        if types_[root.index()] != Scalar::F32 {
+            return Err(format!("`{name}`: the weight is not an f32"));
+        }
+        self.define(name, sig, exprs, types_, |l| {
+            let entry = l.b.current_block().expect("in the entry block");
+            let params = l.b.block_params(entry).to_vec();
+            let (args, walker, rng_at, base, d) = (params[0], params[1], params[2], params[3], params[4]);
+            l.inline_minmax = true;
+            l.ctx = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, image) as i32);
+            l.w = walker;
+            let lay = StepRng::LAYOUT;
+            // One uniform, refilling the block when it is used up (memory-based: draws are rare).
+            let uniform = |l: &mut super::L| {
+                let used = l.b.ins().load(types::I8, trusted(), rng_at, lay.used as i32);
+                let empty = l.b.ins().icmp_imm_u(IntCC::Equal, used, 4);
+                let refill = l.b.create_block();
+                let take = l.b.create_block();
+                l.b.append_block_param(take, types::I8);
+                l.b.ins().brif(empty, refill, &[], take, &[used.into()]);
+                l.b.switch_to_block(refill);
+                l.call_void("wf_refill", &[rng_at]);
+                let z = l.b.ins().iconst(types::I8, 0);
+                l.b.ins().jump(take, &[z.into()]);
+                l.b.switch_to_block(take);
+                let used = l.b.block_params(take)[0];
+                let idx = l.b.ins().uextend(types::I64, used);
+                let scaled = l.b.ins().ishl_imm_u(idx, 2);
+                let addr = l.b.ins().iadd(rng_at, scaled);
+                let x = l.b.ins().load(types::I32, trusted(), addr, lay.buf as i32);
+                let used = l.b.ins().iadd_imm_u(used, 1);
+                l.b.ins().store(trusted(), used, rng_at, lay.used as i32);
+                let f = l.b.ins().fcvt_from_uint(types::F64, x);
+                let half = l.b.ins().f64const(0.5);
+                let f = l.b.ins().fadd(f, half);
+                let scale = l.b.ins().f64const(1.0 / 4_294_967_296.0);
+                l.b.ins().fmul(f, scale)
+            };
+            // -ln(uniform())
+            let exponential = |l: &mut super::L| {
+                let u = uniform(l);
+                let ln = l.call("wf_ln", &[u]);
+                l.b.ins().fneg(ln)
+            };
+
+            // What the weight computes from the walker alone (not the edge), cheaply, is
+            // computed once, before the loop: Cranelift does not move loads out of loops.
+            hoist(l, root)?;
+            let hoisted = l.memo.clone();
+
+            // head(j, found, g, sel, skip)
+            let head = l.b.create_block();
+            let body = l.b.create_block();
+            let exit = l.b.create_block();
+            let bad = l.b.create_block();
+            l.b.set_cold_block(bad);
+            let loop_params = [types::I64, types::I8, types::F64, types::I64, types::F64];
+            for t in loop_params {
+                l.b.append_block_param(head, t);
+            }
+            l.b.append_block_param(exit, types::I8);
+            l.b.append_block_param(exit, types::I64);
+            let zero64 = l.b.ins().iconst(types::I64, 0);
+            let no = l.b.ins().iconst(types::I8, 0);
+            let f0 = l.b.ins().f64const(0.0);
+            l.b.ins().jump(head, &[zero64.into(), no.into(), f0.into(), zero64.into(), f0.into()]);
+
+            l.b.switch_to_block(head);
+            let hp = l.b.block_params(head).to_vec();
+            let (j, found, g, sel, skip) = (hp[0], hp[1], hp[2], hp[3], hp[4]);
+            let end = l.b.ins().icmp(IntCC::Equal, j, d);
+            l.b.ins().brif(end, exit, &[found.into(), sel.into()], body, &[]);
+
+            l.b.switch_to_block(body);
+            l.memo = hoisted;
+            l.e = l.b.ins().iadd(base, j);
+            let wj = l.lower(root)?;
+            // sampler::checked: `!(w >= 0) || w == inf` is an error.
+            let zero = l.b.ins().f32const(0.0);
+            let inf = l.b.ins().f32const(f32::INFINITY);
+            let nonneg = l.b.ins().fcmp(FloatCC::GreaterThanOrEqual, wj, zero);
+            let not_inf = l.b.ins().fcmp(FloatCC::NotEqual, wj, inf);
+            let good = l.b.ins().band(nonneg, not_inf);
+            let checked = l.b.create_block();
+            l.b.ins().brif(good, checked, &[], bad, &[]);
+            l.b.switch_to_block(checked);
+            let positive = l.b.ins().fcmp(FloatCC::GreaterThan, wj, zero);
+            let w64 = l.b.ins().fpromote(types::F64, wj);
+            let j1 = l.b.ins().iadd_imm_u(j, 1);
+            let yes = l.b.ins().iconst(types::I8, 1);
+            let first = l.b.create_block();
+            let later = l.b.create_block();
+            l.b.ins().brif(found, later, &[], first, &[]);
+
+            // Before the first positive weight: it takes the reservoir with key E / w.
+            l.b.switch_to_block(first);
+            let take_first = l.b.create_block();
+            l.b.ins().brif(positive, take_first, &[], head, &[j1.into(), no.into(), g.into(), sel.into(), skip.into()]);
+            l.b.switch_to_block(take_first);
+            let e1 = exponential(l);
+            let g1 = l.b.ins().fdiv(e1, w64);
+            let e2 = exponential(l);
+            let skip1 = l.b.ins().fdiv(e2, g1);
+            l.b.ins().jump(head, &[j1.into(), yes.into(), g1.into(), j.into(), skip1.into()]);
+
+            // After it: skip weight; the item where the skip runs out beats the key.
+            l.b.switch_to_block(later);
+            let skip2 = l.b.ins().fsub(skip, w64);
+            let f0 = l.b.ins().f64const(0.0);
+            let out = l.b.ins().fcmp(FloatCC::LessThanOrEqual, skip2, f0);
+            let hit = l.b.ins().band(out, positive);
+            let replace = l.b.create_block();
+            l.b.ins().brif(hit, replace, &[], head, &[j1.into(), yes.into(), g.into(), sel.into(), skip2.into()]);
+            l.b.switch_to_block(replace);
+            // t = exp(-g w); u = t + U (1 - t); g = -ln(u) / w; skip = E / g.
+            let ng = l.b.ins().fneg(g);
+            let x = l.b.ins().fmul(ng, w64);
+            let t = l.call("wf_exp", &[x]);
+            let u = uniform(l);
+            let one = l.b.ins().f64const(1.0);
+            let rest = l.b.ins().fsub(one, t);
+            let ur = l.b.ins().fmul(u, rest);
+            let u = l.b.ins().fadd(t, ur);
+            let ln = l.call("wf_ln", &[u]);
+            let nln = l.b.ins().fneg(ln);
+            let g2 = l.b.ins().fdiv(nln, w64);
+            let e3 = exponential(l);
+            let skip3 = l.b.ins().fdiv(e3, g2);
+            l.b.ins().jump(head, &[j1.into(), yes.into(), g2.into(), j.into(), skip3.into()]);
+
+            l.b.switch_to_block(exit);
+            let (found, sel) = (l.b.block_params(exit)[0], l.b.block_params(exit)[1]);
+            let none = l.b.ins().iconst(types::I64, -1);
+            let r = l.b.ins().select(found, sel, none);
+            l.b.ins().return_(&[r]);
+
+            l.b.switch_to_block(bad);
+            let err = l.b.ins().iconst(types::I64, -2);
+            l.b.ins().return_(&[err]);
+            Ok(())
+        })
+    }
+}
+
+/// Lowers (into the current block) the largest parts of `h` that read neither the candidate
+/// edge nor anything expensive: they are the same for every edge of a row.
+fn hoist(l: &mut super::L, h: wayfarer_compiler::ir::Handle<wayfarer_compiler::ir::Expr>) -> Result<(), String> {
+    use wayfarer_compiler::ir::{is_expensive, reads_edge};
+    if !reads_edge(l.exprs, h) && !is_expensive(l.exprs, h) {
+        l.lower(h)?;
+        return Ok(());
+    }
+    for op in l.exprs.get(h).operands() {
+        hoist(l, op)?;
+    }
+    Ok(())
 }
