@@ -264,6 +264,7 @@ pub fn run_program_streaming(
         stats: rep.stats,
         threads: 0,
         sampler,
+        compiled_turns: false,
     };
     Ok((report, rep))
 }

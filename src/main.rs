@@ -1365,7 +1365,8 @@ fn walk_program_file(
             procs.agree_on_cost(&mut cfg, |c| Ok(wayfarer::engine::run(&*jit, &g, &Starts::Nodes(Vec::new()), c, None)?.1.cost))?;
             let total = starts.count(g.num_nodes());
             let (walks, report) = with_progress(total, a.quiet, |c| wayfarer::engine::run(&*jit, &g, &starts, &cfg, Some(c)))?;
-            (Some(walks), report, format!("cpu (cranelift, compiled in {:.1} ms)", jit.compile_seconds * 1e3))
+            let turns = if report.compiled_turns { "compiled" } else { "generic" };
+            (Some(walks), report, format!("cpu (cranelift, compiled in {:.1} ms, {turns} turns)", jit.compile_seconds * 1e3))
         }
     };
     match (&a.output, walks) {

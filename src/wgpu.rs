@@ -50,6 +50,7 @@ pub fn run_program_streaming(
         stats: rep.stats.clone(),
         threads: 0,
         sampler,
+        compiled_turns: false,
     };
     Ok((report, rep))
 }

@@ -8,7 +8,7 @@ use common::*;
 use wayfarer::library::LibraryWalk;
 use wayfarer::{CostRatio, SamplerMode, Starts, Walk, WalkConfig, Walker};
 use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
-use wayfarer_jit::{JitState, JitWalk};
+use wayfarer_jit::{EngineTurns, JitState, JitWalk};
 
 fn jit_for(walk: &LibraryWalk, weighted: bool) -> JitWalk {
     let (source, values) = walk.program().unwrap();
@@ -32,12 +32,25 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
         for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
             let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
             let s = Starts::EveryNode { per_node: 2 };
-            let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
-            let (jitted, _) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
+            let (native, rn) = walk.run(&g, &s, &cfg, None).unwrap();
+            let (jitted, rj) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
             let (native, jitted) = if walk.is_anonymous() { (native, jitted.to_anonymous()) } else { (native, jitted) };
             assert!(native.steps() > 0, "{name}");
             assert_eq!(native, jitted, "{name} {sampler}: the Cranelift walks differ from the native ones");
+            assert_eq!(rn.stats, rj.stats, "{name} {sampler}: the samplers' counts differ");
+            let compiled = matches!(sampler, SamplerMode::Adaptive | SamplerMode::Rejection);
+            assert_eq!(rj.compiled_turns, compiled, "{name} {sampler}: compiled turns used");
+            assert!(!rn.compiled_turns);
         }
+        // The engine's own turn over the compiled queries gives them too.
+        let generic = jit.with_engine_turns(EngineTurns::Generic);
+        let cfg = WalkConfig { length: 12, seed: 42, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
+        let s = Starts::EveryNode { per_node: 2 };
+        let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
+        let (jitted, rg) = wayfarer::engine::run(&generic, &g, &s, &cfg, None).unwrap();
+        assert!(!rg.compiled_turns);
+        let jitted = if walk.is_anonymous() { jitted.to_anonymous() } else { jitted };
+        assert_eq!(native, jitted, "{name}: the generic-turn Cranelift walks differ from the native ones");
     }
 }
 

@@ -106,6 +106,18 @@ type PairFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut f32);
 use wayfarer_runtime::engine::{CompiledTurn, ReservoirFn, TurnFn, UpdateFn};
 type EnvelopeFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64, *mut f32);
 
+/// How the CPU engine samples a JIT-compiled walk's steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineTurns {
+    /// Through the walk's compiled turns, `update` and eRVS (`wf_turn_start`, `wf_turn_trial`,
+    /// `wf_turn_update`, `wf_reservoir`): a step makes one call per turn, with the weight, `B`
+    /// and `Ŝ` inlined. The default (`WAYFARER_JIT_TURN=0` turns it off for a run).
+    Compiled,
+    /// Through the engine's own turn, calling the compiled `B`, `Ŝ` and weight once per query
+    /// (the same walks, slower; for comparison and tests).
+    Generic,
+}
+
 /// A walk compiled by Cranelift, ready for the CPU engine.
 pub struct JitWalk {
     /// Unique per compiled walk: the owner tag of its prepared data.
@@ -141,6 +153,8 @@ pub struct JitWalk {
     init: Option<RoutineFn>,
     update: Option<RoutineFn>,
     stop: Option<RoutineFn>,
+    /// How the engine samples this walk's steps.
+    engine_turns: EngineTurns,
     /// Seconds Cranelift took.
     pub compile_seconds: f64,
     /// The Cranelift IR of each function, as generated (what the golden files pin).
@@ -333,6 +347,7 @@ impl JitWalk {
             init,
             update,
             stop,
+            engine_turns: EngineTurns::Compiled,
             compile_seconds: started.elapsed().as_secs_f64(),
             clif,
             _module: module,
@@ -359,6 +374,12 @@ impl JitWalk {
         let walk = Arc::new(Self::compile(program, info, values, weighted)?);
         cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, walk.clone());
         Ok((walk, false))
+    }
+
+    /// The same walk, run by the engine as `turns` says.
+    pub fn with_engine_turns(mut self, turns: EngineTurns) -> Self {
+        self.engine_turns = turns;
+        self
     }
 
     /// The form the walk was written in.
@@ -529,7 +550,7 @@ impl Walk for JitWalk {
         Some(wayfarer_runtime::Prepared { owner: self.id, data: p })
     }
     fn compiled_turn(&self, ctx: &Ctx) -> Option<CompiledTurn> {
-        if std::env::var_os("WAYFARER_JIT_TURN").is_some_and(|v| v == "0") {
+        if self.engine_turns == EngineTurns::Generic || std::env::var_os("WAYFARER_JIT_TURN").is_some_and(|v| v == "0") {
             return None;
         }
         let jc = self.prepared(ctx)?;

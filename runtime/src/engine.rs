@@ -393,6 +393,8 @@ pub struct RunReport {
     pub threads: usize,
     /// The sampler policy.
     pub sampler: SamplerMode,
+    /// Whether the walk's compiled turns ([`CompiledTurn`]) sampled its steps.
+    pub compiled_turns: bool,
 }
 
 impl RunReport {
@@ -1036,6 +1038,7 @@ pub fn run<W: Walk>(
             },
         }
     });
+    let compiled_turns = compiled.as_ref().is_some_and(|c| c.turns.is_some());
     let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled };
     let mut nodes = vec![NO_NODE; cells as usize];
     let mut lengths = vec![0u32; walkers as usize];
@@ -1070,6 +1073,7 @@ pub fn run<W: Walk>(
         stats: totals,
         threads: rayon::current_num_threads(),
         sampler: cfg.sampler,
+        compiled_turns,
     };
     Ok((walks, report))
 }
