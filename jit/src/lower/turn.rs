@@ -1,13 +1,15 @@
-//! The engine's eRJS turn as one compiled function (see `wayfarer_runtime::engine::CompiledTurn`):
-//! at a step's start, `B` and `Ŝ`, the dead-end test, the sampler choice and the first
-//! proposal; at a pending trial, the envelope and the weight, then the move or the next
-//! proposal. The Philox stream is drawn in place from the walker's slot, so a step of a
-//! JIT-compiled walk makes one call per turn instead of one per query, and nothing the
-//! engine keeps in registers is lost to calls into compiled code.
+//! The engine's turns as compiled functions (see `wayfarer_runtime::engine::CompiledTurn`):
+//! at a step's start (`wf_turn_start`), `B` and `Ŝ`, the dead-end test, the sampler choice,
+//! a prefix-table step or the first eRJS proposal; at a pending trial (`wf_turn_trial`), the
+//! envelope and the weight, then the move or the next proposal; eRVS with the weight inlined
+//! (`wf_reservoir`); the `update` routine applied in place (`wf_turn_update`). Random numbers
+//! are drawn in place from the walker's Philox stream, so a step of a JIT-compiled walk makes
+//! one call per turn instead of one per query, and nothing the engine keeps in registers is
+//! lost to calls into compiled code.
 //!
-//! What it hands back (`FALLBACK`, having written nothing): eRVS steps, prefix-table steps,
-//! a trial cap reached, a bad weight or a broken bound (the engine's own turn reports it),
-//! rows of 2^32 edges or more.
+//! What a turn hands back (`FALLBACK`, having written nothing): eRVS steps (the engine then
+//! calls `wf_reservoir`), a trial cap reached, a bad weight or a broken bound (the engine's
+//! own turn reports it), a proposal needing a second Philox block, rows of 2^32 edges or more.
 
 use super::{PTR, trusted};
 use crate::{JitState, JitWalker};
@@ -150,6 +152,21 @@ fn returning(b: &mut FunctionBuilder, blk: Block, code: u32) {
     ret(b, code);
 }
 
+/// The walker's move along edge `e` from `cur`: `prev = cur`, `cur = targets[e]`,
+/// `last_edge = e`, `step += 1`.
+fn move_along(b: &mut FunctionBuilder, args: CValue, w: CValue, cur: CValue, e: CValue) {
+    let targets = b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, targets) as i32);
+    let at = b.ins().ishl_imm_u(e, 2);
+    let at = b.ins().iadd(targets, at);
+    let next = b.ins().load(types::I32, trusted(), at, 0);
+    b.ins().store(trusted(), cur, w, offset_of!(JitWalker, prev) as i32);
+    b.ins().store(trusted(), next, w, offset_of!(JitWalker, cur) as i32);
+    b.ins().store(trusted(), e, w, offset_of!(JitWalker, last_edge) as i32);
+    let step = b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, step) as i32);
+    let step = b.ins().iadd_imm_u(step, 1);
+    b.ins().store(trusted(), step, w, offset_of!(JitWalker, step) as i32);
+}
+
 /// `CostModel::trial_cap(d)`: `(2 (d + F) / max(R, 1e-3)).clamp(32, 1e9) as u32` (`dd` is `d`
 /// as f64).
 fn trial_cap(b: &mut FunctionBuilder, args: CValue, d: CValue, dd: CValue) -> CValue {
@@ -265,7 +282,62 @@ impl super::Compiler<'_> {
                     let expected = l.b.ins().fdiv(db, s);
                     let limit = l.b.ins().f64const(TABLE_TRIALS);
                     let few = l.b.ins().fcmp(FloatCC::LessThan, expected, limit);
-                    l.b.ins().brif(few, choose, &[], fallback, &[]);
+                    let table_step = l.b.create_block();
+                    l.b.ins().brif(few, choose, &[], table_step, &[]);
+
+                    // sampler::prefix_table: one uniform, a binary search of the row's sums.
+                    l.b.switch_to_block(table_step);
+                    let counted_at = offset_of!(SamplerStats, table_steps) as i32;
+                    let n = l.b.ins().load(types::I64, trusted(), stats, counted_at);
+                    let n = l.b.ins().iadd_imm_u(n, 1);
+                    l.b.ins().store(trusted(), n, stats, counted_at);
+                    let row = l.b.ins().ishl_imm_u(base, 3);
+                    let row = l.b.ins().iadd(table, row);
+                    let last = l.b.ins().ishl_imm_u(d, 3);
+                    let last = l.b.ins().iadd(row, last);
+                    let total = l.b.ins().load(types::F64, trusted(), last, -8);
+                    let f0 = l.b.ins().f64const(0.0);
+                    let empty = l.b.ins().fcmp(FloatCC::LessThanOrEqual, total, f0);
+                    let search = l.b.create_block();
+                    l.b.ins().brif(empty, dead_end, &[], search, &[]);
+                    l.b.switch_to_block(search);
+                    // The step's first draw: the block the engine computed is unused.
+                    let fresh = Rng { fallback: None, ..rng };
+                    let used = fresh.used(l.b);
+                    let (u, used) = fresh.uniform(l.b, used);
+                    fresh.store_used(l.b, used);
+                    let x = l.b.ins().fmul(u, total);
+                    // The first index whose sum exceeds x (sums never decrease: unique).
+                    let head = l.b.create_block();
+                    let probe = l.b.create_block();
+                    let found = l.b.create_block();
+                    l.b.append_block_param(head, types::I64);
+                    l.b.append_block_param(head, types::I64);
+                    let z = l.b.ins().iconst(types::I64, 0);
+                    l.b.ins().jump(head, &[z.into(), d.into()]);
+                    l.b.switch_to_block(head);
+                    let (lo, hi) = (l.b.block_params(head)[0], l.b.block_params(head)[1]);
+                    let open = l.b.ins().icmp(IntCC::UnsignedLessThan, lo, hi);
+                    l.b.ins().brif(open, probe, &[], found, &[]);
+                    l.b.switch_to_block(probe);
+                    let span = l.b.ins().isub(hi, lo);
+                    let half = l.b.ins().ushr_imm_u(span, 1);
+                    let mid = l.b.ins().iadd(lo, half);
+                    let at = l.b.ins().ishl_imm_u(mid, 3);
+                    let at = l.b.ins().iadd(row, at);
+                    let p = l.b.ins().load(types::F64, trusted(), at, 0);
+                    let le = l.b.ins().fcmp(FloatCC::LessThanOrEqual, p, x);
+                    let mid1 = l.b.ins().iadd_imm_u(mid, 1);
+                    let lo2 = l.b.ins().select(le, mid1, lo);
+                    let hi2 = l.b.ins().select(le, hi, mid);
+                    l.b.ins().jump(head, &[lo2.into(), hi2.into()]);
+                    l.b.switch_to_block(found);
+                    let d1 = l.b.ins().iadd_imm_s(d, -1);
+                    let past = l.b.ins().icmp(IntCC::UnsignedGreaterThan, lo, d1);
+                    let i = l.b.ins().select(past, d1, lo);
+                    let e = l.b.ins().iadd(base, i);
+                    move_along(l.b, args, w, cur, e);
+                    ret(l.b, CompiledTurn::MOVED);
 
                     l.b.switch_to_block(choose);
                     let zero = l.b.ins().f32const(0.0);
@@ -363,16 +435,7 @@ impl super::Compiler<'_> {
                 let t64 = l.b.ins().uextend(types::I64, trials);
                 let t = l.b.ins().iadd(t, t64);
                 l.b.ins().store(trusted(), t, stats, trials_at);
-                let targets = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, targets) as i32);
-                let at = l.b.ins().ishl_imm_u(e, 2);
-                let at = l.b.ins().iadd(targets, at);
-                let next = l.b.ins().load(types::I32, trusted(), at, 0);
-                l.b.ins().store(trusted(), cur, w, offset_of!(JitWalker, prev) as i32);
-                l.b.ins().store(trusted(), next, w, offset_of!(JitWalker, cur) as i32);
-                l.b.ins().store(trusted(), e, w, offset_of!(JitWalker, last_edge) as i32);
-                let step = l.b.ins().load(types::I32, trusted(), w, offset_of!(JitWalker, step) as i32);
-                let step = l.b.ins().iadd_imm_u(step, 1);
-                l.b.ins().store(trusted(), step, w, offset_of!(JitWalker, step) as i32);
+                move_along(l.b, args, w, cur, e);
                 let zero32 = i32c(l.b, 0);
                 l.b.ins().store(trusted(), zero32, slot, lay.phase_trials as i32);
                 ret(l.b, CompiledTurn::MOVED);
