@@ -469,7 +469,7 @@ pub struct TurnArgs {
 /// sampling stream ([`StepRng`], see [`StepRng::LAYOUT`]) and the phase of its step
 /// (`index: u64`, `level: f64`, `bound: f32`, `trials: u32`, `cap: u32`; `trials == 0` at a
 /// step's start, else the eRJS trial whose candidate `index` and uniform level `level` are
-/// pending, with at most `cap` trials for the step).
+/// pending, with at most `cap` trials for the step, or 0 until one was rejected).
 #[derive(Clone, Copy, Debug)]
 pub struct SlotLayout {
     /// The walker.
@@ -484,8 +484,8 @@ pub struct SlotLayout {
     pub phase_bound: usize,
     /// `phase.trials`.
     pub phase_trials: usize,
-    /// `phase.cap` (`u32`): the step's trial cap, [`CostModel::trial_cap`] of its row, written
-    /// with the first trial.
+    /// `phase.cap` (`u32`): the step's trial cap, [`CostModel::trial_cap`] of its row, once a
+    /// trial was rejected (0 before).
     pub phase_cap: usize,
 }
 
@@ -663,7 +663,8 @@ struct Phase {
     level: f64,
     bound: f32,
     trials: u32,
-    /// The step's trial cap ([`CostModel::trial_cap`] of its row), set with the first trial.
+    /// The step's trial cap ([`CostModel::trial_cap`] of its row) once a trial of the step was
+    /// rejected; 0 before (a cap is at least 32).
     cap: u32,
 }
 
@@ -717,8 +718,8 @@ impl<W: Walk> Env<'_, W> {
         let envelope = |i: usize| walk.weight_envelope(ctx, wr, base + i);
         let err = |e, bound| to_walk_error(walk.name(), ctx, wr, base, bound, e);
         let picked = 'pick: {
-            match *phase {
-                Phase { trials: 0, .. } => {
+            match phase.trials {
+                0 => {
                     if d == 0 {
                         return Ok(Turn::DeadEnd);
                     }
@@ -762,7 +763,7 @@ impl<W: Walk> Env<'_, W> {
                             if let Some(bound) = rejection_bound {
                                 let (index, level) = sampler::rejection_propose(d, bound, rng);
                                 self.prefetch_edge(base + index);
-                                *phase = Phase { index: index as u64, level, trials: 1, bound, cap: self.cost.trial_cap(d) };
+                                *phase = Phase { index: index as u64, level, trials: 1, bound, cap: 0 };
                                 return Ok(Turn::Pending);
                             }
                             st.reservoir_steps += 1;
@@ -782,13 +783,16 @@ impl<W: Walk> Env<'_, W> {
                         }
                     }
                 }
-                Phase { index, level, trials, bound, cap } => {
+                trials => {
+                    let Phase { index, level, bound, cap, .. } = *phase;
                     let index = index as usize;
+                    // Computed at the step's first rejection (most steps accept at once).
+                    let cap = || if cap == 0 { self.cost.trial_cap(d) } else { cap };
                     if sampler::rejection_decide(index, level, bound, envelope, weight).map_err(|e| err(e, bound))? {
                         st.rejection_steps += 1;
                         st.rejection_trials += trials as u64;
                         Some(index)
-                    } else if trials >= cap {
+                    } else if trials >= cap() {
                         // Out of trials: eRVS finishes the step, exactly (see `sampler::rejection`).
                         st.rejection_trials += trials as u64;
                         st.rejection_fallbacks += 1;
@@ -796,13 +800,14 @@ impl<W: Walk> Env<'_, W> {
                     } else {
                         let (index, level) = sampler::rejection_propose(d, bound, rng);
                         self.prefetch_edge(base + index);
-                        *phase = Phase { index: index as u64, level, trials: trials + 1, bound, cap };
+                        *phase = Phase { index: index as u64, level, trials: trials + 1, bound, cap: cap() };
                         return Ok(Turn::Pending);
                     }
                 }
             }
         };
-        *phase = Phase::START;
+        // A step's start: the other fields are not read then.
+        phase.trials = 0;
         let Some(i) = picked else { return Ok(Turn::DeadEnd) };
         let e = base + i;
         w.prev = w.cur;
@@ -885,7 +890,7 @@ impl<W: Walk> Env<'_, W> {
 
 /// Runs queries `first..first+rows` into `out` (rows × stride) and `lens`, advancing up to
 /// `cfg.interleave` walkers in turn.
-fn run_chunk<W: Walk>(
+fn run_chunk<W: Walk, const COMPILED: bool>(
     env: &Env<W>,
     starts: &Starts,
     cfg: &WalkConfig,
@@ -925,7 +930,8 @@ fn run_chunk<W: Walk>(
         let mut k = 0;
         while k < slots.len() {
             let s = &mut slots[k];
-            let turn = match env.compiled.as_ref().and_then(|c| Some((c.turns?, &c.args))) {
+            let compiled = if COMPILED { env.compiled.as_ref() } else { None };
+            let turn = match compiled.and_then(|c| Some((c.turns?, &c.args))) {
                 Some(c) => env.compiled_turn(c, s, &mut st, &mut prefix)?,
                 None => env.turn(s, &mut st, &mut prefix)?,
             };
@@ -939,7 +945,7 @@ fn run_chunk<W: Walk>(
                     let hooks = env.walk.has_move_hooks();
                     let mut rng = hooks.then(|| StepRng::new(env.seed, s.query, s.w.step, Purpose::Update));
                     if let Some(rng) = &mut rng {
-                        match env.compiled.as_ref().and_then(|c| Some((c.update?, &c.args))) {
+                        match compiled.and_then(|c| Some((c.update?, &c.args))) {
                             Some((update, args)) => Env::<W>::compiled_update(update, args, &mut s.w, rng),
                             None => env.walk.update(&env.ctx, &mut s.w, rng),
                         }
@@ -1049,7 +1055,13 @@ pub fn run<W: Walk>(
         .zip(lengths.par_chunks_mut(chunk))
         .enumerate()
         .map(|(c, (out, lens))| {
-            let st = run_chunk(&env, starts, cfg, (c * chunk) as u64, out, lens)?;
+            // Two instantiations: the engine's loop for walks without compiled turns carries
+            // no trace of them (its registers are all the native walk's).
+            let st = if env.compiled.is_some() {
+                run_chunk::<W, true>(&env, starts, cfg, (c * chunk) as u64, out, lens)?
+            } else {
+                run_chunk::<W, false>(&env, starts, cfg, (c * chunk) as u64, out, lens)?
+            };
             if let Some(p) = progress {
                 p.fetch_add(lens.len() as u64, Ordering::Relaxed);
             }

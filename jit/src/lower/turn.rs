@@ -355,7 +355,8 @@ impl super::Compiler<'_> {
 
                     l.b.switch_to_block(erjs_or_not);
                     let one = i32c(l.b, 1);
-                    let cap = trial_cap(l.b, args, d, dd);
+                    // The trial cap is computed at the step's first rejection.
+                    let cap = i32c(l.b, 0);
                     let only = l.b.ins().load(types::I32, trusted(), args, offset_of!(TurnArgs, rejection_only) as i32);
                     let cost = l.b.create_block();
                     l.b.ins().brif(only, propose, &[one.into(), bound.into(), cap.into()], cost, &[]);
@@ -443,6 +444,17 @@ impl super::Compiler<'_> {
                 // Rejected: out of trials (the engine's turn finishes with eRVS), or propose again.
                 l.b.switch_to_block(reject);
                 let cap = l.b.ins().load(types::I32, trusted(), slot, lay.phase_cap as i32);
+                let first = l.b.create_block();
+                let counted = l.b.create_block();
+                l.b.append_block_param(counted, types::I32);
+                l.b.ins().brif(cap, counted, &[cap.into()], first, &[]);
+                l.b.switch_to_block(first);
+                // d < 2^32 (the start turn checked): exact as a signed conversion.
+                let dd = l.b.ins().fcvt_from_sint(types::F64, d);
+                let computed = trial_cap(l.b, args, d, dd);
+                l.b.ins().jump(counted, &[computed.into()]);
+                l.b.switch_to_block(counted);
+                let cap = l.b.block_params(counted)[0];
                 let spent = l.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, trials, cap);
                 let more = l.b.ins().iadd_imm_u(trials, 1);
                 l.b.ins().brif(spent, fallback, &[], propose, &[more.into(), bound.into(), cap.into()]);
