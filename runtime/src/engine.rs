@@ -451,8 +451,6 @@ pub struct TurnArgs {
     pub targets: *const u32,
     /// Adaptive mode's per-row prefix sums of a static-weight walk, or null.
     pub table: *const f64,
-    /// The run's seed.
-    pub seed: u64,
     /// The cost model's `R` (rows longer than [`SHORT_ROW`]).
     pub ratio: f64,
     /// The cost model's `F`.
@@ -1036,7 +1034,6 @@ pub fn run<W: Walk>(
                 offsets: graph.offsets().as_ptr(),
                 targets: graph.targets().as_ptr(),
                 table: table.as_ref().map_or(std::ptr::null(), |t| t.as_ptr()),
-                seed: cfg.seed,
                 ratio: cost.ratio,
                 fixed: cost.fixed,
                 ratio_short: cost.ratio_short,

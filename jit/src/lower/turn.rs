@@ -91,11 +91,7 @@ impl Rng {
     /// `StepRng::uniform`: `(x + 0.5) / 2^32`.
     fn uniform(&self, b: &mut FunctionBuilder, used: CValue) -> (CValue, CValue) {
         let (x, used) = self.next_u32(b, used);
-        let f = b.ins().fcvt_from_uint(types::F64, x);
-        let half = b.ins().f64const(0.5);
-        let f = b.ins().fadd(f, half);
-        let scale = b.ins().f64const(1.0 / 4_294_967_296.0);
-        (b.ins().fmul(f, scale), used)
+        (word_to_uniform(b, x), used)
     }
 
     /// `StepRng::below(n)` for `0 < n < 2^32` (`n` an i32): Lemire's multiply-and-reject.
@@ -139,6 +135,15 @@ impl Rng {
         let (m, used) = (b.block_params(done)[0], b.block_params(done)[1]);
         (b.ins().ushr_imm_u(m, 32), used)
     }
+}
+
+/// `StepRng::uniform` of a drawn word `x`: `(x + 0.5) / 2^32`.
+fn word_to_uniform(b: &mut FunctionBuilder, x: CValue) -> CValue {
+    let f = b.ins().fcvt_from_uint(types::F64, x);
+    let half = b.ins().f64const(0.5);
+    let f = b.ins().fadd(f, half);
+    let scale = b.ins().f64const(1.0 / 4_294_967_296.0);
+    b.ins().fmul(f, scale)
 }
 
 fn ret(b: &mut FunctionBuilder, code: u32) {
@@ -486,7 +491,7 @@ impl super::Compiler<'_> {
 
 /// Draws an `update` routine may take in the compiled version: one Philox block, computed by
 /// the engine before the call.
-pub(crate) const MAX_COMPILED_DRAWS: u32 = 4;
+const MAX_COMPILED_DRAWS: u32 = 4;
 
 impl super::Compiler<'_> {
     /// `fn(args: *const TurnArgs, walker: *mut u8, rng: *mut StepRng)`: the walk's `update`
@@ -580,11 +585,7 @@ impl super::Compiler<'_> {
                 let x = l.b.ins().load(types::I32, trusted(), addr, lay.buf as i32);
                 let used = l.b.ins().iadd_imm_u(used, 1);
                 l.b.ins().store(trusted(), used, rng_at, lay.used as i32);
-                let f = l.b.ins().fcvt_from_uint(types::F64, x);
-                let half = l.b.ins().f64const(0.5);
-                let f = l.b.ins().fadd(f, half);
-                let scale = l.b.ins().f64const(1.0 / 4_294_967_296.0);
-                l.b.ins().fmul(f, scale)
+                word_to_uniform(l.b, x)
             };
             // -ln(uniform())
             let exponential = |l: &mut super::L| {
