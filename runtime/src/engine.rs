@@ -832,6 +832,12 @@ impl<W: Walk> Env<'_, W> {
             s.rng.refill();
             start
         } else {
+            // A step taking many trials draws two words per proposal: the block its last
+            // proposal used up is renewed here (as the next draw would), so the compiled
+            // trial proposes again instead of handing the trial back.
+            if s.rng.block_used_up() {
+                s.rng.refill();
+            }
             trial
         };
         // SAFETY: `CompiledTurn::new`'s contract: the slot is laid out as

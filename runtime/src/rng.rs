@@ -172,6 +172,13 @@ impl StepRng {
         self.used = 0;
     }
 
+    /// Whether the block at hand is used up (the next draw computes a new one). Computing it
+    /// ahead of time, by [`StepRng::refill`], then leaves the numbers drawn unchanged.
+    #[inline(always)]
+    pub fn block_used_up(&self) -> bool {
+        self.used == 4
+    }
+
     /// The next uniformly distributed 32-bit word.
     #[inline(always)]
     pub fn next_u32(&mut self) -> u32 {
