@@ -2,11 +2,13 @@
 //! partly-zero and one-huge-outlier weights, the engine's next-step frequencies must match
 //! transition probabilities computed independently here (chi-square, significance
 //! `common::ALPHA`), walks must end exactly at dead ends, and never move along a
-//! zero-weight edge.
+//! zero-weight edge. The library walks are checked as the macro compiles them (native), as the
+//! Cranelift backend compiles them at run time, and against the hand-written references.
 
 mod common;
 
 use common::*;
+use wayfarer::library::LibraryWalk;
 use wayfarer::reference::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
 use wayfarer::walks as dsl;
 use wayfarer::{Bound, BoundScope, CostRatio, Ctx, SamplerMode, Starts, Walk, WalkConfig, Walker};
@@ -27,11 +29,21 @@ fn starts() -> Starts {
 
 /// Where a walk comes from: the library's `#[walk]` programs read the weights of the graph
 /// they run on (so their unweighted variant runs on the graph without weights); the
-/// hand-written references take a [`Weighting`].
+/// hand-written references take a [`Weighting`]. The Cranelift ones read the graph's weights
+/// like the macro-compiled ones, and must sample through their compiled turns.
 #[derive(Clone, Copy, PartialEq)]
 enum Source {
     Compiled,
+    Cranelift,
     Reference,
+}
+
+/// A library walk's `#[walk]` program, compiled by the Cranelift backend for the weighted or
+/// the unweighted graph.
+fn cranelift(walk: LibraryWalk) -> impl Fn(Weighting) -> wayfarer_jit::JitWalk {
+    let (source, values) = walk.program().expect("a #[walk] program");
+    let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
+    move |w| wayfarer_jit::JitWalk::compile(&program, &info, &values, matches!(w, Weighting::Weighted)).unwrap()
 }
 
 fn check<W: Walk>(source: Source, make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weighted_variants: &[bool], length: u32) {
@@ -41,7 +53,7 @@ fn check<W: Walk>(source: Source, make: impl Fn(Weighting) -> W, model: impl Fn(
         let mut unweighted_graph = build(&edges);
         unweighted_graph.set_weights(None).unwrap();
         for &weighted in weighted_variants {
-            let g = if source == Source::Compiled && !weighted { &unweighted_graph } else { &weighted_graph };
+            let g = if source != Source::Reference && !weighted { &unweighted_graph } else { &weighted_graph };
             let walk = make(if weighted { Weighting::Weighted } else { Weighting::Unweighted });
             let m = model(weighted);
             for (k, mode) in MODES.into_iter().enumerate() {
@@ -60,6 +72,10 @@ fn check<W: Walk>(source: Source, make: impl Fn(Weighting) -> W, model: impl Fn(
                     tested + dead_ends >= 3 && (biggest >= PER_START as u64 / 2 || dead_ends > 0),
                     "{what}: too few states checked ({tested} sampled, max {biggest} samples, {dead_ends} dead ends)"
                 );
+                if source == Source::Cranelift {
+                    let turns = matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection);
+                    assert_eq!(report.compiled_turns, turns, "{what}: compiled turns used");
+                }
                 if mode == SamplerMode::Rejection && !t.moves.is_empty() {
                     assert!(report.stats.rejection_steps > 0, "{what}: eRJS never ran");
                 }
@@ -100,6 +116,35 @@ fn ppr2_is_exact() {
     for gamma in [0.2, 0.9] {
         check(Source::Compiled, |_| dsl::Ppr2 { gamma }, |weighted| Model::Ppr2 { gamma, weighted }, &[false], 3);
     }
+}
+
+// The same programs compiled at run time by the Cranelift backend (`wayfarer walk --program`).
+
+#[test]
+fn cranelift_deepwalk_is_exact() {
+    check(Source::Cranelift, cranelift(LibraryWalk::DeepWalk(dsl::Deepwalk)), |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
+}
+
+#[test]
+fn cranelift_node2vec_is_exact() {
+    for (a, b) in [(2.0, 0.5), (0.25, 4.0)] {
+        let walk = cranelift(LibraryWalk::Node2vec(dsl::Node2vec { a, b }));
+        check(Source::Cranelift, walk, |weighted| Model::Node2vec { a, b, weighted }, &[true, false], 3);
+    }
+}
+
+#[test]
+fn cranelift_metapath_is_exact() {
+    for schema in [vec![0, 1, 2], vec![1]] {
+        let walk = cranelift(LibraryWalk::MetaPath(dsl::Metapath::new(&schema).unwrap()));
+        check(Source::Cranelift, walk, |weighted| Model::MetaPath { schema: schema.clone(), weighted }, &[true, false], 3);
+    }
+}
+
+#[test]
+fn cranelift_ppr2_is_exact() {
+    let walk = cranelift(LibraryWalk::Ppr2(dsl::Ppr2 { gamma: 0.2 }));
+    check(Source::Cranelift, walk, |weighted| Model::Ppr2 { gamma: 0.2, weighted }, &[false], 3);
 }
 
 // The hand-written references (`*-ref`), held to the same standard.

@@ -816,6 +816,16 @@ impl<W: Walk> Env<'_, W> {
     }
 }
 
+/// Calls a compiled start turn from a call site of its own (see `Env::compiled_turn`).
+///
+/// # Safety
+/// [`CompiledTurn::new`]'s contract for `start`'s arguments.
+#[inline(never)]
+unsafe fn call_start_turn(start: TurnFn, args: *const TurnArgs, slot: *mut u8, st: *mut SamplerStats) -> u32 {
+    // SAFETY: the caller's.
+    unsafe { start(args, slot, st) }
+}
+
 impl<W: Walk> Env<'_, W> {
     /// [`Env::turn`] through the walk's compiled turn, which hands back what it does not do.
     #[inline(always)]
@@ -826,11 +836,18 @@ impl<W: Walk> Env<'_, W> {
         st: &mut SamplerStats,
         prefix: &mut Vec<f64>,
     ) -> Result<Turn, WalkError> {
-        let func = if s.phase.trials == 0 {
+        let slot = (s as *mut Slot<W::State>).cast();
+        // Two call sites, one per function: a single site calling either mispredicts its
+        // target at about every other turn (steps alternate start and trial). The start's
+        // call goes through a function of its own, or LLVM merges the two calls into one.
+        // SAFETY (both calls): `CompiledTurn::new`'s contract: the slot is laid out as
+        // `slot_layout::<W::State>()` says (`Slot` is `repr(C)`), `args` holds this run's
+        // pointers, and `st` is this thread's counters.
+        let code = if s.phase.trials == 0 {
             // The compiled turn draws from the block at hand only.
             s.rng = StepRng::new(self.seed, s.query, s.w.step, Purpose::Sample);
             s.rng.refill();
-            start
+            unsafe { call_start_turn(start, args, slot, st) }
         } else {
             // A step taking many trials draws two words per proposal: the block its last
             // proposal used up is renewed here (as the next draw would), so the compiled
@@ -838,12 +855,9 @@ impl<W: Walk> Env<'_, W> {
             if s.rng.block_used_up() {
                 s.rng.refill();
             }
-            trial
+            unsafe { trial(args, slot, st) }
         };
-        // SAFETY: `CompiledTurn::new`'s contract: the slot is laid out as
-        // `slot_layout::<W::State>()` says (`Slot` is `repr(C)`), `args` holds this run's
-        // pointers, and `st` is this thread's counters.
-        match unsafe { func(args, (s as *mut Slot<W::State>).cast(), st) } {
+        match code {
             CompiledTurn::PENDING => {
                 self.prefetch_edge(self.ctx.graph.offsets()[s.w.cur as usize] as usize + s.phase.index as usize);
                 Ok(Turn::Pending)
