@@ -538,6 +538,10 @@ impl CompiledTurn {
     pub const DEAD_END: u32 = 2;
     /// Nothing was changed: the engine's own turn runs this one.
     pub const FALLBACK: u32 = 3;
+    /// Nothing was changed, and the step (at its start) is eRVS's: the sampler choice the
+    /// engine's own turn would make, so the engine runs eRVS (counting a reservoir step)
+    /// without computing `B` and `Ŝ` again.
+    pub const RESERVOIR: u32 = 4;
 
     /// A compiled turn calling `start` for a step's first turn (`phase.trials == 0`, the
     /// step's stream started and its first block computed by the engine) and `trial` for the
@@ -548,7 +552,9 @@ impl CompiledTurn {
     /// the walk's state type, and the thread's [`SamplerStats`], must read only those, the
     /// graph's arrays and `image` (valid for the run), and must leave the slot, the walker and
     /// the counters exactly as the engine's own turn would for the same slot (returning
-    /// `PENDING`, `MOVED` or `DEAD_END`), or change nothing and return `FALLBACK`.
+    /// `PENDING`, `MOVED` or `DEAD_END`), or change nothing and return `FALLBACK`; `start` may
+    /// also change nothing and return `RESERVOIR` where the engine's own turn would take an
+    /// eRVS step (not a prefix-table one).
     pub unsafe fn new(start: TurnFn, trial: TurnFn, image: *const u8) -> Self {
         CompiledTurn { start, trial, image, update: None, reservoir: None }
     }
@@ -814,6 +820,22 @@ impl<W: Walk> Env<'_, W> {
         w.step += 1;
         Ok(Turn::Moved)
     }
+
+    /// The end of a step: the move along the row's `picked` edge, or a dead end (as at the
+    /// end of [`Env::turn`], kept apart there: inlined, it changed the native loop's code).
+    #[inline(always)]
+    fn take(&self, s: &mut Slot<W::State>, base: usize, picked: Option<usize>) -> Turn {
+        // A step's start: the other fields are not read then.
+        s.phase.trials = 0;
+        let Some(i) = picked else { return Turn::DeadEnd };
+        let e = base + i;
+        let w = &mut s.w;
+        w.prev = w.cur;
+        w.cur = self.ctx.graph.targets()[e];
+        w.last_edge = e as u64;
+        w.step += 1;
+        Turn::Moved
+    }
 }
 
 /// Calls a compiled start turn from a call site of its own (see `Env::compiled_turn`).
@@ -863,7 +885,35 @@ impl<W: Walk> Env<'_, W> {
                 Ok(Turn::Pending)
             }
             CompiledTurn::MOVED => Ok(Turn::Moved),
+            // Out of line: with all five codes here LLVM makes the match a jump table, whose
+            // one indirect branch mispredicts where eRVS and eRJS steps mix.
+            other => self.compiled_turn_handed_back(other, s, st, prefix),
+        }
+    }
+
+    /// What follows a compiled turn that returned `DEAD_END`, `RESERVOIR` or `FALLBACK`.
+    #[inline(never)]
+    fn compiled_turn_handed_back(
+        &self,
+        code: u32,
+        s: &mut Slot<W::State>,
+        st: &mut SamplerStats,
+        prefix: &mut Vec<f64>,
+    ) -> Result<Turn, WalkError> {
+        match code {
             CompiledTurn::DEAD_END => Ok(Turn::DeadEnd),
+            CompiledTurn::RESERVOIR => {
+                let row = self.ctx.graph.row(s.w.cur);
+                let (base, d) = (row.start, row.len());
+                let (walk, ctx) = (self.walk, &self.ctx);
+                let Slot { w, rng, .. } = s;
+                let wr: &Walker<W::State> = w;
+                st.reservoir_steps += 1;
+                let picked = self
+                    .reservoir(d, base, wr, rng, |i| walk.weight(ctx, wr, base + i))
+                    .map_err(|e| to_walk_error(walk.name(), ctx, wr, base, f32::NAN, e))?;
+                Ok(self.take(s, base, picked))
+            }
             _ => self.turn(s, st, prefix),
         }
     }

@@ -7,9 +7,11 @@
 //! one call per turn instead of one per query, and nothing the engine keeps in registers is
 //! lost to calls into compiled code.
 //!
-//! What a turn hands back (`FALLBACK`, having written nothing): eRVS steps (the engine then
-//! calls `wf_reservoir`), a trial cap reached, a bad weight or a broken bound (the engine's
-//! own turn reports it), a proposal needing a second Philox block, rows of 2^32 edges or more.
+//! What a turn hands back, having written nothing: an eRVS step at a step's start
+//! (`RESERVOIR`: the engine calls `wf_reservoir` without computing `B` and `Ŝ` again); and,
+//! for the engine's own turn to run (`FALLBACK`), a trial cap reached, a bad weight or a broken
+//! bound (the engine's own turn reports it), a proposal needing a second Philox block, a walk
+//! without a bound, rows of 2^32 edges or more.
 
 use super::{PTR, trusted};
 use crate::{JitState, JitWalker};
@@ -354,9 +356,11 @@ impl super::Compiler<'_> {
                     let not_usable = l.b.create_block();
                     l.b.ins().brif(usable, erjs_or_not, &[], not_usable, &[]);
                     // Every weight <= B <= 0: a dead end; a NaN or infinite B: eRVS.
+                    let reservoir_step = l.b.create_block();
                     l.b.switch_to_block(not_usable);
                     let nonpositive = l.b.ins().fcmp(FloatCC::LessThanOrEqual, bound, zero);
-                    l.b.ins().brif(nonpositive, dead_end, &[], fallback, &[]);
+                    l.b.ins().brif(nonpositive, dead_end, &[], reservoir_step, &[]);
+                    returning(l.b, reservoir_step, CompiledTurn::RESERVOIR);
 
                     l.b.switch_to_block(erjs_or_not);
                     let one = i32c(l.b, 1);
@@ -374,7 +378,7 @@ impl super::Compiler<'_> {
                     let dpf = l.b.ins().fadd(dd, fixed);
                     let rhs = l.b.ins().fmul(est64, dpf);
                     let reservoir = l.b.ins().fcmp(FloatCC::GreaterThan, lhs, rhs);
-                    l.b.ins().brif(reservoir, fallback, &[], propose, &[one.into(), bound.into(), cap.into()]);
+                    l.b.ins().brif(reservoir, reservoir_step, &[], propose, &[one.into(), bound.into(), cap.into()]);
                 }
             }
 
