@@ -303,6 +303,15 @@ struct WalkArgs {
     /// ppr, ppr-stop, temporal, anonymous; a hand-written reference: deepwalk-ref,
     /// node2vec-ref, metapath-ref, ppr2-ref; or a `.rs` file holding one `#[walk]` item
     /// (compiled at run time: CUDA on the GPU, Cranelift on the CPU).
+    #[arg(value_name = "WALK")]
+    name: Option<String>,
+    /// A file holding one `#[walk]` item, compiled at run time (Cranelift on the CPU, CUDA on
+    /// the GPU): the same as giving a `.rs` file as WALK, whatever the file's extension.
+    #[arg(long, value_name = "FILE", conflicts_with = "name")]
+    program: Option<PathBuf>,
+    /// The walk given: `name`, or `program`'s path (set by `cmd_walk`, which also says what
+    /// to give when neither is).
+    #[arg(skip)]
     walk: String,
     /// The graph (.wfg, .mtx or edge list); omit for the embedded WordNet graph.
     #[arg(long)]
@@ -1081,6 +1090,11 @@ fn not_wgpu(backend: wayfarer::gpu::Backend, command: &str) -> Result<()> {
 }
 
 fn cmd_walk(mut a: WalkArgs, procs: &procs::Procs) -> Result<()> {
+    a.walk = match (a.name.take(), &a.program) {
+        (_, Some(p)) => p.to_string_lossy().into_owned(),
+        (Some(n), None) => n,
+        (None, None) => bail!("no walk given: name a library walk, give a .rs file, or --program FILE"),
+    };
     // Under mpirun each process writes its shard; rank 0 then writes the manifest.
     let whole_output = a.output.clone();
     if procs.sharded() {
@@ -1124,7 +1138,7 @@ fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, 
         wayfarer::output::OutputFormat::for_path(o)?;
     }
     let params = parse_params(&a.params)?;
-    if a.walk.ends_with(".rs") {
+    if a.program.is_some() || a.walk.ends_with(".rs") {
         return walk_program_file(a, procs, backend, sampler, ids, &params, memory_budget);
     }
     let mut g = load_graph(a.graph.as_deref(), a.quiet)?;

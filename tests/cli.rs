@@ -257,6 +257,21 @@ fn emit_writes_a_standalone_cuda_file() {
     fails(&["walk", p, "--backend", "cpu"], "needs a value for it");
     let (_, err) = ok(&["walk", p, "-p", "alpha=2", "--backend", "cpu", "--length", "3", "--cost-ratio", "2"]);
     assert!(err.contains("backend cpu (cranelift, compiled in"), "{err}");
+    // `--program FILE`: the same walk, whatever the file's extension; not with a WALK too.
+    let same = dir().join("hop.walk");
+    std::fs::copy(&prog, &same).unwrap();
+    let (a, b) = (dir().join("hop-positional.txt"), dir().join("hop-program.txt"));
+    let run = ["-p", "alpha=2", "--backend", "cpu", "--length", "5", "--seed", "9", "-o"];
+    ok(&[&["walk", p][..], &run, &[a.to_str().unwrap()]].concat());
+    ok(&[&["walk", "--program", same.to_str().unwrap()][..], &run, &[b.to_str().unwrap()]].concat());
+    let walks = std::fs::read_to_string(&a).unwrap();
+    assert!(walks.lines().count() > 100, "{walks}");
+    assert_eq!(walks, std::fs::read_to_string(&b).unwrap(), "--program FILE and FILE give the same walks");
+    let o = wayfarer(&["walk", "deepwalk", "--program", p]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "a usage error: {err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+    fails(&["walk", "--length", "3"], "no walk given: name a library walk, give a .rs file, or --program FILE");
     // A value of the wrong type, an unknown parameter, and a program that does not compile:
     // clear errors naming the parameter, or the file, line and column with a caret.
     fails(&["walk", p, "-p", "alpha=abc", "--backend", "cpu"], "parameter `alpha`: `abc` is not a f32");
@@ -264,7 +279,12 @@ fn emit_writes_a_standalone_cuda_file() {
     let broken = dir().join("broken.rs");
     std::fs::write(&broken, "#[walk]\nfn broken(s: &Step) -> f32 {\n    s.weight() * s.frobnicate()\n}\n").unwrap();
     let b = broken.to_str().unwrap();
-    for cmd in [vec!["walk", b, "--backend", "cpu"], vec!["explain", b], vec!["emit", b, "-o", out.to_str().unwrap()]] {
+    for cmd in [
+        vec!["walk", b, "--backend", "cpu"],
+        vec!["walk", "--program", b, "--backend", "cpu"],
+        vec!["explain", b],
+        vec!["emit", b, "-o", out.to_str().unwrap()],
+    ] {
         let o = wayfarer(&cmd);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{cmd:?}: {err}");
