@@ -38,12 +38,9 @@ enum Source {
     Reference,
 }
 
-/// A library walk's `#[walk]` program, compiled by the Cranelift backend for the weighted or
-/// the unweighted graph.
+/// A library walk compiled by the Cranelift backend for the weighted or the unweighted graph.
 fn cranelift(walk: LibraryWalk) -> impl Fn(Weighting) -> wayfarer_jit::JitWalk {
-    let (source, values) = walk.program().expect("a #[walk] program");
-    let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
-    move |w| wayfarer_jit::JitWalk::compile(&program, &info, &values, matches!(w, Weighting::Weighted)).unwrap()
+    move |w| cranelift_walk(&walk, matches!(w, Weighting::Weighted))
 }
 
 fn check<W: Walk>(source: Source, make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weighted_variants: &[bool], length: u32) {

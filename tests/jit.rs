@@ -10,12 +10,6 @@ use wayfarer::{CostRatio, SamplerMode, Starts, Walk, WalkConfig, Walker};
 use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
 use wayfarer_jit::{EngineTurns, JitState, JitWalk};
 
-fn jit_for(walk: &LibraryWalk, weighted: bool) -> JitWalk {
-    let (source, values) = walk.program().unwrap();
-    let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
-    JitWalk::compile(&program, &info, &values, weighted).unwrap()
-}
-
 fn graph() -> wayfarer::CsrGraph {
     let mut g = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 6))).unwrap();
@@ -28,7 +22,7 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
     let g = graph();
     for name in ["deepwalk", "node2vec", "metapath", "ppr2", "ppr", "ppr-stop"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
-        let jit = jit_for(&walk, true);
+        let jit = cranelift_walk(&walk, true);
         for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
             let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
             let s = Starts::EveryNode { per_node: 2 };
@@ -115,7 +109,7 @@ fn jit_metapath_equals_native_without_per_label_arrays() {
     let mut g = graph();
     g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 70 }, 9).unwrap())).unwrap();
     let walk = LibraryWalk::from_name("metapath", &[("schema".into(), "3,0,69,7".into())], &g, false).unwrap();
-    let jit = jit_for(&walk, true);
+    let jit = cranelift_walk(&walk, true);
     for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection] {
         let cfg = WalkConfig { length: 8, seed: 5, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
         let s = Starts::EveryNode { per_node: 4 };
@@ -140,7 +134,7 @@ fn jit_runs_stateful_programs_from_source() {
     };
     g = wayfarer::CsrGraph::from_parts(parts, wayfarer::graph::Orientation::Directed).unwrap();
     let walk = LibraryWalk::from_name("temporal", &[], &g, false).unwrap();
-    let jit = jit_for(&walk, true);
+    let jit = cranelift_walk(&walk, true);
     let cfg = WalkConfig { length: 10, seed: 3, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(2.0), interleave: 8 };
     let s = Starts::EveryNode { per_node: 1 };
     let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();

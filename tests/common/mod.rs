@@ -243,3 +243,11 @@ pub fn check_tally(t: &Tally, model: &Model, edges: &[RawEdge], what: &str) -> (
     }
     (tested, biggest, t.ends.len())
 }
+
+/// A library walk's `#[walk]` program compiled at run time by the Cranelift backend, for a
+/// graph with (`weighted`) or without edge weights.
+pub fn cranelift_walk(walk: &wayfarer::library::LibraryWalk, weighted: bool) -> wayfarer_jit::JitWalk {
+    let (source, values) = walk.program().expect("a #[walk] program");
+    let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
+    wayfarer_jit::JitWalk::compile(&program, &info, &values, weighted).unwrap()
+}
