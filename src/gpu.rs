@@ -273,27 +273,16 @@ fn cost_cache_file() -> Option<std::path::PathBuf> {
     wayfarer_runtime::engine::cost_cache_path().map(|p| p.with_file_name("gpu-cost-ratio.tsv"))
 }
 
-/// What the measured R depends on: the device, the compiled walk and its parameters, and the
-/// graph (sizes and a sample of its targets and weights).
+/// What the measured R depends on: the device and driver, the compiled walk (a hash of its IR)
+/// and its parameter values, and the graph's contents ([`CsrGraph::fingerprint`]).
 fn cost_key(dev: &CudaDevice, program: &wayfarer_compiler::ir::Program, values: &[ParamValue], graph: &CsrGraph) -> String {
-    let sample = |len: usize, f: &dyn Fn(usize) -> u32| -> u64 {
-        let k = len.min(1024);
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
-        for i in 0..k {
-            h = (h ^ f(i * len / k) as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        h
-    };
-    let w = graph.weights().map_or(0, |w| sample(w.len(), &|i| w[i].to_bits()));
-    let t = sample(graph.targets().len(), &|i| graph.targets()[i]);
+    let program_hash = wayfarer_runtime::hash::fnv64(&[format!("{program:?}|{values:?}").as_bytes()]);
     format!(
-        "gpu1|{}|{}|{}|{:?}|{}|{}|{w:016x}|{t:016x}",
-        dev.name,
+        "gpu2|{}|{}|{}|program {program_hash:016x}|graph {:016x}",
+        dev.name.replace(['|', '\t'], " "),
         dev.driver_version,
         program.name,
-        values,
-        graph.num_nodes(),
-        graph.num_edges()
+        graph.fingerprint()
     )
 }
 

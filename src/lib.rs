@@ -87,6 +87,7 @@ pub struct WalkRun<'g, W: Walk> {
     starts: Starts,
     progress: Option<&'g AtomicU64>,
     backend: gpu::Backend,
+    threads: Option<usize>,
 }
 
 /// The result of [`WalkRun::run`]: the walks, the report and the graph they refer to.
@@ -127,7 +128,8 @@ impl<'g, W: Walk> WalkRun<'g, W> {
         self.config.sampler = mode;
         self
     }
-    /// Where the cost ratio comes from (default: profiled once, then cached).
+    /// Where the cost model comes from (default: [`CostRatio::Default`], fixed, so a seed gives
+    /// the same walks on every machine; a measured one is opt-in).
     pub fn cost_ratio(mut self, r: CostRatio) -> Self {
         self.config.cost_ratio = r;
         self
@@ -135,6 +137,17 @@ impl<'g, W: Walk> WalkRun<'g, W> {
     /// Which walkers to run (default one per node).
     pub fn starts(mut self, starts: Starts) -> Self {
         self.starts = starts;
+        self
+    }
+    /// `k` walkers from every node (query `q` starts at node `q mod n`).
+    pub fn walks_per_node(mut self, k: u32) -> Self {
+        self.starts = Starts::EveryNode { per_node: k };
+        self
+    }
+    /// CPU worker threads for this run (default: rayon's global pool, all cores). The walks
+    /// are the same for any count.
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
         self
     }
     /// Walkers advanced in turn per thread.
@@ -168,7 +181,7 @@ impl<'g, W: Walk> WalkRun<'g, W> {
                 let (program, info, values) = self.gpu_program()?;
                 let cost = match (self.fixed_cost(), self.config.cost_ratio) {
                     (Some(m), _) => gpu::GpuCost::Fixed(m),
-                    (None, CostRatio::Profile) => gpu::GpuCost::Tuned,
+                    (None, r) if r.is_measured() => gpu::GpuCost::Tuned,
                     (None, _) => gpu::GpuCost::Default,
                 };
                 let (walks, report, _) = gpu::run_program(
@@ -192,7 +205,16 @@ impl<'g, W: Walk> WalkRun<'g, W> {
                 Ok(RunOutput { walks, report, backend: format!("cuda ({})", dev.name), graph: self.graph })
             }
             _ => {
-                let (walks, report) = engine::run(&self.walk, self.graph, &self.starts, &self.config, self.progress)?;
+                let run = || engine::run(&self.walk, self.graph, &self.starts, &self.config, self.progress);
+                let (walks, report) = match self.threads {
+                    None => run()?,
+                    Some(0) => return Err(WalkError::param("threads", "must be at least 1")),
+                    Some(n) => rayon::ThreadPoolBuilder::new()
+                        .num_threads(n)
+                        .build()
+                        .map_err(|e| WalkError::Config(format!("a pool of {n} threads: {e}")))?
+                        .install(run)?,
+                };
                 Ok(RunOutput { walks, report, backend: "cpu".into(), graph: self.graph })
             }
         }
@@ -219,7 +241,7 @@ impl<'g, W: Walk> WalkRun<'g, W> {
         match self.config.cost_ratio {
             CostRatio::Fixed(r) => Some(engine::CostModel::uniform(r, 0.0)),
             CostRatio::Model(m) => Some(m),
-            CostRatio::Profile | CostRatio::Cached => None,
+            CostRatio::Default | CostRatio::Profile | CostRatio::Cached => None,
         }
     }
 
@@ -273,6 +295,7 @@ pub trait WalkExt: Walk + Sized {
             starts: Starts::EveryNode { per_node: 1 },
             progress: None,
             backend: gpu::Backend::Auto,
+            threads: None,
         }
     }
 }

@@ -229,7 +229,7 @@ impl LibraryWalk {
         }
     }
 
-    /// Runs the walk on the CPU engine.
+    /// Runs the walk on the CPU with every walk in memory (see [`engine::run`]).
     pub fn run(
         &self,
         graph: &CsrGraph,
@@ -237,19 +237,43 @@ impl LibraryWalk {
         cfg: &WalkConfig,
         progress: Option<&AtomicU64>,
     ) -> Result<(Walks, RunReport), WalkError> {
+        let walkers = starts.count(graph.num_nodes());
+        let mut all = Walks { stride: cfg.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+        crate::runtime::memory::check(&format!("{walkers} walks of {} nodes", all.stride), engine::walks_bytes(walkers, all.stride))
+            .map_err(|m| WalkError::Config(format!("{m}: stream them to a file instead (`-o`)")))?;
+        let report = self.run_streaming(graph, starts, cfg, progress, u64::MAX, &mut |b| {
+            all.append(b);
+            Ok(())
+        })?;
+        Ok((all, report))
+    }
+
+    /// Runs the walk on the CPU in batches of about `batch_bytes` of walks (see
+    /// [`engine::run_streaming`]); anonymous walks are handed over as first-visit indices.
+    pub fn run_streaming(
+        &self,
+        graph: &CsrGraph,
+        starts: &Starts,
+        cfg: &WalkConfig,
+        progress: Option<&AtomicU64>,
+        batch_bytes: u64,
+        sink: &mut dyn FnMut(Walks) -> Result<(), WalkError>,
+    ) -> Result<RunReport, WalkError> {
         match self {
-            LibraryWalk::DeepWalk(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::Node2vec(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::MetaPath(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::Ppr2(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::Ppr(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::PprStop(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::Temporal(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::Anonymous(w) => engine::run(w, graph, starts, cfg, progress).map(|(walks, r)| (walks.to_anonymous(), r)),
-            LibraryWalk::DeepWalkRef(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::Node2vecRef(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::MetaPathRef(w) => engine::run(w, graph, starts, cfg, progress),
-            LibraryWalk::Ppr2Ref(w) => engine::run(w, graph, starts, cfg, progress),
+            LibraryWalk::DeepWalk(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::Node2vec(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::MetaPath(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::Ppr2(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::Ppr(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::PprStop(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::Temporal(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::Anonymous(w) => {
+                engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, &mut |b| sink(b.to_anonymous()))
+            }
+            LibraryWalk::DeepWalkRef(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::Node2vecRef(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::MetaPathRef(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
+            LibraryWalk::Ppr2Ref(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
         }
     }
 }

@@ -7,10 +7,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wayfarer::graph::{Dedup, EdgeListOptions, LabelSpec, WeightSpec, generate};
 use wayfarer::library::{LibraryWalk, WALKS};
-use wayfarer::output::IdSpace;
-use wayfarer::{CostRatio, CsrGraph, SamplerMode, Starts, WalkConfig};
+use wayfarer::output::{AtomicFile, IdSpace, PerNodeFile};
+use wayfarer::{CostRatio, CsrGraph, SamplerMode, Starts};
 
+mod cli;
 mod procs;
+use cli::walk::WalkArgs;
 use procs::Procs;
 
 #[derive(Parser)]
@@ -121,7 +123,7 @@ struct GenArgs {
     seed: u64,
     #[command(flatten)]
     attrs: Attrs,
-    /// Output .wfg file.
+    /// Output: .wfg, or .txt (.edges, .tsv, .csv) for a text edge list.
     #[arg(short, long)]
     output: PathBuf,
 }
@@ -297,82 +299,6 @@ struct ConvertArgs {
     attrs: Attrs,
 }
 
-#[derive(Args)]
-struct WalkArgs {
-    /// A built-in walk (`#[walk]` programs in walks/): deepwalk, node2vec, metapath, ppr2,
-    /// ppr, ppr-stop, temporal, anonymous; a hand-written reference: deepwalk-ref,
-    /// node2vec-ref, metapath-ref, ppr2-ref; or a `.rs` file holding one `#[walk]` item
-    /// (compiled at run time: CUDA on the GPU, Cranelift on the CPU).
-    #[arg(value_name = "WALK")]
-    name: Option<String>,
-    /// A file holding one `#[walk]` item, compiled at run time (Cranelift on the CPU, CUDA on
-    /// the GPU): the same as giving a `.rs` file as WALK, whatever the file's extension.
-    #[arg(long, value_name = "FILE", conflicts_with = "name")]
-    program: Option<PathBuf>,
-    /// The walk given: `name`, or `program`'s path (set by `cmd_walk`, which also says what
-    /// to give when neither is).
-    #[arg(skip)]
-    walk: String,
-    /// The graph (.wfg, .mtx or edge list); omit for the embedded WordNet graph.
-    #[arg(long)]
-    graph: Option<PathBuf>,
-    /// Steps per walk (a walk holds length + 1 nodes). Default 80 (metapath: schema length).
-    #[arg(long)]
-    length: Option<u32>,
-    /// Walk parameter `name=value` (repeatable), e.g. -p a=2 -p b=0.5, -p schema=0,1,2.
-    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
-    params: Vec<String>,
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Output: .npy (padded with 4294967295) or .txt (one walk per line).
-    #[arg(short, long)]
-    output: Option<PathBuf>,
-    /// Walkers per node (one query per node per round).
-    #[arg(long, default_value_t = 1)]
-    walks_per_node: u32,
-    /// Start one walker per listed node instead of one per node: a text file with an original
-    /// node id per line (`#` comments) or a .npy of integer ids (e.g. `wayfarer partition
-    /// --order`).
-    #[arg(long, value_name = "FILE", conflicts_with = "walks_per_node")]
-    starts: Option<PathBuf>,
-    /// Ignore the graph's edge weights.
-    #[arg(long)]
-    unweighted: bool,
-    /// adaptive, erjs, ervs, its (reference), prefix-reservoir (reference).
-    #[arg(long, default_value = "adaptive")]
-    sampler: String,
-    /// Fix the cost model instead of profiling it: `R`, `R,F` or `R,F,R_short` (trial/edge
-    /// cost ratio, eRVS fixed cost in edges, the ratio on rows of at most 64 edges; all are
-    /// printed by every run). Makes runs reproducible across machines. `profile` measures it
-    /// now (on the GPU: a pilot after a burn-in walk, cached per device, walk and graph; the GPU
-    /// otherwise uses a fixed R = 4, F = 64).
-    #[arg(long, value_name = "R[,F[,R_SHORT]]|profile")]
-    cost_ratio: Option<String>,
-    /// Write original (input) ids or internal ids.
-    #[arg(long, default_value = "original")]
-    ids: String,
-    /// Walkers each thread advances in turn, prefetching each one's next edge while serving
-    /// the others (1 = one walker at a time; the walks are the same either way).
-    #[arg(long, default_value_t = 8)]
-    interleave: usize,
-    /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda.
-    #[arg(long, default_value = "auto")]
-    backend: String,
-    /// GPUs to run on (0 = every visible GPU): each holds the graph and runs the walkers whose
-    /// start node hashes to it; the walks are the same for any count.
-    #[arg(long, default_value_t = 0)]
-    gpus: usize,
-    /// Device memory the GPU run may use, e.g. 2G or 512M (default: 80% of what is free). A
-    /// graph that does not fit runs out of core: its longest rows in device memory, the rest
-    /// read from page-locked host memory (the memory estimate says which); the walks are the
-    /// same either way.
-    #[arg(long, value_name = "BYTES")]
-    device_memory_budget: Option<String>,
-    /// No progress bar.
-    #[arg(long, short)]
-    quiet: bool,
-}
-
 /// `first` and the next GPUs up to `wanted` of them (0: every visible one); under mpirun, the
 /// one GPU of this process's local rank.
 fn open_gpus(first: wayfarer::gpu::CudaDevice, wanted: usize, procs: &Procs) -> Result<Vec<wayfarer::gpu::CudaDevice>> {
@@ -454,8 +380,30 @@ fn add_attrs(g: &mut CsrGraph, a: &Attrs, seed: u64) -> Result<()> {
     Ok(())
 }
 
+/// A graph output by extension: `.wfg`, or a text edge list (`.txt`, `.edges`, `.tsv`, `.csv`),
+/// created before the work.
+fn graph_output(path: &Path) -> Result<(AtomicFile, bool)> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let wfg = match ext {
+        "wfg" => true,
+        "txt" | "edges" | "tsv" | "csv" => false,
+        _ => bail!("{}: unknown output extension; use .wfg, or .txt for a text edge list", path.display()),
+    };
+    Ok((AtomicFile::create(path)?, wfg))
+}
+
+fn save_graph(g: &CsrGraph, (file, wfg): (AtomicFile, bool)) -> Result<()> {
+    if wfg {
+        g.save_wfg_into(file)?
+    } else {
+        g.save_edge_list_into(file)?
+    }
+    Ok(())
+}
+
 fn cmd_gen(a: GenArgs) -> Result<()> {
     let t = Instant::now();
+    let out = graph_output(&a.output)?;
     let mut g = match a.model.as_str() {
         "rmat" => {
             let scale = a.scale.context("rmat needs --scale")?;
@@ -474,7 +422,7 @@ fn cmd_gen(a: GenArgs) -> Result<()> {
         other => bail!("unknown model `{other}`: use rmat, ba or er"),
     };
     add_attrs(&mut g, &a.attrs, a.seed)?;
-    g.save_wfg(&a.output)?;
+    save_graph(&g, out)?;
     eprintln!(
         "{}: {} nodes, {} edges ({} model, seed {}) in {:.2} s",
         a.output.display(),
@@ -490,10 +438,8 @@ fn cmd_gen(a: GenArgs) -> Result<()> {
 fn cmd_convert(a: ConvertArgs) -> Result<()> {
     let t = Instant::now();
     let ext = |p: &Path| p.extension().and_then(|e| e.to_str()).unwrap_or("").to_string();
-    let (input_kind, output_kind) = (ext(&a.input), ext(&a.output));
-    if !["wfg", "txt", "edges", "tsv", "csv"].contains(&output_kind.as_str()) {
-        bail!("{}: unknown output extension; use .wfg, or .txt for a text edge list", a.output.display());
-    }
+    let input_kind = ext(&a.input);
+    let out = graph_output(&a.output)?;
     let format = match a.format.as_str() {
         "auto" if input_kind == "mtx" => "mtx",
         "auto" if input_kind == "wfg" => "wfg",
@@ -530,11 +476,7 @@ fn cmd_convert(a: ConvertArgs) -> Result<()> {
         let set = g.load_node_property(name, file, 0.0)?;
         eprintln!("node property `{name}`: {set} of {} nodes set from {file}", g.num_nodes());
     }
-    if output_kind == "wfg" {
-        g.save_wfg(&a.output)?;
-    } else {
-        g.save_edge_list(&a.output)?;
-    }
+    save_graph(&g, out)?;
     eprintln!("{}: {} nodes, {} edges in {:.2} s", a.output.display(), g.num_nodes(), g.num_edges(), t.elapsed().as_secs_f64());
     Ok(())
 }
@@ -677,6 +619,8 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
             bail!("{}: the output is a .npz", o.display());
         }
     }
+    // Created before the work, so a bad path fails at once.
+    let out_file = a.output.as_deref().map(AtomicFile::create).transpose()?;
     let fanouts: Vec<u32> = a
         .fanouts
         .split(',')
@@ -748,10 +692,13 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
             edges as f64 / secs.max(1e-9) / 1e6,
         );
     }
-    let Some(out) = &a.output else {
-        eprintln!("(no -o given: the blocks are not written)");
+    let Some(out_file) = out_file else {
+        if !a.quiet {
+            eprintln!("(no -o given: the blocks are not written)");
+        }
         return Ok(());
     };
+    let out = out_file.path().to_path_buf();
     let map = g.id_map();
     let node_ids = |v: &[u32]| match ids {
         IdSpace::Internal => NpyArray::U32(v.to_vec()),
@@ -768,7 +715,7 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
             arrays.push((format!("b{bi}_l{l}_eid"), NpyArray::U64(blk.edge_ids.clone())));
         }
     }
-    wayfarer::output::write_npz(out, &arrays)?;
+    wayfarer::output::write_npz_into(out_file, &arrays)?;
     if !a.quiet {
         eprintln!("wrote {} ({} arrays)", out.display(), arrays.len());
     }
@@ -810,12 +757,10 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     use wayfarer::output::NpyArray;
     let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
     not_wgpu(backend, "triangles")?;
-    for p in [&a.per_node, &a.clustering].into_iter().flatten() {
-        if p.extension().and_then(|e| e.to_str()) != Some("npy") {
-            bail!("{}: per-node outputs are .npy files", p.display());
-        }
-    }
     let g = load_graph(a.graph.as_deref(), a.quiet)?;
+    // Created before the count, so a bad path fails at once.
+    let per_node_file = a.per_node.as_deref().map(|p| PerNodeFile::create(p, &g, "per-node")).transpose()?;
+    let clustering_file = a.clustering.as_deref().map(|p| PerNodeFile::create(p, &g, "clustering")).transpose()?;
     let mask = match &a.mask {
         Some(path) => Some(compile_edge_program(path, wayfarer_compiler::lower_mask_source, &a.params, &g)?),
         None if !a.params.is_empty() => bail!("-p sets a --mask parameter; there is no --mask"),
@@ -876,11 +821,11 @@ fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
             counts.kept_edges as f64 / secs.max(1e-9) / 1e6,
         );
     }
-    if let Some(p) = &a.per_node {
-        NpyArray::U64(counts.per_node.clone()).write(p)?;
+    if let Some(f) = per_node_file {
+        f.write(&g, NpyArray::U64(counts.per_node.clone()))?;
     }
-    if let Some(p) = &a.clustering {
-        NpyArray::F64(counts.clustering()).write(p)?;
+    if let Some(f) = clustering_file {
+        f.write(&g, NpyArray::F64(counts.clustering()))?;
     }
     Ok(())
 }
@@ -891,9 +836,9 @@ fn cmd_partition(a: PartitionArgs) -> Result<()> {
     if a.blocks == 0 {
         bail!("--blocks must be at least 1");
     }
-    for p in [&a.output, &a.classes, &a.order].into_iter().flatten() {
+    for p in [&a.classes, &a.order].into_iter().flatten() {
         if p.extension().and_then(|e| e.to_str()) != Some("npy") {
-            bail!("{}: partition outputs are .npy files", p.display());
+            bail!("{}: --classes and --order are .npy files", p.display());
         }
     }
     let order_by = match a.order_by.as_str() {
@@ -908,6 +853,10 @@ fn cmd_partition(a: PartitionArgs) -> Result<()> {
     if a.blocks > g.num_nodes() {
         bail!("--blocks {}: the graph has {} nodes", a.blocks, g.num_nodes());
     }
+    // Created before the work, so a bad path fails at once.
+    let block_file = a.output.as_deref().map(|p| PerNodeFile::create(p, &g, "output")).transpose()?;
+    let classes_file = a.classes.as_deref().map(AtomicFile::create).transpose()?;
+    let order_file = a.order.as_deref().map(AtomicFile::create).transpose()?;
     let cfg = PartitionConfig { blocks: a.blocks, alpha: a.alpha, walks: a.walks, length: a.length, seed: a.seed };
     let t = Instant::now();
     let m = metrics(&g, &cfg, backend)?;
@@ -936,15 +885,15 @@ fn cmd_partition(a: PartitionArgs) -> Result<()> {
             eprintln!("| {} | {:.3} | {:.3} | {:.3} |", scheme.name(), b.imbalance_hybrid, b.imbalance_degree, b.within_block_variance);
         }
     }
-    if let Some(p) = &a.output {
-        NpyArray::U32(hybrid.block.clone()).write(p)?;
+    if let Some(f) = block_file {
+        f.write(&g, NpyArray::U32(hybrid.block.clone()))?;
     }
-    if let Some(p) = &a.classes {
-        NpyArray::U8(hybrid.dense.iter().map(|&d| d as u8).collect()).write(p)?;
+    if let Some(f) = classes_file {
+        NpyArray::U8(hybrid.dense.iter().map(|&d| d as u8).collect()).write_into(f)?;
     }
-    if let Some(p) = &a.order {
+    if let Some(f) = order_file {
         let map = g.id_map();
-        NpyArray::U64(wayfarer::partition::order(&m, order_by).iter().map(|&v| map.original(v)).collect()).write(p)?;
+        NpyArray::U64(wayfarer::partition::order(&m, order_by).iter().map(|&v| map.original(v)).collect()).write_into(f)?;
     }
     Ok(())
 }
@@ -952,7 +901,8 @@ fn cmd_partition(a: PartitionArgs) -> Result<()> {
 /// `--cost-ratio R[,F[,R_SHORT]]` or `profile`.
 fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
     if s == "profile" {
-        return Ok(CostRatio::Profile);
+        // Measured once per (program, parameters, graph, machine), then cached.
+        return Ok(CostRatio::Cached);
     }
     let nums: Vec<f64> = s
         .split(',')
@@ -969,18 +919,23 @@ fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
 
 /// The GPU's cost model for `--cost-ratio` (absent: the GPU default, the same on every device,
 /// so a seed gives the same walks anywhere; `profile` tunes R here).
-fn gpu_cost(s: Option<&str>) -> Result<wayfarer::gpu::GpuCost> {
-    Ok(match s.map(parse_cost_ratio).transpose()? {
-        None | Some(CostRatio::Cached) => wayfarer::gpu::GpuCost::Default,
-        Some(CostRatio::Profile) => wayfarer::gpu::GpuCost::Tuned,
-        Some(CostRatio::Fixed(r)) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
-        Some(CostRatio::Model(m)) => wayfarer::gpu::GpuCost::Fixed(m),
-    })
+fn gpu_cost(c: CostRatio) -> wayfarer::gpu::GpuCost {
+    match c {
+        CostRatio::Default => wayfarer::gpu::GpuCost::Default,
+        CostRatio::Cached | CostRatio::Profile => wayfarer::gpu::GpuCost::Tuned,
+        CostRatio::Fixed(r) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
+        CostRatio::Model(m) => wayfarer::gpu::GpuCost::Fixed(m),
+    }
 }
 
-/// The most walk output the GPU path holds on the host at once when writing to a file: larger
-/// outputs stream to disk batch by batch.
-const HOST_BATCH_BYTES: usize = 1 << 30;
+/// `--ids original|internal`.
+fn parse_ids(s: &str) -> Result<IdSpace> {
+    match s {
+        "original" => Ok(IdSpace::Original),
+        "internal" => Ok(IdSpace::Internal),
+        x => bail!("--ids {x}: use original or internal"),
+    }
+}
 
 /// What a walk run on the wgpu backend needs from the command line.
 #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
@@ -992,7 +947,7 @@ struct WgpuWalk<'a> {
     anonymous: bool,
 }
 
-/// Runs a walk on the wgpu backend; with `-o` the batches stream to the file.
+/// Runs a walk on the wgpu backend, handing each batch to `sink`.
 #[cfg(feature = "wgpu")]
 #[allow(clippy::too_many_arguments)]
 fn wgpu_walks(
@@ -1002,23 +957,20 @@ fn wgpu_walks(
     length: u32,
     seed: u64,
     sampler: SamplerMode,
-    cost_ratio: Option<&str>,
-    output: Option<&Path>,
-    ids: IdSpace,
-) -> Result<(Option<wayfarer::Walks>, wayfarer::RunReport, String)> {
-    let cost = match cost_ratio.map(parse_cost_ratio).transpose()? {
-        None | Some(CostRatio::Cached) => None,
-        Some(CostRatio::Profile) => bail!("--cost-ratio profile is not available on the wgpu backend; give R,F"),
-        Some(CostRatio::Fixed(r)) => Some(wayfarer::engine::CostModel::uniform(r, 0.0)),
-        Some(CostRatio::Model(m)) => Some(m),
+    cost_ratio: CostRatio,
+    sink: &mut dyn FnMut(wayfarer::Walks) -> Result<(), wayfarer::GraphError>,
+) -> Result<(wayfarer::RunReport, String)> {
+    let cost = match cost_ratio {
+        CostRatio::Default => None,
+        CostRatio::Cached | CostRatio::Profile => bail!("--cost-ratio profile is not available on the wgpu backend; give R,F"),
+        CostRatio::Fixed(r) => Some(wayfarer::engine::CostModel::uniform(r, 0.0)),
+        CostRatio::Model(m) => Some(m),
     };
+    eprintln!(
+        "warning: the wgpu backend samples with uniform proposals only (eRJS, eRVS); the walks follow the same \
+         distribution as the CPU's, not the same walks for a seed (decisions in f32)"
+    );
     let dev = wayfarer::wgpu::WgpuDevice::open()?;
-    let total = starts.count(g.num_nodes()) as usize;
-    let mut writer = match output {
-        Some(o) => Some(wayfarer::output::WalkWriter::create(o, g, ids, total, length as usize + 1)?),
-        None => None,
-    };
-    let mut kept = wayfarer::Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
     let anonymous = w.anonymous;
     let (report, rep) = wayfarer::wgpu::run_program_streaming(
         &dev,
@@ -1032,20 +984,8 @@ fn wgpu_walks(
         seed,
         sampler,
         cost,
-        &mut |batch| {
-            let batch = if anonymous { batch.to_anonymous() } else { batch };
-            match &mut writer {
-                Some(wr) => Ok(wr.write(&batch)?),
-                None => {
-                    kept.append(batch);
-                    Ok(())
-                }
-            }
-        },
+        &mut |batch| Ok(sink(if anonymous { batch.to_anonymous() } else { batch })?),
     )?;
-    if let Some(wr) = writer {
-        wr.finish()?;
-    }
     let name = format!(
         "wgpu ({}, {} {}, {} kernel, kernel {:.3} ms ({}), upload {:.3} s, end-to-end {:.3} s, {} batch{})",
         dev.name,
@@ -1062,7 +1002,7 @@ fn wgpu_walks(
         rep.batches,
         if rep.batches == 1 { "" } else { "es" }
     );
-    Ok((output.is_none().then_some(kept), report, name))
+    Ok((report, name))
 }
 
 #[cfg(not(feature = "wgpu"))]
@@ -1074,10 +1014,9 @@ fn wgpu_walks(
     _: u32,
     _: u64,
     _: SamplerMode,
-    _: Option<&str>,
-    _: Option<&Path>,
-    _: IdSpace,
-) -> Result<(Option<wayfarer::Walks>, wayfarer::RunReport, String)> {
+    _: CostRatio,
+    _: &mut dyn FnMut(wayfarer::Walks) -> Result<(), wayfarer::GraphError>,
+) -> Result<(wayfarer::RunReport, String)> {
     bail!("--backend wgpu: this wayfarer was built without the `wgpu` feature (cargo build --release --features wgpu)")
 }
 
@@ -1087,309 +1026,6 @@ fn not_wgpu(backend: wayfarer::gpu::Backend, command: &str) -> Result<()> {
         bail!("--backend wgpu runs walks only; `wayfarer {command}` runs on cpu or cuda");
     }
     Ok(())
-}
-
-fn cmd_walk(mut a: WalkArgs, procs: &procs::Procs) -> Result<()> {
-    a.walk = match (a.name.take(), &a.program) {
-        (_, Some(p)) => p.to_string_lossy().into_owned(),
-        (Some(n), None) => n,
-        (None, None) => bail!("no walk given: name a library walk, give a .rs file, or --program FILE"),
-    };
-    // Under mpirun each process writes its shard; rank 0 then writes the manifest.
-    let whole_output = a.output.clone();
-    if procs.sharded() {
-        let Some(o) = &a.output else {
-            bail!("under mpirun, -o is needed: each of the {} processes writes its shard of the walks", procs.size)
-        };
-        a.output = Some(procs::shard_path(o, procs.rank));
-    }
-    let (walk, length, queries) = run_walk_command(&a, procs)?;
-    if let (Some(out), true) = (&whole_output, procs.sharded()) {
-        procs.barrier();
-        if procs.rank == 0 {
-            let info = procs::RunInfo { walk: &walk, seed: a.seed, length, queries };
-            let path = procs::write_manifest(out, procs.size, &info)?;
-            if !a.quiet {
-                eprintln!("wrote {} ({} shards, {queries} walks)", path.display(), procs.size);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The summary line, with the rank when the run is split over processes.
-fn summary_line(report: &wayfarer::RunReport, backend: &str, procs: &procs::Procs) -> String {
-    if procs.sharded() { format!("rank {}/{}: {}", procs.rank, procs.size, report.summary(backend)) } else { report.summary(backend) }
-}
-
-/// Runs `wayfarer walk` (this process's shard under mpirun); returns the walk's name, its
-/// length and the whole run's query count.
-fn run_walk_command(a: &WalkArgs, procs: &procs::Procs) -> Result<(String, u32, u64)> {
-    // Checked whatever the backend, so a bad size is an error on the CPU too.
-    let memory_budget = a.device_memory_budget.as_deref().map(parse_bytes).transpose()?;
-    let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
-    let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
-    let ids = match a.ids.as_str() {
-        "original" => IdSpace::Original,
-        "internal" => IdSpace::Internal,
-        x => bail!("--ids {x}: use original or internal"),
-    };
-    if let Some(o) = &a.output {
-        wayfarer::output::OutputFormat::for_path(o)?;
-    }
-    let params = parse_params(&a.params)?;
-    if a.program.is_some() || a.walk.ends_with(".rs") {
-        return walk_program_file(a, procs, backend, sampler, ids, &params, memory_budget);
-    }
-    let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
-    let walk = LibraryWalk::from_name(&a.walk, &params, &g, a.unweighted)?;
-    // Anonymous walks hold first-visit indices, not node ids: never map them.
-    let ids = if matches!(walk, LibraryWalk::Anonymous(_)) { IdSpace::Internal } else { ids };
-    if a.unweighted && walk.is_compiled() {
-        g.set_weights(None)?;
-    }
-    let cfg = WalkConfig {
-        length: a.length.unwrap_or_else(|| walk.default_length()),
-        seed: a.seed,
-        sampler,
-        cost_ratio: match &a.cost_ratio {
-            None => CostRatio::Cached,
-            Some(s) => parse_cost_ratio(s)?,
-        },
-        interleave: a.interleave,
-    };
-    let starts = match &a.starts {
-        Some(p) => Starts::Nodes(read_seeds(&g, p)?),
-        None => Starts::EveryNode { per_node: a.walks_per_node },
-    };
-    let queries = starts.count(g.num_nodes());
-    let starts = if procs.sharded() { starts.shard(procs.rank, procs.size, g.num_nodes()) } else { starts };
-    let total = starts.count(g.num_nodes());
-    // The hand-written references run on the CPU only; `auto` picks the CPU for them.
-    let backend = if walk.program().is_none() && backend == wayfarer::gpu::Backend::Auto { wayfarer::gpu::Backend::Cpu } else { backend };
-    let (device, why_not) = wayfarer::gpu::device_for(backend)?;
-    if let (Some(why), false) = (&why_not, a.quiet) {
-        eprintln!("backend auto: running on the CPU ({why})");
-    }
-    let device = match device {
-        Some(first) => Some(open_gpus(first, a.gpus, procs)?),
-        None => None,
-    };
-    let wgpu_run = if backend == wayfarer::gpu::Backend::Wgpu {
-        let Some((source, values)) = walk.program() else {
-            bail!("`{}` is a hand-written CPU reference; the wgpu backend runs walks written with #[walk]", walk.name());
-        };
-        let (program, info) = wayfarer::gpu::compile_program(source, walk.name())?;
-        let w = WgpuWalk { program: &program, info: &info, values: &values, name: walk.name(), anonymous: walk.is_anonymous() };
-        Some(wgpu_walks(w, &g, &starts, cfg.length, cfg.seed, cfg.sampler, a.cost_ratio.as_deref(), a.output.as_deref(), ids)?)
-    } else {
-        None
-    };
-    let (walks, report, backend_name) = match (wgpu_run, &device) {
-        (Some(run), _) => run,
-        (None, Some(devs)) => {
-            let dev = &devs[0];
-            if backend == wayfarer::gpu::Backend::Auto && !a.quiet {
-                eprintln!("backend auto: running on the GPU ({}, {})", gpus_name(devs), dev.arch);
-            }
-            let cost = gpu_cost(a.cost_ratio.as_deref())?;
-            if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
-                bail!(
-                    "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
-                );
-            }
-            // With -o the batches stream to the file as they come off the device.
-            let mut writer = match &a.output {
-                Some(o) => Some(wayfarer::output::WalkWriter::create(o, &g, ids, total as usize, cfg.length as usize + 1)?),
-                None => None,
-            };
-            let run = |sink: &mut dyn FnMut(wayfarer::Walks) -> Result<(), wayfarer::gpu::CudaError>, host_batch| {
-                wayfarer::gpu::run_library_walk_streaming(
-                    devs,
-                    &walk,
-                    &g,
-                    &starts,
-                    cfg.length,
-                    cfg.seed,
-                    cfg.sampler,
-                    cost,
-                    !a.quiet,
-                    memory_budget,
-                    host_batch,
-                    sink,
-                )
-            };
-            let (walks, report, rep) = match &mut writer {
-                Some(w) => {
-                    let (report, rep) = run(&mut |batch| Ok(w.write(&batch)?), HOST_BATCH_BYTES)?;
-                    (None, report, rep)
-                }
-                None => {
-                    let (walks, report, rep) = wayfarer::gpu::collect_walks(cfg.length, |sink| run(sink, usize::MAX))?;
-                    (Some(walks), report, rep)
-                }
-            };
-            if let Some(w) = writer {
-                w.finish()?;
-            }
-            let name = format!(
-                "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, preprocessing {:.1} ms, R profile {:.1} ms, writing {:.3} s, {} batch{})",
-                gpus_name(devs),
-                rep.kernel_seconds * 1e3,
-                rep.total_seconds,
-                rep.precompute_seconds * 1e3,
-                rep.profile_seconds * 1e3,
-                rep.output_seconds,
-                rep.batches,
-                if rep.batches == 1 { "" } else { "es" }
-            );
-            (walks, report, name)
-        }
-        (None, None) => {
-            let mut cfg = cfg.clone();
-            // Rank 0's cost model for every process: a run of no walkers resolves it.
-            procs.agree_on_cost(&mut cfg, |c| Ok(walk.run(&g, &Starts::Nodes(Vec::new()), c, None)?.1.cost))?;
-            let (walks, report) = with_progress(total, a.quiet, |c| walk.run(&g, &starts, &cfg, Some(c)))?;
-            (Some(walks), report, "cpu".to_string())
-        }
-    };
-    match (&a.output, walks) {
-        (_, None) => {}
-        (Some(o), Some(walks)) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
-        (None, Some(walks)) => {
-            println!(
-                "first walks ({} ids; -o walks.txt or walks.npy writes them all):",
-                if ids == IdSpace::Original { "original" } else { "internal" }
-            );
-            let mut out = Vec::new();
-            let preview = wayfarer::Walks {
-                stride: walks.stride,
-                nodes: walks.nodes[..walks.stride * walks.len().min(5)].to_vec(),
-                lengths: walks.lengths[..walks.len().min(5)].to_vec(),
-            };
-            wayfarer::output::write_text(&preview, &g, ids, &mut out)?;
-            print!("{}", String::from_utf8_lossy(&out));
-        }
-    }
-    eprintln!("{}", summary_line(&report, &backend_name, procs));
-    Ok((walk.name().to_string(), cfg.length, queries))
-}
-
-/// `wayfarer walk my_walk.rs`: a `#[walk]` program compiled at run time. The GPU backend runs
-/// it; on the CPU, run-time programs need the Cranelift backend, which is not built yet.
-fn walk_program_file(
-    a: &WalkArgs,
-    procs: &procs::Procs,
-    backend: wayfarer::gpu::Backend,
-    sampler: SamplerMode,
-    ids: IdSpace,
-    params: &[(String, String)],
-    memory_budget: Option<usize>,
-) -> Result<(String, u32, u64)> {
-    let source = std::fs::read_to_string(&a.walk).with_context(|| a.walk.clone())?;
-    let (program, info) = match wayfarer_compiler::compile_source(&source) {
-        Ok(x) => x,
-        Err(d) => {
-            eprint!("{}", d.render(&source, &a.walk));
-            bail!("{}: {} error{}", a.walk, d.0.len(), if d.0.len() == 1 { "" } else { "s" })
-        }
-    };
-    let values = wayfarer::gpu::program_values(&program, params)?;
-    let (dev, why_not) = wayfarer::gpu::device_for(backend)?;
-    if let (Some(why), false) = (&why_not, a.quiet) {
-        eprintln!("backend auto: running on the CPU with Cranelift ({why})");
-    }
-    let mut g = load_graph(a.graph.as_deref(), a.quiet)?;
-    if a.unweighted {
-        g.set_weights(None)?;
-    }
-    let starts = match &a.starts {
-        Some(p) => Starts::Nodes(read_seeds(&g, p)?),
-        None => Starts::EveryNode { per_node: a.walks_per_node },
-    };
-    let queries = starts.count(g.num_nodes());
-    let starts = if procs.sharded() { starts.shard(procs.rank, procs.size, g.num_nodes()) } else { starts };
-    let length = a.length.unwrap_or(80);
-    let dev = match dev {
-        Some(first) => Some(open_gpus(first, a.gpus, procs)?),
-        None => None,
-    };
-    let wgpu_run = if backend == wayfarer::gpu::Backend::Wgpu {
-        let w = WgpuWalk { program: &program, info: &info, values: &values, name: &program.name, anonymous: false };
-        Some(wgpu_walks(w, &g, &starts, length, a.seed, sampler, a.cost_ratio.as_deref(), a.output.as_deref(), ids)?)
-    } else {
-        None
-    };
-    let (walks, report, backend_name) = match (wgpu_run, &dev) {
-        (Some(run), _) => run,
-        (None, Some(devs)) => {
-            let cost = gpu_cost(a.cost_ratio.as_deref())?;
-            if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
-                bail!(
-                    "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
-                );
-            }
-            let total = starts.count(g.num_nodes()) as usize;
-            let mut writer = match &a.output {
-                Some(o) => Some(wayfarer::output::WalkWriter::create(o, &g, ids, total, length as usize + 1)?),
-                None => None,
-            };
-            let (report, rep) = wayfarer::gpu::run_program_streaming(
-                devs,
-                &program,
-                &info,
-                &values,
-                &program.name,
-                &g,
-                &starts,
-                length,
-                a.seed,
-                sampler,
-                cost,
-                !a.quiet,
-                memory_budget,
-                HOST_BATCH_BYTES,
-                &mut |batch| match &mut writer {
-                    Some(w) => Ok(w.write(&batch)?),
-                    None => Ok(()),
-                },
-            )?;
-            if let Some(w) = writer {
-                w.finish()?;
-            }
-            (
-                None,
-                report,
-                format!("cuda ({}, kernel {:.3} ms, end-to-end {:.3} s)", gpus_name(devs), rep.kernel_seconds * 1e3, rep.total_seconds),
-            )
-        }
-        (None, None) => {
-            // The CPU engine, with the walk JIT-compiled by Cranelift.
-            let (jit, _) = wayfarer_jit::JitWalk::compile_cached(&program, &info, &values, g.weights().is_some())?;
-            let mut cfg = WalkConfig {
-                length,
-                seed: a.seed,
-                sampler,
-                cost_ratio: match &a.cost_ratio {
-                    None => CostRatio::Cached,
-                    Some(s) => parse_cost_ratio(s)?,
-                },
-                interleave: a.interleave,
-            };
-            procs.agree_on_cost(&mut cfg, |c| Ok(wayfarer::engine::run(&*jit, &g, &Starts::Nodes(Vec::new()), c, None)?.1.cost))?;
-            let total = starts.count(g.num_nodes());
-            let (walks, report) = with_progress(total, a.quiet, |c| wayfarer::engine::run(&*jit, &g, &starts, &cfg, Some(c)))?;
-            let turns = if report.compiled_turns { "compiled" } else { "generic" };
-            (Some(walks), report, format!("cpu (cranelift, compiled in {:.1} ms, {turns} turns)", jit.compile_seconds * 1e3))
-        }
-    };
-    match (&a.output, walks) {
-        (Some(o), Some(walks)) => wayfarer::output::write_walks(&walks, &g, ids, o)?,
-        (Some(_), None) => {}
-        (None, _) => eprintln!("(no -o given: the walks are not written)"),
-    }
-    eprintln!("{}", summary_line(&report, &backend_name, procs));
-    Ok((program.name.clone(), length, queries))
 }
 
 /// What `wayfarer emit` writes.
@@ -1474,7 +1110,7 @@ fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>
         bail!("--kernel {kernel}: --kernel picks a wgpu kernel, for --wgsl or --spirv");
     }
     let values = if wayfarer::walks::source(walk).is_some() { values } else { wayfarer::gpu::program_values(&program, &params)? };
-    let model = match gpu_cost(cost)? {
+    let model = match gpu_cost(cost.map(parse_cost_ratio).transpose()?.unwrap_or_default()) {
         wayfarer::gpu::GpuCost::Fixed(m) => m,
         _ => wayfarer::gpu::GPU_COST_MODEL,
     };
@@ -1543,11 +1179,23 @@ fn main() {
         }
         rayon::ThreadPoolBuilder::new().num_threads(t).build_global().expect("the thread pool is configured once, here");
     }
+    // An interrupted run leaves no output that looks complete: every output is written under a
+    // temporary name, removed here before exiting.
+    let _ = ctrlc::set_handler(|| {
+        let removed = wayfarer::runtime::atomic_file::remove_unfinished();
+        let what: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        if what.is_empty() {
+            eprintln!("\ninterrupted");
+        } else {
+            eprintln!("\ninterrupted: {} not written (the unfinished file was removed)", what.join(", "));
+        }
+        std::process::exit(130);
+    });
     let r = match cli.cmd {
         Cmd::Gen(a) => cmd_gen(a),
         Cmd::Convert(a) => cmd_convert(a),
         Cmd::Info { graph } => cmd_info(graph),
-        Cmd::Walk(a) => Procs::init().and_then(|p| cmd_walk(a, &p)),
+        Cmd::Walk(a) => Procs::init().and_then(|p| cli::walk::cmd_walk(a, &p)),
         Cmd::Sample(a) => cmd_sample(a),
         Cmd::Triangles(a) => cmd_triangles(a),
         Cmd::Partition(a) => cmd_partition(a),

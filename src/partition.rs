@@ -128,19 +128,51 @@ pub fn density(g: &CsrGraph, k: u32, d: u32, seed: u64, dev: Option<&CudaDevice>
     }
     let walk = LibraryWalk::from_name("anonymous", &[], g, false)?;
     let starts = Starts::EveryNode { per_node: k };
-    let walks = match dev {
+    let n = g.num_nodes();
+    // The walks stream through in query order (walk j of node v is query j·n + v), so memory
+    // stays bounded whatever k, and each node's terms are summed in the order of j.
+    let mut sum = vec![0.0f64; n];
+    let mut query = 0u64;
+    let mut add = |b: Walks| {
+        for i in 0..b.len() {
+            let w = b.walk(i);
+            let distinct = w.iter().copied().max().map_or(1, |m| m as u64 + 1);
+            sum[(query % n as u64) as usize] += if d == 0 { 0.0 } else { (distinct - 1) as f64 / d as f64 };
+            query += 1;
+        }
+    };
+    const BATCH_BYTES: usize = 256 << 20;
+    match dev {
         Some(dev) => {
-            crate::gpu::run_library_walk(dev, &walk, g, &starts, d, seed, SamplerMode::Rejection, GpuCost::Default, false)
-                .map_err(|e| WalkError::Config(e.to_string()))?
-                .0
+            crate::gpu::run_library_walk_streaming(
+                std::slice::from_ref(dev),
+                &walk,
+                g,
+                &starts,
+                d,
+                seed,
+                SamplerMode::Rejection,
+                GpuCost::Default,
+                false,
+                None,
+                BATCH_BYTES,
+                &mut |b| {
+                    add(b);
+                    Ok(())
+                },
+            )
+            .map_err(|e| WalkError::Config(e.to_string()))?;
         }
         None => {
             let cfg =
                 WalkConfig { length: d, seed, sampler: SamplerMode::Rejection, cost_ratio: crate::CostRatio::Fixed(1.0), interleave: 8 };
-            walk.run(g, &starts, &cfg, None)?.0
+            walk.run_streaming(g, &starts, &cfg, None, BATCH_BYTES as u64, &mut |b| {
+                add(b);
+                Ok(())
+            })?;
         }
-    };
-    Ok(density_from_walks(&walks, g.num_nodes(), k, d))
+    }
+    Ok(sum.into_iter().map(|s| s / k as f64).collect())
 }
 
 /// The hybrid metric from degrees and densities (each scaled to mean 1).

@@ -89,7 +89,7 @@ impl Procs {
         use wayfarer::CostRatio;
         if !self.sharded()
             || cfg.sampler != wayfarer::SamplerMode::Adaptive
-            || matches!(cfg.cost_ratio, CostRatio::Fixed(_) | CostRatio::Model(_))
+            || matches!(cfg.cost_ratio, CostRatio::Default | CostRatio::Fixed(_) | CostRatio::Model(_))
         {
             return Ok(());
         }

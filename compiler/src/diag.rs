@@ -12,12 +12,20 @@ pub struct Diagnostic {
     pub message: String,
     /// How to fix it, if there is a known fix.
     pub help: Option<String>,
+    /// Where it is, as `(line from 1, column from 0, width)`, when no token span can say it
+    /// (text that does not even lex: an unclosed delimiter).
+    pub at: Option<(usize, usize, usize)>,
 }
 
 impl Diagnostic {
     /// An error at `span`.
     pub fn error(span: Span, message: impl Into<String>) -> Self {
-        Diagnostic { span, message: message.into(), help: None }
+        Diagnostic { span, message: message.into(), help: None, at: None }
+    }
+
+    /// An error at a place in the source text given by position.
+    pub fn at(line: usize, column: usize, width: usize, message: impl Into<String>) -> Self {
+        Diagnostic { span: Span::call_site(), message: message.into(), help: None, at: Some((line, column, width)) }
     }
 
     /// Adds a fix suggestion.
@@ -38,13 +46,18 @@ impl Diagnostic {
     /// caret under the offending token. Needs spans with locations (source parsed at run time
     /// with `proc-macro2`'s `span-locations`).
     pub fn render(&self, source: &str, path: &str) -> String {
-        let start = self.span.start();
-        let end = self.span.end();
-        let (line, col) = (start.line, start.column);
+        let (start, end) = (self.span.start(), self.span.end());
+        let (line, col, fixed) = match self.at {
+            Some((l, c, w)) => (l, c, Some(w)),
+            None => (start.line, start.column, None),
+        };
         let mut out = format!("error: {}\n --> {path}:{line}:{}\n", self.message, col + 1);
         if let Some(text) = source.lines().nth(line.saturating_sub(1)) {
-            let width =
-                if end.line == line { end.column.saturating_sub(col).max(1) } else { text.chars().count().saturating_sub(col).max(1) };
+            let width = match fixed {
+                Some(w) => w.max(1),
+                None if end.line == line => end.column.saturating_sub(col).max(1),
+                None => text.chars().count().saturating_sub(col).max(1),
+            };
             let gutter = line.to_string().len();
             out += &format!("{:gutter$} |\n{line} | {text}\n{:gutter$} | {}{}\n", "", "", " ".repeat(col), "^".repeat(width));
         }

@@ -89,7 +89,7 @@ fn lower_fn(item: &syn::ItemFn, returns: Returns) -> Result<Program, Diagnostics
 
 /// Parses Rust source text holding one `#[walk]` item (a function or an `impl`) and lowers it.
 pub fn lower_source(source: &str) -> Result<Program, Diagnostics> {
-    let file = syn::parse_file(source).map_err(|e| Diagnostics(vec![Diagnostic::error(e.span(), e.to_string())]))?;
+    let file = parse_file(source)?;
     let walk_attr = |attrs: &[syn::Attribute]| attrs.iter().find(|a| a.path().segments.last().is_some_and(|s| s.ident == "walk")).cloned();
     let mut walks = file.items.iter().filter_map(|i| match i {
         syn::Item::Fn(f) => walk_attr(&f.attrs).map(|a| (i, a)),
@@ -113,13 +113,98 @@ pub fn lower_source(source: &str) -> Result<Program, Diagnostics> {
     }
 }
 
+/// Parses a source file; text that does not lex (an unclosed or mismatched delimiter) gets an
+/// error at the delimiter, where `syn` can only say "cannot parse string into token stream".
+fn parse_file(source: &str) -> Result<syn::File, Diagnostics> {
+    syn::parse_file(source).map_err(|e| {
+        let d = match source.parse::<proc_macro2::TokenStream>() {
+            Err(_) => unbalanced_delimiter(source).unwrap_or_else(|| Diagnostic::error(e.span(), format!("not valid Rust tokens: {e}"))),
+            Ok(_) => Diagnostic::error(e.span(), e.to_string()),
+        };
+        Diagnostics(vec![d])
+    })
+}
+
+/// The first unclosed, unexpected or mismatched `(`, `[` or `{`, skipping comments, strings and
+/// character literals.
+fn unbalanced_delimiter(source: &str) -> Option<Diagnostic> {
+    let mut open: Vec<(char, usize, usize)> = Vec::new();
+    let chars: Vec<char> = source.chars().collect();
+    let (mut i, mut line, mut col) = (0usize, 1usize, 0usize);
+    let step = |i: &mut usize, line: &mut usize, col: &mut usize| {
+        if chars[*i] == '\n' {
+            *line += 1;
+            *col = 0;
+        } else {
+            *col += 1;
+        }
+        *i += 1;
+    };
+    while i < chars.len() {
+        let (c, next) = (chars[i], chars.get(i + 1).copied());
+        match c {
+            '/' if next == Some('/') => {
+                while i < chars.len() && chars[i] != '\n' {
+                    step(&mut i, &mut line, &mut col);
+                }
+                continue;
+            }
+            '/' if next == Some('*') => {
+                while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                    step(&mut i, &mut line, &mut col);
+                }
+            }
+            '"' => {
+                step(&mut i, &mut line, &mut col);
+                while i < chars.len() && chars[i] != '"' {
+                    if chars[i] == '\\' {
+                        step(&mut i, &mut line, &mut col);
+                    }
+                    if i < chars.len() {
+                        step(&mut i, &mut line, &mut col);
+                    }
+                }
+            }
+            '\'' if chars.get(i + 2) == Some(&'\'') || (next == Some('\\') && chars.get(i + 3) == Some(&'\'')) => {
+                let len = if next == Some('\\') { 3 } else { 2 };
+                for _ in 0..len {
+                    step(&mut i, &mut line, &mut col);
+                }
+            }
+            '(' | '[' | '{' => open.push((c, line, col)),
+            ')' | ']' | '}' => {
+                let want = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                match open.pop() {
+                    Some((o, _, _)) if o == want => {}
+                    Some((o, l, k)) => {
+                        return Some(
+                            Diagnostic::at(l, k, 1, format!("this `{o}` is not closed"))
+                                .help(format!("it is still open at the `{c}` on {line}:{}", col + 1)),
+                        );
+                    }
+                    None => return Some(Diagnostic::at(line, col, 1, format!("unexpected closing delimiter `{c}`"))),
+                }
+            }
+            _ => {}
+        }
+        if i < chars.len() {
+            step(&mut i, &mut line, &mut col);
+        }
+    }
+    open.pop().map(|(o, l, k)| Diagnostic::at(l, k, 1, format!("this `{o}` is never closed")))
+}
+
 /// Parses Rust source text holding one `#[sampler]` function (a GNN sampling policy: the
 /// weight of an edge of the node being sampled) and lowers it like a function-form walk. A
 /// policy sees the edge and the node whose row is sampled (`s.cur()`, `s.dst()`,
 /// `s.weight()`, `s.label()`, `s.edge()`, `s.time()`, graph queries); a walker's history
 /// (`s.prev()`, `s.start()`, `s.step()`) means nothing there and is an error at its token.
 pub fn lower_sampler_source(source: &str) -> Result<Program, Diagnostics> {
-    let file = syn::parse_file(source).map_err(|e| Diagnostics(vec![Diagnostic::error(e.span(), e.to_string())]))?;
+    let file = parse_file(source)?;
     let is_sampler = |attrs: &[syn::Attribute]| attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "sampler"));
     let mut found = file.items.iter().filter_map(|i| match i {
         syn::Item::Fn(f) if is_sampler(&f.attrs) => Some(f),
@@ -146,7 +231,7 @@ pub fn lower_sampler_source(source: &str) -> Result<Program, Diagnostics> {
 /// policy it sees one edge (`s.cur()` → `s.dst()`, its weight, label, time and graph
 /// queries) and no walker history.
 pub fn lower_mask_source(source: &str) -> Result<Program, Diagnostics> {
-    let file = syn::parse_file(source).map_err(|e| Diagnostics(vec![Diagnostic::error(e.span(), e.to_string())]))?;
+    let file = parse_file(source)?;
     let is_mask = |attrs: &[syn::Attribute]| attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "mask"));
     let mut found = file.items.iter().filter_map(|i| match i {
         syn::Item::Fn(f) if is_mask(&f.attrs) => Some(f),
@@ -1077,7 +1162,9 @@ impl Lowerer {
             }
             _ if tail => {
                 let v = self.expr(e, env, hint).map(|v| vec![v]);
-                if !only_exits {
+                // An expression already reported (`while`, a macro, …) is not also a value
+                // that "ends the walk".
+                if !only_exits && v.is_ok() {
                     self.err_help(e.span(), "this value ends the walk, but statements follow it", "end it with `;` or move it last");
                 }
                 Some(v)
@@ -1817,6 +1904,15 @@ impl Lowerer {
     fn field(&mut self, fe: &syn::ExprField, env: &Env) -> Lowered {
         let span = fe.span();
         let member = member_name(&fe.member);
+        if is_self(&fe.base) && !self.impl_form {
+            let help = if self.params.iter().any(|q| q.name == member) {
+                format!("in a `fn` walk, hyperparameters are the function's parameters: write `{member}`")
+            } else {
+                "in a `fn` walk, hyperparameters are the function's parameters after `s: &Step`".to_string()
+            };
+            self.err_help(fe.base.span(), "`self` exists only in walks written as an `impl`", help);
+            return Err(());
+        }
         if is_self(&fe.base) {
             let found = self.params.iter().enumerate().find(|(_, q)| q.name == member).map(|(i, q)| (i, q.ty));
             return match found {

@@ -55,6 +55,9 @@ fn library_walks_lower() {
 
 /// Each case: source, expected message fragment, expected `line:column` of the caret.
 const ERRORS: &[(&str, &str, &str)] = &[
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    let x = (s.weight();\n    x\n}\n", "this `(` is not closed", "3:13"),
+    ("#[walk]\nfn w(s: &Step) -> f32 {\n    s.weight() }\n}\n", "unexpected closing delimiter `}`", "4:1"),
+    ("#[walk]\nfn w(s: &Step, a: f32) -> f32 {\n    s.weight() * self.a\n}\n", "`self` exists only in walks written as an `impl`", "3:18"),
     (
         "#[walk]\nfn w(s: &Step) -> f32 {\n    let mut x = 1.0;\n    while x < 2.0 { x += 1.0; }\n    x\n}\n",
         "`while` is not part of the walk language",
@@ -102,6 +105,14 @@ fn every_diagnostic_points_at_the_token() {
         assert!(text.contains(msg), "expected `{msg}` in:\n{text}");
         assert!(text.contains(&format!("w.rs:{at}\n")), "expected the caret at {at} for `{msg}`:\n{text}");
         assert!(text.contains('^'), "{text}");
+    }
+}
+
+#[test]
+fn one_error_per_mistake_not_a_cascade() {
+    for (src, _, _) in ERRORS.iter().filter(|(src, _, _)| src.contains("while") || src.contains("self.a") || src.contains("(s.weight();")) {
+        let err = lower_source(src).err().expect("an error");
+        assert_eq!(err.0.len(), 1, "one error, not a cascade:\n{}", err.render(src, "w.rs"));
     }
 }
 

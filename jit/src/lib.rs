@@ -155,6 +155,8 @@ pub struct JitWalk {
     stop: Option<RoutineFn>,
     /// How the engine samples this walk's steps.
     engine_turns: EngineTurns,
+    /// [`Walk::fingerprint`]: a hash of the program's IR, its parameter values and weightedness.
+    fingerprint: u64,
     /// Seconds Cranelift took.
     pub compile_seconds: f64,
     /// The Cranelift IR of each function, as generated (what the golden files pin).
@@ -348,6 +350,7 @@ impl JitWalk {
             update,
             stop,
             engine_turns: EngineTurns::Compiled,
+            fingerprint: wayfarer_runtime::hash::fnv64(&[format!("{program:?}|{values:?}|{weighted}").as_bytes()]),
             compile_seconds: started.elapsed().as_secs_f64(),
             clif,
             _module: module,
@@ -517,6 +520,9 @@ impl Walk for JitWalk {
 
     fn name(&self) -> &str {
         &self.name
+    }
+    fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
     fn requirements(&self) -> Requirements {
         self.requirements

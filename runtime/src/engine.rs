@@ -3,18 +3,21 @@
 //! Queries (one walker each) are split across rayon's threads in fixed chunks. A walker's
 //! random numbers come from Philox streams keyed by `(seed, query, step)`, so the output does
 //! not depend on the thread count, the chunking or the interleaving. It does depend on the
-//! cost ratio `R` (which picks the sampler, and the two samplers consume randomness
-//! differently): `R` is printed in every report and can be fixed with [`CostRatio::Fixed`].
+//! cost model (which picks the sampler, and the two samplers consume randomness differently):
+//! the default, [`CPU_COST_MODEL`], is fixed, so a seed gives the same walks on any machine; a
+//! measured model ([`CostRatio::Cached`], `--cost-ratio profile`) is opt-in.
 //!
 //! Per step, in adaptive mode, the engine compares the expected costs of the two exact
 //! samplers at node `v` of degree `d`, with bound `B` and sum estimate `Ŝ`:
 //! eRJS takes about `d·B/Ŝ` trials, eRVS reads `d` edges plus a fixed start-up cost worth `F`
 //! edges (its first keys need logarithms and exponentials, which dominate on small rows). In
 //! units of one edge read, eRVS wins iff `R·d·B > Ŝ·(d + F)`, where `R` is the time of one
-//! rejection trial over the time of one reservoir edge. `R` and `F` are measured on this
-//! machine and graph by a short profiling pass ([`CostModel`]). With `F = 0` this is
+//! rejection trial over the time of one reservoir edge ([`CostModel`]; measured on this machine
+//! and graph by [`profile_cost_model`] when asked). With `F = 0` this is
 //! FlexiWalker's rule `R·B > Ŝ`, which sends small rows to eRVS even where eRJS is cheaper.
 
+use crate::cost::cached_model;
+pub use crate::cost::{CPU_COST_MODEL, CostModel, CostRatio, SHORT_ROW, cost_cache_key, cost_cache_path, profile_cost_model};
 use crate::error::WalkError;
 use crate::graph::{CsrGraph, NO_NODE};
 use crate::rng::{INIT_STEP, Purpose, StepRng};
@@ -65,84 +68,6 @@ impl std::fmt::Display for SamplerMode {
             SamplerMode::ReservoirPrefix => "prefix-reservoir",
         })
     }
-}
-
-/// Rows up to this length count as short in the cost model: they fit in a few cache lines,
-/// so an eRJS trial there is much cheaper than on a hub's row.
-pub const SHORT_ROW: usize = 64;
-
-/// The per-step cost model: eRVS iff `R·d·B > Ŝ·(d + F)` (see the module docs), with `R`
-/// measured separately for short rows (up to [`SHORT_ROW`] edges) and long ones.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CostModel {
-    /// `R` on long rows: time of one eRJS trial over time of one eRVS edge.
-    pub ratio: f64,
-    /// `F`: eRVS's fixed cost per step, in edge reads.
-    pub fixed: f64,
-    /// `R` on short rows.
-    pub ratio_short: f64,
-}
-
-impl Default for CostModel {
-    /// `R = 1`, `F = 0`: the model the non-adaptive policies run with (it sets eRJS's trial cap).
-    fn default() -> Self {
-        CostModel::uniform(1.0, 0.0)
-    }
-}
-
-impl CostModel {
-    /// Whether eRVS is expected to be cheaper than eRJS for this step.
-    #[inline(always)]
-    pub fn prefers_reservoir(&self, d: usize, bound: f32, sum_estimate: f32) -> bool {
-        let r = self.ratio_for(d);
-        let d = d as f64;
-        r * d * bound as f64 > sum_estimate as f64 * (d + self.fixed)
-    }
-
-    /// `R` for a row of length `d`.
-    #[inline(always)]
-    pub fn ratio_for(&self, d: usize) -> f64 {
-        if d <= SHORT_ROW { self.ratio_short } else { self.ratio }
-    }
-
-    /// One `R` for every row length.
-    pub fn uniform(ratio: f64, fixed: f64) -> Self {
-        CostModel { ratio, fixed, ratio_short: ratio }
-    }
-
-    /// eRJS's trial cap: about twice the trials eRVS's whole step would cost, so a loose bound
-    /// costs at most a small constant factor over choosing eRVS directly.
-    #[inline(always)]
-    pub fn trial_cap(&self, d: usize) -> u32 {
-        (2.0 * (d as f64 + self.fixed) / self.ratio_for(d).max(1e-3)).clamp(32.0, 1e9) as u32
-    }
-
-    fn validate(&self) -> Result<(), WalkError> {
-        for r in [self.ratio, self.ratio_short] {
-            if !(r > 0.0 && r.is_finite()) {
-                return Err(WalkError::param("cost-ratio", format!("R = {r} must be finite and > 0")));
-            }
-        }
-        if !(self.fixed >= 0.0 && self.fixed.is_finite()) {
-            return Err(WalkError::param("cost-ratio", format!("F = {} must be finite and >= 0", self.fixed)));
-        }
-        Ok(())
-    }
-}
-
-/// Where the cost model comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub enum CostRatio {
-    /// Profile once per (walk, graph) on this machine and reuse the value from the cache file
-    /// afterwards, so repeated runs choose the same samplers (see [`cost_cache_path`]).
-    #[default]
-    Cached,
-    /// Profile on every run.
-    Profile,
-    /// Use this `R`, with `F = 0` (FlexiWalker's rule).
-    Fixed(f64),
-    /// Use this model.
-    Model(CostModel),
 }
 
 /// Which walkers to run.
@@ -252,7 +177,7 @@ pub struct WalkConfig {
 
 impl Default for WalkConfig {
     fn default() -> Self {
-        WalkConfig { length: 80, seed: 0, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Cached, interleave: 8 }
+        WalkConfig { length: 80, seed: 0, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Default, interleave: 8 }
     }
 }
 
@@ -272,6 +197,10 @@ impl Walks {
     /// Appends the next walks (of the same stride): how batched runs collect their output.
     pub fn append(&mut self, batch: Walks) {
         debug_assert_eq!(self.stride, batch.stride);
+        if self.lengths.is_empty() {
+            *self = batch;
+            return;
+        }
         self.nodes.extend(batch.nodes);
         self.lengths.extend(batch.lengths);
     }
@@ -308,6 +237,10 @@ impl Walks {
     /// The visited nodes of walk `i`.
     pub fn walk(&self, i: usize) -> &[u32] {
         &self.nodes[i * self.stride..i * self.stride + self.lengths[i] as usize]
+    }
+    /// Every walk's visited nodes (internal ids), in query order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
+        (0..self.len()).map(|i| self.walk(i))
     }
     /// Total moves made.
     pub fn steps(&self) -> u64 {
@@ -385,7 +318,8 @@ pub struct RunReport {
     pub profile_seconds: f64,
     /// The cost model used (`R` and `F`).
     pub cost: CostModel,
-    /// Where it came from: "fixed", "profiled", "cached" or "unused".
+    /// Where it came from: "default", "fixed", "profiled", "cached" (measured on an earlier run),
+    /// "unused" (not the adaptive rule); on the GPU also "gpu default" and "tuned".
     pub cost_ratio_source: &'static str,
     /// Sampler counters.
     pub stats: SamplerStats,
@@ -418,7 +352,10 @@ impl RunReport {
             self.cost.ratio,
             self.cost.fixed,
             self.cost.ratio_short,
-            self.cost_ratio_source,
+            match self.cost_ratio_source {
+                s @ ("profiled" | "cached" | "tuned") => format!("{s} on this machine: the walks depend on it"),
+                s => s.to_string(),
+            },
             self.stats.dead_ends,
         )
     }
@@ -1045,7 +982,9 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
     Ok(st)
 }
 
-/// Runs a walk on the CPU. `progress`, if given, is advanced by the number of finished walkers.
+/// Runs a walk on the CPU and returns every walk in memory. `progress`, if given, is advanced by
+/// the number of finished walkers. The walks must fit in memory (checked before anything is
+/// allocated); [`run_streaming`] hands them over in batches instead.
 pub fn run<W: Walk>(
     walk: &W,
     graph: &CsrGraph,
@@ -1053,6 +992,54 @@ pub fn run<W: Walk>(
     cfg: &WalkConfig,
     progress: Option<&AtomicU64>,
 ) -> Result<(Walks, RunReport), WalkError> {
+    let walkers = starts.count(graph.num_nodes());
+    let stride = cfg.length as usize + 1;
+    crate::memory::check(&format!("{walkers} walks of {stride} nodes"), walks_bytes(walkers, stride))
+        .map_err(|m| WalkError::Config(format!("{m}: stream them to a file instead (`-o`, `engine::run_streaming`)")))?;
+    let mut all = Walks { stride, nodes: Vec::new(), lengths: Vec::new() };
+    let report = run_streaming(walk, graph, starts, cfg, progress, u64::MAX, &mut |b| {
+        all.append(b);
+        Ok(())
+    })?;
+    Ok((all, report))
+}
+
+/// Bytes that `walkers` walks of `stride` slots take in memory.
+pub fn walks_bytes(walkers: u64, stride: usize) -> u128 {
+    walkers as u128 * (stride as u128 + 1) * 4
+}
+
+/// The most walkers per batch that [`run_streaming`] holds: about `budget` bytes of walks, at
+/// most a quarter of the memory available now, never fewer than one per thread. An error,
+/// before anything is allocated, if even that does not fit.
+pub fn batch_walkers(walkers: u64, stride: usize, budget: u64) -> Result<u64, WalkError> {
+    // Every worker allocates once first, so its malloc arena (64 MiB of address space under
+    // glibc, which `ulimit -v` counts) is already part of what is measured.
+    rayon::broadcast(|_| std::hint::black_box(Box::new(0u8)));
+    let avail = crate::memory::available_bytes().unwrap_or(u64::MAX);
+    let budget = budget.min(avail / 4).max(1) as u128;
+    let min = (rayon::current_num_threads() as u64).min(walkers).max(1);
+    crate::memory::check(&format!("{min} walks of {stride} nodes (one per thread)"), walks_bytes(min, stride))
+        .map_err(WalkError::Config)?;
+    let per = (budget / walks_bytes(1, stride)).min(walkers.max(1) as u128) as u64;
+    Ok(per.max(min))
+}
+
+/// Runs a walk on the CPU in batches of about `batch_bytes` of walks (see [`batch_walkers`]:
+/// chosen after the per-node arrays and tables are built, from the memory left), handing each
+/// batch's walks to `sink` in query order, so outputs larger than memory are written as they
+/// are made. The walks are the same for any batch size: every random number is keyed by
+/// `(seed, query, step)`. The per-node arrays, the cost model and the prefix tables are
+/// computed once.
+pub fn run_streaming<W: Walk>(
+    walk: &W,
+    graph: &CsrGraph,
+    starts: &Starts,
+    cfg: &WalkConfig,
+    progress: Option<&AtomicU64>,
+    batch_bytes: u64,
+    sink: &mut dyn FnMut(Walks) -> Result<(), WalkError>,
+) -> Result<RunReport, WalkError> {
     walk.check(graph)?;
     let n = graph.num_nodes();
     if n == 0 {
@@ -1061,10 +1048,6 @@ pub fn run<W: Walk>(
     starts.validate(n)?;
     let walkers = starts.count(n);
     let stride = cfg.length as usize + 1;
-    let cells = (walkers as u128) * stride as u128;
-    if cells > (isize::MAX as u128) / 4 {
-        return Err(WalkError::Config(format!("{walkers} walks of {stride} nodes do not fit in memory")));
-    }
     let t0 = Instant::now();
     let stats = NodeStats::compute(graph, walk.requirements(), walk.weighted());
     let precompute_seconds = t0.elapsed().as_secs_f64();
@@ -1077,6 +1060,7 @@ pub fn run<W: Walk>(
         (CostModel::uniform(1.0, 0.0), "unused")
     } else {
         match cfg.cost_ratio {
+            CostRatio::Default => (CPU_COST_MODEL, "default"),
             CostRatio::Fixed(ratio) => (CostModel::uniform(ratio, 0.0), "fixed"),
             CostRatio::Model(m) => (m, "fixed"),
             CostRatio::Profile => (profile_cost_model(walk, &ctx), "profiled"),
@@ -1113,37 +1097,49 @@ pub fn run<W: Walk>(
     });
     let compiled_turns = compiled.as_ref().is_some_and(|c| c.turns.is_some());
     let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled };
-    let mut nodes = vec![NO_NODE; cells as usize];
-    let mut lengths = vec![0u32; walkers as usize];
+    let batch = batch_walkers(walkers, stride, batch_bytes)?;
     let chunk = 512usize;
-    let t2 = Instant::now();
-    let totals = nodes
-        .par_chunks_mut(chunk * stride)
-        .zip(lengths.par_chunks_mut(chunk))
-        .enumerate()
-        .map(|(c, (out, lens))| {
-            // Two instantiations: the engine's loop for walks without compiled turns carries
-            // no trace of them (its registers are all the native walk's).
-            let st = if env.compiled.is_some() {
-                run_chunk::<W, true>(&env, starts, cfg, (c * chunk) as u64, out, lens)?
-            } else {
-                run_chunk::<W, false>(&env, starts, cfg, (c * chunk) as u64, out, lens)?
-            };
-            if let Some(p) = progress {
-                p.fetch_add(lens.len() as u64, Ordering::Relaxed);
-            }
-            Ok(st)
-        })
-        .try_reduce(SamplerStats::default, |mut a, b| {
-            a.add(&b);
-            Ok(a)
-        })?;
-    let walk_seconds = t2.elapsed().as_secs_f64();
-    let walks = Walks { stride, nodes, lengths };
+    let (mut walk_seconds, mut steps) = (0.0, 0u64);
+    let mut totals = SamplerStats::default();
+    let mut first = 0u64;
+    while first < walkers {
+        let count = batch.min(walkers - first);
+        let mut nodes = vec![NO_NODE; count as usize * stride];
+        let mut lengths = vec![0u32; count as usize];
+        let t2 = Instant::now();
+        let st = nodes
+            .par_chunks_mut(chunk * stride)
+            .zip(lengths.par_chunks_mut(chunk))
+            .enumerate()
+            .map(|(c, (out, lens))| {
+                let at = first + (c * chunk) as u64;
+                // Two instantiations: the engine's loop for walks without compiled turns carries
+                // no trace of them (its registers are all the native walk's).
+                let st = if env.compiled.is_some() {
+                    run_chunk::<W, true>(&env, starts, cfg, at, out, lens)?
+                } else {
+                    run_chunk::<W, false>(&env, starts, cfg, at, out, lens)?
+                };
+                if let Some(p) = progress {
+                    p.fetch_add(lens.len() as u64, Ordering::Relaxed);
+                }
+                Ok(st)
+            })
+            .try_reduce(SamplerStats::default, |mut a, b| {
+                a.add(&b);
+                Ok(a)
+            })?;
+        walk_seconds += t2.elapsed().as_secs_f64();
+        totals.add(&st);
+        let walks = Walks { stride, nodes, lengths };
+        steps += walks.steps();
+        sink(walks)?;
+        first += count;
+    }
     let report = RunReport {
         walk: walk.name().to_string(),
         walkers,
-        steps: walks.steps(),
+        steps,
         walk_seconds,
         precompute_seconds,
         profile_seconds,
@@ -1154,220 +1150,5 @@ pub fn run<W: Walk>(
         sampler: cfg.sampler,
         compiled_turns,
     };
-    Ok((walks, report))
-}
-
-/// Measures the cost model for this walk on this graph: `R` = (time per eRJS trial) /
-/// (time per eRVS edge), and `F` = eRVS's fixed cost per step in edge reads.
-///
-/// Probes are the states reached by short pilot walks (exact eRVS, a few steps) from nodes
-/// spread over the id range, so they sit where walkers spend their time. Rejection probes run a fixed number of trials whatever they accept, each
-/// exactly as the engine runs it (envelope squeeze included). Reservoir
-/// probes run twice: over at most `MAX_EDGES_PER_PROBE` edges of the probe's own row (never
-/// past it), and over its first two edges only; the difference separates the per-edge cost
-/// from the per-step cost. Each measurement is the best of three rounds.
-pub fn profile_cost_model<W: Walk>(walk: &W, ctx: &Ctx) -> CostModel {
-    const PROBES: usize = 2048;
-    const TRIALS: usize = 32;
-    const MAX_EDGES_PER_PROBE: usize = 4096;
-    const MAX_EDGES: usize = 1 << 20;
-    const SHORT: usize = 2;
-    const PILOT_STEPS: u32 = 6;
-    let fallback = CostModel::uniform(1.0, 0.0);
-    let g = ctx.graph;
-    let n = g.num_nodes();
-    let stride = (n / PROBES).max(1);
-    let mut probes = Vec::new();
-    for p in (0..n).step_by(stride) {
-        let t = p as u32;
-        let mut w = Walker::<W::State>::new(t);
-        let mut rng = StepRng::new(0, p as u64, INIT_STEP, Purpose::Profile);
-        walk.init(ctx, &mut w, &mut rng);
-        // A short pilot walk (exact, eRVS) puts the probe where walkers spend their time:
-        // on hubs and, with skewed weights, on the heavy edges they go back and forth on.
-        for step in 0..PILOT_STEPS {
-            let row = g.row(w.cur);
-            if row.is_empty() || row.len() > MAX_EDGES_PER_PROBE {
-                break;
-            }
-            let mut rng = StepRng::new(1, p as u64, step, Purpose::Profile);
-            let pick = sampler::reservoir_jump(row.len(), &mut rng, |i| walk.weight(ctx, &w, row.start + i).max(0.0));
-            let Ok(Some(i)) = pick else { break };
-            w.prev = w.cur;
-            w.cur = g.targets()[row.start + i];
-            w.last_edge = (row.start + i) as u64;
-            w.step += 1;
-        }
-        if g.degree(w.cur) >= SHORT as u64
-            && let Bound::Max(b) = walk.bound(ctx, &w)
-            && b > 0.0
-            && b.is_finite()
-        {
-            probes.push((w, b));
-        }
-    }
-    if probes.is_empty() {
-        return fallback;
-    }
-    let reservoir = |round: u64, cap: usize| -> (f64, usize, usize) {
-        let t = Instant::now();
-        let (mut edges, mut steps) = (0usize, 0usize);
-        for (k, (w, _)) in probes.iter().enumerate() {
-            if edges >= MAX_EDGES {
-                break;
-            }
-            let row = g.row(w.cur);
-            let d = row.len().min(cap);
-            let mut rng = StepRng::new(round, k as u64, 1, Purpose::Profile);
-            let r = sampler::reservoir_jump(d, &mut rng, |i| walk.weight(ctx, w, row.start + i).max(0.0));
-            std::hint::black_box(r.ok());
-            edges += d;
-            steps += 1;
-        }
-        (t.elapsed().as_secs_f64(), edges, steps)
-    };
-    let (mut best_rjs, mut best_rjs_short) = (f64::INFINITY, f64::INFINITY);
-    let short_probes = probes.iter().filter(|(w, _)| g.degree(w.cur) as usize <= SHORT_ROW).count();
-    let (mut best_long, mut best_short) = (f64::INFINITY, f64::INFINITY);
-    let (mut long_edges, mut long_steps, mut short_steps) = (0, 0, 0);
-    for round in 0..3 {
-        // Short and long rows are timed apart: a trial in a row of a few cache lines costs
-        // far less than one in a hub's row.
-        for short in [false, true] {
-            let t = Instant::now();
-            let mut acc = 0u64;
-            for (k, (w, b)) in probes.iter().enumerate() {
-                let row = g.row(w.cur);
-                if (row.len() <= SHORT_ROW) != short {
-                    continue;
-                }
-                let d = row.len() as u64;
-                let mut rng = StepRng::new(round, k as u64, 0, Purpose::Profile);
-                // The same trial as the engine's, squeeze included: on skewed weights most
-                // rejections are decided by the envelope alone, and R must reflect that.
-                for _ in 0..TRIALS {
-                    let (i, y) = sampler::rejection_propose(d as usize, *b, &mut rng);
-                    let envelope = |i: usize| walk.weight_envelope(ctx, w, row.start + i);
-                    let weight = |i: usize| walk.weight(ctx, w, row.start + i);
-                    acc += sampler::rejection_decide(i, y, f32::INFINITY, envelope, weight).unwrap_or(false) as u64;
-                }
-            }
-            std::hint::black_box(acc);
-            let el = t.elapsed().as_secs_f64();
-            if short {
-                best_rjs_short = best_rjs_short.min(el);
-            } else {
-                best_rjs = best_rjs.min(el);
-            }
-        }
-        let (tl, el, sl) = reservoir(round, MAX_EDGES_PER_PROBE);
-        best_long = best_long.min(tl);
-        (long_edges, long_steps) = (el, sl);
-        let (ts, _, ss) = reservoir(round, SHORT);
-        best_short = best_short.min(ts);
-        short_steps = ss;
-    }
-    let long_probes = probes.len() - short_probes;
-    let per_trial_long = (long_probes > 0).then(|| best_rjs / (long_probes * TRIALS) as f64);
-    let per_trial_short = (short_probes > 0).then(|| best_rjs_short / (short_probes * TRIALS) as f64);
-    let (per_trial, per_trial_short) = match (per_trial_long, per_trial_short) {
-        (Some(l), Some(s)) => (l, s),
-        (Some(l), None) => (l, l),
-        (None, Some(s)) => (s, s),
-        (None, None) => return fallback,
-    };
-    let per_short_step = best_short / short_steps as f64;
-    // Long scans: steps·(c0 + SHORT·ce) + (edges - SHORT·steps)·ce.
-    let extra_edges = long_edges as f64 - (SHORT * long_steps) as f64;
-    let per_edge = if extra_edges > 0.0 { (best_long - per_short_step * long_steps as f64) / extra_edges } else { f64::NAN };
-    if !(per_edge > 0.0 && per_edge.is_finite() && per_trial > 0.0) {
-        // Too few long rows to separate the costs: fall back to the plain ratio.
-        let per_edge = best_long / long_edges.max(1) as f64;
-        let m = CostModel { ratio: per_trial / per_edge, fixed: 0.0, ratio_short: per_trial_short / per_edge };
-        return if m.validate().is_ok() { m } else { fallback };
-    }
-    let fixed = (per_short_step / per_edge - SHORT as f64).max(0.0);
-    let m = CostModel { ratio: per_trial / per_edge, fixed, ratio_short: per_trial_short / per_edge };
-    if m.validate().is_ok() { m } else { fallback }
-}
-
-/// The cost-ratio cache: `$WAYFARER_CACHE_DIR/cost-ratio.tsv`, else
-/// `$XDG_CACHE_HOME/wayfarer/…`, else `~/.cache/wayfarer/…`.
-pub fn cost_cache_path() -> Option<std::path::PathBuf> {
-    let dir = if let Some(d) = std::env::var_os("WAYFARER_CACHE_DIR") {
-        std::path::PathBuf::from(d)
-    } else if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
-        std::path::PathBuf::from(d).join("wayfarer")
-    } else {
-        std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache").join("wayfarer")
-    };
-    Some(dir.join("cost-ratio.tsv"))
-}
-
-fn cached_model<W: Walk>(walk: &W, ctx: &Ctx) -> (CostModel, &'static str) {
-    let g = ctx.graph;
-    let key = format!(
-        "v{}/3|{}|{}|n={}|m={}",
-        env!("CARGO_PKG_VERSION"),
-        walk.name(),
-        if walk.weighted() { "weighted" } else { "unweighted" },
-        g.num_nodes(),
-        g.num_edges()
-    );
-    let path = cost_cache_path();
-    if let Some(p) = &path
-        && let Ok(text) = std::fs::read_to_string(p)
-    {
-        for line in text.lines() {
-            let f: Vec<&str> = line.split('\t').collect();
-            if f.len() == 4
-                && f[0] == key
-                && let (Ok(ratio), Ok(fixed), Ok(ratio_short)) =
-                    (f[1].trim().parse::<f64>(), f[2].trim().parse::<f64>(), f[3].trim().parse::<f64>())
-            {
-                let m = CostModel { ratio, fixed, ratio_short };
-                if m.validate().is_ok() {
-                    return (m, "cached");
-                }
-            }
-        }
-    }
-    let m = profile_cost_model(walk, ctx);
-    if let Some(p) = &path {
-        // A cache that cannot be written only costs a re-profile next time.
-        let _ = std::fs::create_dir_all(p.parent().unwrap()).and_then(|_| {
-            use std::io::Write;
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p)?;
-            writeln!(f, "{key}\t{}\t{}\t{}", m.ratio, m.fixed, m.ratio_short)
-        });
-    }
-    (m, "profiled")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::walks::{Node2vec, Weighting};
-
-    #[test]
-    fn cost_model_reduces_to_flexiwalker_rule_without_fixed_cost() {
-        let m = CostModel::uniform(4.0, 0.0);
-        assert!(m.prefers_reservoir(10, 2.0, 7.9));
-        assert!(!m.prefers_reservoir(10, 2.0, 8.0));
-        // A fixed cost moves small rows to rejection sampling.
-        let f = CostModel::uniform(4.0, 30.0);
-        assert!(!f.prefers_reservoir(3, 2.0, 4.0));
-        assert!(f.prefers_reservoir(3000, 2.0, 4.0));
-        assert!(f.trial_cap(0) >= 32);
-    }
-
-    #[test]
-    fn profiling_gives_a_usable_model() {
-        let mut g = crate::graph::generate::rmat(12, 16, 2).unwrap();
-        g.set_weights(Some(crate::graph::generate::weights(&g, "uniform".parse().unwrap(), 2))).unwrap();
-        let walk = Node2vec::new(2.0, 0.5, Weighting::Weighted).unwrap();
-        let stats = NodeStats::compute(&g, walk.requirements(), true);
-        let m = profile_cost_model(&walk, &Ctx::new(&g, &stats));
-        assert!(m.validate().is_ok(), "{m:?}");
-    }
+    Ok(report)
 }

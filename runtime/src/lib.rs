@@ -18,9 +18,13 @@
 
 #![warn(missing_docs)]
 
+pub mod atomic_file;
+pub mod cost;
 pub mod engine;
 pub mod error;
 pub mod graph;
+pub mod hash;
+pub mod memory;
 pub mod output;
 pub mod rng;
 pub mod sample;

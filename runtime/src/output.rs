@@ -1,5 +1,6 @@
 //! Writing walks: `.npy` (padded matrix) and text (one walk per line, what word2vec reads).
 
+pub use crate::atomic_file::AtomicFile;
 use crate::engine::Walks;
 use crate::error::GraphError;
 use crate::graph::{CsrGraph, NO_NODE};
@@ -72,7 +73,7 @@ pub fn write_walks(walks: &Walks, graph: &CsrGraph, ids: IdSpace, path: &Path) -
 /// needs it, and [`WalkWriter::finish`] checks that exactly that many walks arrived.
 pub struct WalkWriter<'g> {
     format: OutputFormat,
-    w: std::io::BufWriter<std::fs::File>,
+    w: AtomicFile,
     path: std::path::PathBuf,
     graph: &'g CsrGraph,
     ids: IdSpace,
@@ -84,17 +85,49 @@ pub struct WalkWriter<'g> {
 
 impl<'g> WalkWriter<'g> {
     /// Creates `path` for `rows` walks of `stride` slots (length + 1) and writes the header.
+    /// The walks go to a temporary file beside it, renamed to `path` by [`WalkWriter::finish`]
+    /// (see [`AtomicFile`]): an interrupted or failed run leaves no file that looks complete.
     pub fn create(path: &Path, graph: &'g CsrGraph, ids: IdSpace, rows: usize, stride: usize) -> Result<Self, GraphError> {
-        let format = OutputFormat::for_path(path)?;
-        let file = std::fs::File::create(path).map_err(|e| GraphError::io(path, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        Self::create_in(AtomicFile::create(path)?, graph, ids, rows, stride)
+    }
+
+    /// [`WalkWriter::create`] into a file created earlier (before the work, so a bad path
+    /// fails at once). A `.npy` larger than the free space of its file system is an error here,
+    /// before any walk is made.
+    pub fn create_in(mut w: AtomicFile, graph: &'g CsrGraph, ids: IdSpace, rows: usize, stride: usize) -> Result<Self, GraphError> {
+        let path = w.path().to_path_buf();
+        let format = OutputFormat::for_path(&path)?;
         let wide = format == OutputFormat::Npy
             && ids == IdSpace::Original
             && graph.id_map().max_original(graph.num_nodes()).is_some_and(|m| m >= NO_NODE as u64);
         if format == OutputFormat::Npy {
-            w.write_all(&npy_header(if wide { "<u8" } else { "<u4" }, rows, stride)).map_err(|e| GraphError::io(path, e))?;
+            let bytes = rows as u128 * stride as u128 * if wide { 8 } else { 4 };
+            if let Some(free) = w.free_space()
+                && bytes > free as u128
+            {
+                return Err(GraphError::param(
+                    "output",
+                    format!(
+                        "{}: {rows} walks of {stride} nodes take {}, and its file system has {} free",
+                        path.display(),
+                        crate::memory::human(bytes),
+                        crate::memory::human(free as u128)
+                    ),
+                ));
+            }
+            w.write_all(&npy_header(if wide { "<u8" } else { "<u4" }, rows, stride)).map_err(|e| GraphError::io(&path, e))?;
         }
-        Ok(WalkWriter { format, w, path: path.to_path_buf(), graph, ids, wide, rows, stride, written: 0 })
+        Ok(WalkWriter { format, w, path, graph, ids, wide, rows, stride, written: 0 })
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The walks the file is declared to hold.
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 
     /// Appends the next walks.
@@ -122,15 +155,16 @@ impl<'g> WalkWriter<'g> {
         Ok(())
     }
 
-    /// Flushes the file; an error if fewer walks than declared were written.
-    pub fn finish(mut self) -> Result<(), GraphError> {
+    /// Flushes the file and renames it into place; an error (and no file) if fewer walks than
+    /// declared were written.
+    pub fn finish(self) -> Result<(), GraphError> {
         if self.written != self.rows {
             return Err(GraphError::param(
                 "output",
                 format!("{}: {} of the declared {} walks were written", self.path.display(), self.written, self.rows),
             ));
         }
-        self.w.flush().map_err(|e| GraphError::io(&self.path, e))
+        self.w.commit()
     }
 }
 
@@ -231,7 +265,56 @@ impl NpyArray {
 
     /// Writes the array as a `.npy` file.
     pub fn write(&self, path: &Path) -> Result<(), GraphError> {
-        std::fs::write(path, self.npy()).map_err(|e| GraphError::io(path, e))
+        self.write_into(AtomicFile::create(path)?)
+    }
+
+    /// Writes the array as a `.npy` file into `out` (created before the work) and commits it.
+    pub fn write_into(&self, mut out: AtomicFile) -> Result<(), GraphError> {
+        out.write_all(&self.npy()).map_err(|e| GraphError::io(out.path(), e))?;
+        out.commit()
+    }
+}
+
+/// A per-node output (`triangles --per-node`, `partition -o`), created before the work. So
+/// that no one reads a value at the wrong node, a `.npz` holds two arrays, `ids` (the nodes'
+/// original ids, uint64) and `values`, in internal order; a `.npy` holds the values alone and is
+/// accepted only when position `i` is node `i` (the graph's ids are exactly `0..n`).
+pub struct PerNodeFile {
+    file: AtomicFile,
+    npz: bool,
+}
+
+impl PerNodeFile {
+    /// Creates the output for `graph`'s nodes; `flag` names the option in errors.
+    pub fn create(path: &Path, graph: &CsrGraph, flag: &str) -> Result<Self, GraphError> {
+        let npz = match path.extension().and_then(|e| e.to_str()) {
+            Some("npz") => true,
+            Some("npy") => false,
+            _ => return Err(GraphError::param(flag, format!("{}: per-node outputs are .npz (ids and values) or .npy", path.display()))),
+        };
+        if !npz && !graph.id_map().is_identity() {
+            return Err(GraphError::param(
+                flag,
+                format!(
+                    "{}: this graph's node ids are not 0..{} (its input had gaps or other ids), so a .npy indexed by position \
+                     would not be indexed by node id; write a .npz, which holds `ids` and `values`",
+                    path.display(),
+                    graph.num_nodes()
+                ),
+            ));
+        }
+        Ok(PerNodeFile { file: AtomicFile::create(path)?, npz })
+    }
+
+    /// Writes one value per node (internal order) and commits the file.
+    pub fn write(self, graph: &CsrGraph, values: NpyArray) -> Result<(), GraphError> {
+        if self.npz {
+            let map = graph.id_map();
+            let ids = NpyArray::U64((0..graph.num_nodes() as u32).map(|v| map.original(v)).collect());
+            write_npz_into(self.file, &[("ids".into(), ids), ("values".into(), values)])
+        } else {
+            values.write_into(self.file)
+        }
     }
 }
 
@@ -239,12 +322,16 @@ impl NpyArray {
 /// `numpy.savez` writes and `numpy.load` reads). Zip limits apply: each array under 4 GiB,
 /// fewer than 65,535 arrays; beyond them this is an error, not a corrupt file.
 pub fn write_npz(path: &Path, arrays: &[(String, NpyArray)]) -> Result<(), GraphError> {
+    write_npz_into(AtomicFile::create(path)?, arrays)
+}
+
+/// [`write_npz`] into `out` (created before the work), committed when complete.
+pub fn write_npz_into(mut w: AtomicFile, arrays: &[(String, NpyArray)]) -> Result<(), GraphError> {
+    let path = &w.path().to_path_buf();
     let too_big = |what: String| GraphError::param("output", format!("{}: {what}", path.display()));
     if arrays.len() >= 0xFFFF {
         return Err(too_big(format!("{} arrays do not fit one .npz (at most 65,534): use larger batches", arrays.len())));
     }
-    let file = std::fs::File::create(path).map_err(|e| GraphError::io(path, e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
     let mut central = Vec::new();
     let mut offset = 0u64;
     let io = |e| GraphError::io(path, e);
@@ -296,7 +383,7 @@ pub fn write_npz(path: &Path, arrays: &[(String, NpyArray)]) -> Result<(), Graph
     end.extend_from_slice(&(offset as u32).to_le_bytes());
     end.extend_from_slice(&0u16.to_le_bytes());
     w.write_all(&end).map_err(io)?;
-    w.flush().map_err(io)
+    w.commit()
 }
 
 #[cfg(test)]

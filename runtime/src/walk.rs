@@ -507,4 +507,20 @@ pub trait Walk: Sync {
     fn source(&self) -> Option<WalkSource> {
         None
     }
+
+    /// A hash of the walk's program and parameter values: what caches of measurements on this
+    /// walk are keyed by, so an edited program or another parameter value never reuses an old
+    /// entry. The default hashes the name, the `#[walk]` source and its parameter values, and
+    /// the weightedness; a walk without a source must override it with its parameters.
+    fn fingerprint(&self) -> u64 {
+        let mut h = crate::hash::Fnv64::default();
+        h.write(self.name().as_bytes()).write(&[self.weighted() as u8]);
+        if let Some(src) = self.source() {
+            h.write(src.source.as_bytes());
+            for (k, v) in &src.params {
+                h.write(k.as_bytes()).write(v.as_bytes());
+            }
+        }
+        h.finish()
+    }
 }

@@ -48,6 +48,9 @@ pub struct DeepWalk {
 }
 
 impl Walk for DeepWalk {
+    fn fingerprint(&self) -> u64 {
+        crate::hash::fnv64(&[format!("{self:?}").as_bytes()])
+    }
     type State = ();
     fn name(&self) -> &str {
         "deepwalk"
@@ -136,6 +139,9 @@ impl Node2vec {
 }
 
 impl Walk for Node2vec {
+    fn fingerprint(&self) -> u64 {
+        crate::hash::fnv64(&[format!("{self:?}").as_bytes()])
+    }
     type State = ();
     fn name(&self) -> &str {
         "node2vec"
@@ -258,6 +264,9 @@ impl MetaPath {
 }
 
 impl Walk for MetaPath {
+    fn fingerprint(&self) -> u64 {
+        crate::hash::fnv64(&[format!("{self:?}").as_bytes()])
+    }
     type State = ();
     fn name(&self) -> &str {
         "metapath"
@@ -339,6 +348,9 @@ fn ratio(x: f32, sum: f32) -> f32 {
 }
 
 impl Walk for Ppr2 {
+    fn fingerprint(&self) -> u64 {
+        crate::hash::fnv64(&[format!("{self:?}").as_bytes()])
+    }
     type State = ();
     fn name(&self) -> &str {
         "ppr2"

@@ -93,6 +93,14 @@ pub enum IdMap {
 }
 
 impl IdMap {
+    /// Whether internal id `i` is original id `i` for every node.
+    pub fn is_identity(&self) -> bool {
+        match self {
+            IdMap::Identity => true,
+            IdMap::Table(t) => t.iter().enumerate().all(|(i, &id)| id == i as u64),
+        }
+    }
+
     /// The original id of internal node `v`.
     #[inline]
     pub fn original(&self, v: u32) -> u64 {
@@ -206,6 +214,11 @@ impl CsrGraph {
             Some(t) => {
                 if t.len() != n || t.windows(2).any(|w| w[0] >= w[1]) {
                     return Err(GraphError::Invalid("original ids must be strictly increasing, one per node".into()));
+                }
+                if t.last() == Some(&u64::MAX) {
+                    return Err(GraphError::Invalid(
+                        "original id 2^64 - 1 is reserved: it pads early-ended walks in uint64 outputs".into(),
+                    ));
                 }
                 IdMap::Table(Buf::owned(t))
             }
@@ -406,13 +419,21 @@ impl CsrGraph {
 
     /// Writes the graph as `.wfg`.
     pub fn save_wfg(&self, path: impl AsRef<Path>) -> Result<(), GraphError> {
-        wfg::save(self, path.as_ref())
+        wfg::save(self, crate::atomic_file::AtomicFile::create(path.as_ref())?)
+    }
+    /// [`CsrGraph::save_wfg`] into a file created earlier (before the work that made the graph).
+    pub fn save_wfg_into(&self, file: crate::atomic_file::AtomicFile) -> Result<(), GraphError> {
+        wfg::save(self, file)
     }
 
     /// Writes the graph as a text edge list in original ids (`source target [weight] [label]
     /// [timestamp]`), which [`CsrGraph::load_edge_list`] reads back.
     pub fn save_edge_list(&self, path: impl AsRef<Path>) -> Result<(), GraphError> {
-        text::save_edge_list(self, path.as_ref())
+        text::save_edge_list(self, crate::atomic_file::AtomicFile::create(path.as_ref())?)
+    }
+    /// [`CsrGraph::save_edge_list`] into a file created earlier.
+    pub fn save_edge_list_into(&self, file: crate::atomic_file::AtomicFile) -> Result<(), GraphError> {
+        text::save_edge_list(self, file)
     }
 
     /// Loads a SNAP-style text edge list.
@@ -433,6 +454,50 @@ impl CsrGraph {
     /// Parses a Matrix Market file held in memory.
     pub fn parse_matrix_market(data: &[u8], name: &Path) -> Result<Self, GraphError> {
         text::parse_matrix_market(data, name)
+    }
+
+    /// Builds a graph of `num_nodes` nodes (ids `0..num_nodes`) from edges in memory, with the
+    /// same options as the loaders (symmetrize, parallel edges, self loops, which attributes to
+    /// keep). Ids out of range and bad weights are errors naming the edge.
+    pub fn from_edges(num_nodes: usize, edges: &[EdgeRecord], opts: &BuildOptions) -> Result<Self, GraphError> {
+        if num_nodes > NO_NODE as usize {
+            return Err(GraphError::Invalid(format!("{num_nodes} nodes: at most {} fit 32-bit node ids", NO_NODE)));
+        }
+        for (i, e) in edges.iter().enumerate() {
+            if e.src as usize >= num_nodes || e.dst as usize >= num_nodes {
+                return Err(GraphError::Invalid(format!("edge {i} ({} -> {}) names a node outside 0..{num_nodes}", e.src, e.dst)));
+            }
+            if opts.weights && !(e.weight.is_finite() && e.weight >= 0.0) {
+                return Err(GraphError::Invalid(format!("edge {i} has weight {}: weights must be finite and >= 0", e.weight)));
+            }
+        }
+        build::build(num_nodes, &build::SliceSource(edges), opts, IdMap::Identity)
+    }
+
+    /// A hash of the graph's contents (structure, weights, labels, timestamps, node properties
+    /// and original ids): what a cache of measurements on this graph is keyed by. Reads every
+    /// array once (CRC-32 at memory speed).
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = crate::hash::Fnv64::default();
+        h.write(b"csr1").write(&(self.num_nodes() as u64).to_le_bytes());
+        h.write_bulk(bytemuck::cast_slice(self.offsets())).write_bulk(bytemuck::cast_slice(self.targets()));
+        let opt = |h: &mut crate::hash::Fnv64, tag: &[u8], bytes: Option<&[u8]>| {
+            h.write(tag);
+            if let Some(b) = bytes {
+                h.write_bulk(b);
+            }
+        };
+        opt(&mut h, b"w", self.weights().map(bytemuck::cast_slice));
+        opt(&mut h, b"l", self.labels().map(bytemuck::cast_slice));
+        opt(&mut h, b"t", self.timestamps().map(bytemuck::cast_slice));
+        for p in &self.node_props {
+            h.write(p.name.as_bytes()).write_bulk(bytemuck::cast_slice(&p.values));
+        }
+        match &self.ids {
+            IdMap::Table(t) => h.write(b"ids").write_bulk(bytemuck::cast_slice(t)),
+            IdMap::Identity => h.write(b"identity"),
+        };
+        h.finish()
     }
 
     /// Approximate bytes held by the graph's arrays.

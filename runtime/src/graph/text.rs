@@ -110,6 +110,13 @@ fn parse_id(field: &[u8], what: &str) -> Result<u64, String> {
             .and_then(|v| v.checked_add((b - b'0') as u64))
             .ok_or_else(|| format!("{what}: node id `{}` does not fit in 64 bits", show(field)))?;
     }
+    if v == u64::MAX {
+        // The padding of uint64 walk outputs (`.npy`): a node with this id could not be told
+        // from the end of a walk.
+        return Err(format!(
+            "{what}: node id {v} (2^64 - 1) is reserved: it pads early-ended walks in uint64 outputs; ids are 0 ..= 2^64 - 2"
+        ));
+    }
     Ok(v)
 }
 
@@ -527,10 +534,9 @@ pub(crate) fn parse_matrix_market(data: &[u8], path: &Path) -> Result<CsrGraph, 
 /// Writes `g` as a text edge list in original ids: `source target [weight] [label]
 /// [timestamp]`, the attribute columns present in the graph, in that order (named in a
 /// leading `#` comment). Rows are formatted in parallel and written in order.
-pub(crate) fn save_edge_list(g: &CsrGraph, path: &Path) -> Result<(), GraphError> {
+pub(crate) fn save_edge_list(g: &CsrGraph, mut out: crate::atomic_file::AtomicFile) -> Result<(), GraphError> {
     use std::io::Write;
-    let file = std::fs::File::create(path).map_err(|e| GraphError::io(path, e))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let path = &out.path().to_path_buf();
     let mut cols = vec!["source", "target"];
     if g.weights().is_some() {
         cols.push("weight");
@@ -543,7 +549,7 @@ pub(crate) fn save_edge_list(g: &CsrGraph, path: &Path) -> Result<(), GraphError
     }
     let header = format!("# wayfarer edge list, {} nodes, {} edges: {}\n", g.num_nodes(), g.num_edges(), cols.join(" "));
     let chunks = build::row_chunks(g.offsets(), 1 << 16);
-    let write = |out: &mut std::io::BufWriter<std::fs::File>| -> std::io::Result<()> {
+    let write = |out: &mut crate::atomic_file::AtomicFile| -> std::io::Result<()> {
         out.write_all(header.as_bytes())?;
         for group in chunks.chunks(rayon::current_num_threads() * 4) {
             let texts: Vec<Vec<u8>> = group
@@ -575,7 +581,8 @@ pub(crate) fn save_edge_list(g: &CsrGraph, path: &Path) -> Result<(), GraphError
         }
         out.flush()
     };
-    write(&mut out).map_err(|e| GraphError::io(path, e))
+    write(&mut out).map_err(|e| GraphError::io(path, e))?;
+    out.commit()
 }
 
 /// Reads a per-node property from a text file of `id value` lines (original ids; `#` and `%`

@@ -106,7 +106,8 @@ fn align_up(x: usize) -> usize {
     x.div_ceil(ALIGN) * ALIGN
 }
 
-pub(crate) fn save(g: &CsrGraph, path: &Path) -> Result<(), GraphError> {
+pub(crate) fn save(g: &CsrGraph, mut w: crate::atomic_file::AtomicFile) -> Result<(), GraphError> {
+    let path = &w.path().to_path_buf();
     let secs = sections(g);
     let mut dir = Vec::with_capacity(secs.len() * ENTRY);
     let mut pos = align_up(HEADER + secs.len() * ENTRY);
@@ -151,24 +152,19 @@ pub(crate) fn save(g: &CsrGraph, path: &Path) -> Result<(), GraphError> {
     let hcrc = crc32fast::hash(&header[..60]);
     header[60..64].copy_from_slice(&hcrc.to_le_bytes());
 
-    let tmp = path.with_extension("wfg.tmp");
-    let write = || -> std::io::Result<()> {
-        let f = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    // Under a temporary name until complete (see `AtomicFile`): an interrupted or failed save
+    // leaves no `.wfg` behind.
+    let mut write = || -> std::io::Result<()> {
         w.write_all(&header)?;
         w.write_all(&dir)?;
         for (s, pad) in secs.iter().zip(&pads) {
             w.write_all(&zeros[..*pad])?;
             w.write_all(s.bytes)?;
         }
-        w.write_all(&zeros[..tail])?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
+        w.write_all(&zeros[..tail])
     };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        GraphError::io(path, e)
-    })
+    write().map_err(|e| GraphError::io(path, e))?;
+    w.commit()
 }
 
 pub(crate) fn load(path: &Path) -> Result<CsrGraph, GraphError> {
@@ -350,6 +346,12 @@ fn parse(map: Arc<memmap2::Mmap>, path: &Path) -> Result<CsrGraph, GraphError> {
         Some((t, t_at)) => {
             if let Some(i) = (1..nn).into_par_iter().find_first(|&i| t[i - 1] >= t[i]) {
                 return Err(err(t_at + 8 * i as u64, "original ids must be strictly increasing".into()));
+            }
+            if nn > 0 && t[nn - 1] == u64::MAX {
+                return Err(err(
+                    t_at + 8 * (nn - 1) as u64,
+                    "original id 2^64 - 1 is reserved (the padding of uint64 walk outputs)".into(),
+                ));
             }
             IdMap::Table(t)
         }

@@ -1,0 +1,70 @@
+//! How much memory this process may still allocate, so sizes that multiply into memory are
+//! checked before any allocation: a clear error instead of an abort in the allocator.
+
+/// Bytes this process can still allocate: the smaller of the system's available memory
+/// (`MemAvailable`) and what the address-space limit (`ulimit -v`) leaves. `None` where
+/// neither can be read (not Linux).
+pub fn available_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| kib_field(&t, "MemAvailable:"));
+    let headroom = address_space_limit().map(|limit| {
+        let used = std::fs::read_to_string("/proc/self/status").ok().and_then(|t| kib_field(&t, "VmSize:")).unwrap_or(0);
+        limit.saturating_sub(used)
+    });
+    match (meminfo, headroom) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The soft address-space limit in bytes (`ulimit -v`), if one is set.
+fn address_space_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..].split_whitespace().next()?.parse().ok()
+}
+
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    Some(line[name.len()..].split_whitespace().next()?.parse::<u64>().ok()? * 1024)
+}
+
+/// `bytes` for people: `1.5 GiB`, `512.0 MiB`, `3.2 PiB`.
+pub fn human(bytes: u128) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{bytes} B") } else { format!("{v:.1} {}", UNITS[u]) }
+}
+
+/// `Err(message)` if `bytes` for `what` exceed what this process can allocate, saying how
+/// much is needed and how much is available.
+pub fn check(what: &str, bytes: u128) -> Result<(), String> {
+    if bytes > isize::MAX as u128 {
+        return Err(format!("{what} need {}, more than this machine can address", human(bytes)));
+    }
+    match available_bytes() {
+        Some(avail) if bytes > avail as u128 => Err(format!("{what} need {}; {} is available", human(bytes), human(avail as u128))),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_and_checked() {
+        assert_eq!(human(512), "512 B");
+        assert_eq!(human(3 << 29), "1.5 GiB");
+        if cfg!(target_os = "linux") {
+            assert!(available_bytes().is_some_and(|b| b > 0));
+        }
+        let e = check("4000000000 walks", 65_536_000_016_384).unwrap_err();
+        assert!(e.contains("need") && e.contains("available"), "{e}");
+        assert!(check("a few bytes", 16).is_ok());
+    }
+}
