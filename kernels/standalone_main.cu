@@ -157,6 +157,19 @@ int main(int argc, char** argv) {
     std::vector<u32> out(walks * stride);
     WF_CHECK(cudaMemcpy(out.data(), a.out, out.size() * sizeof(u32), cudaMemcpyDeviceToHost));
 
+#if WF_ANONYMOUS
+    // First-visit indices (0 1 0 2 for a b a c), as `wayfarer walk anonymous` writes them.
+    for (u64 q = 0; q < walks; ++q) {
+        u32* row = &out[q * stride];
+        std::vector<u32> seen;
+        for (u64 i = 0; i < stride && row[i] != 0xFFFFFFFFu; ++i) {
+            u32 k = 0;
+            while (k < seen.size() && seen[k] != row[i]) ++k;
+            if (k == seen.size()) seen.push_back(row[i]);
+            row[i] = k;
+        }
+    }
+#endif
     // ---- .npy ----
     FILE* o = fopen(argv[2], "wb");
     if (!o) wf_die("cannot create", argv[2]);

@@ -24,7 +24,7 @@ for weights in uniform pareto:1 pareto:2 pareto:4; do
         if [ -n "$extra" ] && [ "$weights" != uniform ]; then continue; fi
         for sampler in erjs ervs adaptive; do
             # shellcheck disable=SC2086
-            line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler "$sampler" --seed 1 -q -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
+            line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler "$sampler" --seed 1 -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
             echo "$key|$([ -n "$extra" ] && echo - || echo "$weights")|$sampler|$line" >>"$RAW"
         done
     done
@@ -38,7 +38,7 @@ if [ "${SWEEP:-0}" = 1 ]; then
             if [ -n "$extra" ] && [ "$weights" != uniform ]; then continue; fi
             for r in 1 2 4 8 16; do
                 # shellcheck disable=SC2086
-                line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio "$r,64" --seed 1 -q -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
+                line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio "$r,64" --seed 1 -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
                 echo "$walk (R=$r)|$([ -n "$extra" ] && echo - || echo "$weights")|adaptive|$line" >>"$RAW"
             done
         done
@@ -54,7 +54,7 @@ if [ "${TUNED:-0}" = 1 ]; then
             IFS='|' read -r walk length extra <<<"$spec"
             if [ -n "$extra" ] && [ "$weights" != uniform ]; then continue; fi
             # shellcheck disable=SC2086
-            line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio profile --seed 1 -q -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
+            line="$("$BIN" walk "$walk" --graph "$TMP/g.wfg" --backend cuda --length "$length" --sampler adaptive --cost-ratio profile --seed 1 -o "$TMP/w.npy" $extra 2>&1 | tail -1)"
             echo "$walk (tuned)|$([ -n "$extra" ] && echo - || echo "$weights")|adaptive|$line" >>"$RAW"
         done
     done

@@ -22,7 +22,7 @@ for by in id degree hybrid; do
     "$WF" partition --graph "$G" --blocks 1024 --backend cuda --order "$DIR/order-$by.npy" --order-by "$by" 2>&1 | tail -4 >&2
     times=""
     for run in 1 2; do
-        line="$("$WF" walk node2vec --graph "$G" --backend cuda --gpus 1 --length 80 --seed 1 --starts "$DIR/order-$by.npy" -q -o "$DIR/w.npy" 2>&1 | grep 'steps/s' | tail -1)"
+        line="$("$WF" walk node2vec --graph "$G" --backend cuda --gpus 1 --length 80 --seed 1 --starts "$DIR/order-$by.npy" -o "$DIR/w.npy" 2>&1 | grep 'steps/s' | tail -1)"
         echo "$by $run: $line" >&2
         times="$times $(echo "$line" | grep -o 'kernel [0-9.]* ms' | grep -o '[0-9.]*')"
     done

@@ -23,7 +23,7 @@ for walk in $WALKS; do
     for k in $(seq 1 "$GPUS"); do
         # Warm the PTX cache and the device once, then the measured run.
         "$WF" walk "$walk" --graph "$G" --backend cuda --gpus "$k" --length "$length" --seed 1 -q -o "$DIR/$walk-$k.npy" >/dev/null 2>&1
-        line="$("$WF" walk "$walk" --graph "$G" --backend cuda --gpus "$k" --length "$length" --seed 1 -q -o "$DIR/$walk-$k.npy" 2>&1 | grep 'steps/s' | tail -1)"
+        line="$("$WF" walk "$walk" --graph "$G" --backend cuda --gpus "$k" --length "$length" --seed 1 -o "$DIR/$walk-$k.npy" 2>&1 | grep 'steps/s' | tail -1)"
         echo "$walk $k: $line" >&2
         kernel="$(echo "$line" | grep -o 'kernel [0-9.]* ms' | grep -o '[0-9.]*')"
         e2e="$(echo "$line" | grep -o 'end-to-end [0-9.]* s' | grep -o '[0-9.]*')"

@@ -30,7 +30,7 @@ field() { echo "$1" | grep -o "$2 [0-9.]* $3" | head -1 | grep -o '[0-9.]*' | he
             # shellcheck disable=SC2086
             env "${kernel_env[@]}" "$WF" walk "$walk" --graph "$G" --backend "$backend" --length "$length" --seed 1 -q -o "$DIR/w.npy" $extra >/dev/null 2>&1
             # shellcheck disable=SC2086
-            line="$(env "${kernel_env[@]}" "$WF" walk "$walk" --graph "$G" --backend "$backend" --length "$length" --seed 1 -q -o "$DIR/w.npy" $extra 2>&1 | tail -1)"
+            line="$(env "${kernel_env[@]}" "$WF" walk "$walk" --graph "$G" --backend "$backend" --length "$length" --seed 1 -o "$DIR/w.npy" $extra 2>&1 | tail -1)"
             echo "$walk $run $extra: $line" >&2
             kernel="$(field "$line" kernel ms)"
             e2e="$(field "$line" end-to-end s)"

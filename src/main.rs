@@ -49,15 +49,24 @@ enum Cmd {
     Partition(PartitionArgs),
     /// Show a walk's IR, its bound analysis (B, Ŝ, arrays, fallbacks) as the compiler sees it.
     Explain {
-        /// A library walk (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal) or a `.rs`
-        /// file with one `#[walk]` item.
-        walk: String,
+        /// A library walk (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal,
+        /// anonymous) or a `.rs` file with one `#[walk]` item.
+        #[arg(value_name = "WALK", required_unless_present = "program")]
+        walk: Option<String>,
+        /// A file holding one `#[walk]` item (any extension), as `walk --program`.
+        #[arg(long, value_name = "FILE", conflicts_with = "walk")]
+        program: Option<PathBuf>,
     },
     /// Write a walk as one standalone CUDA file with a `main` (loads a .wfg, runs the walk,
     /// writes .npy) that `nvcc -arch=sm_90 walk.cu` builds on its own.
     Emit {
-        /// A library walk or a `.rs` file with one `#[walk]` item.
-        walk: String,
+        /// A library walk (as `wayfarer walk` takes them, `anonymous` included) or a `.rs` file
+        /// with one `#[walk]` item.
+        #[arg(value_name = "WALK", required_unless_present = "program")]
+        walk: Option<String>,
+        /// A file holding one `#[walk]` item (any extension), as `walk --program`.
+        #[arg(long, value_name = "FILE", conflicts_with = "walk")]
+        program: Option<PathBuf>,
         /// Where to write the `.cu` file (or the shader, with --wgsl / --spirv).
         #[arg(short, long)]
         output: PathBuf,
@@ -126,6 +135,9 @@ struct GenArgs {
     /// Output: .wfg, or .txt (.edges, .tsv, .csv) for a text edge list.
     #[arg(short, long)]
     output: PathBuf,
+    /// No summary on stderr (warnings and errors still print).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -183,7 +195,7 @@ struct SampleArgs {
     /// Write original (input) ids or internal ids for nodes (edge ids are CSR positions).
     #[arg(long, default_value = "original")]
     ids: String,
-    /// No progress or summary on stderr.
+    /// No progress bar, notes or summary on stderr (warnings and errors still print).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -223,7 +235,7 @@ struct PartitionArgs {
     /// The order `--order` writes: hybrid (ascending H), degree, or id.
     #[arg(long, default_value = "hybrid")]
     order_by: String,
-    /// No summary on stderr.
+    /// No progress bar, notes, summary or report on stderr (warnings and errors still print).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -256,7 +268,8 @@ struct TrianglesArgs {
     /// GPUs to split the edges over (--backend cuda/auto; 0 = every visible GPU).
     #[arg(long, default_value_t = 0)]
     gpus: usize,
-    /// No summary on stderr (the total still goes to stdout).
+    /// No progress bar, notes or summary on stderr (warnings and errors still print; the total
+    /// still goes to stdout).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -297,6 +310,9 @@ struct ConvertArgs {
     seed: u64,
     #[command(flatten)]
     attrs: Attrs,
+    /// No notes or summary on stderr (warnings and errors still print).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 /// `first` and the next GPUs up to `wanted` of them (0: every visible one); under mpirun, the
@@ -423,6 +439,9 @@ fn cmd_gen(a: GenArgs) -> Result<()> {
     };
     add_attrs(&mut g, &a.attrs, a.seed)?;
     save_graph(&g, out)?;
+    if a.quiet {
+        return Ok(());
+    }
     eprintln!(
         "{}: {} nodes, {} edges ({} model, seed {}) in {:.2} s",
         a.output.display(),
@@ -474,9 +493,14 @@ fn cmd_convert(a: ConvertArgs) -> Result<()> {
     for spec in &a.node_props {
         let Some((name, file)) = spec.split_once('=') else { bail!("--node-prop {spec}: expected NAME=FILE") };
         let set = g.load_node_property(name, file, 0.0)?;
-        eprintln!("node property `{name}`: {set} of {} nodes set from {file}", g.num_nodes());
+        if !a.quiet {
+            eprintln!("node property `{name}`: {set} of {} nodes set from {file}", g.num_nodes());
+        }
     }
     save_graph(&g, out)?;
+    if a.quiet {
+        return Ok(());
+    }
     eprintln!("{}: {} nodes, {} edges in {:.2} s", a.output.display(), g.num_nodes(), g.num_edges(), t.elapsed().as_secs_f64());
     Ok(())
 }
@@ -1043,16 +1067,18 @@ enum EmitTarget {
 fn emit_shader(
     program: &wayfarer_compiler::ir::Program,
     info: &wayfarer_compiler::WalkInfo,
-    output: &Path,
+    mut out: AtomicFile,
     target: EmitTarget,
     kernel: &str,
 ) -> Result<()> {
+    let output = out.path().to_path_buf();
     let kernel = wayfarer::wgpu::Kernel::ALL.into_iter().find(|k| k.name() == kernel).context("unknown wgpu kernel")?;
     let bytes = match target {
         EmitTarget::Wgsl => wayfarer::wgpu::emit_wgsl(program, info, kernel)?.into_bytes(),
         _ => wayfarer::wgpu::emit_spirv(program, info, kernel)?.iter().flat_map(|w| w.to_le_bytes()).collect(),
     };
-    std::fs::write(output, bytes).with_context(|| output.display().to_string())?;
+    std::io::Write::write_all(&mut out, &bytes).with_context(|| output.display().to_string())?;
+    out.commit()?;
     eprintln!(
         "wrote {} ({} walk, the wgpu backend's {} kernel as {}; validated by naga)",
         output.display(),
@@ -1064,13 +1090,44 @@ fn emit_shader(
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn emit_shader(_: &wayfarer_compiler::ir::Program, _: &wayfarer_compiler::WalkInfo, _: &Path, _: EmitTarget, _: &str) -> Result<()> {
+fn emit_shader(_: &wayfarer_compiler::ir::Program, _: &wayfarer_compiler::WalkInfo, _: AtomicFile, _: EmitTarget, _: &str) -> Result<()> {
     bail!("--wgsl / --spirv: this wayfarer was built without the `wgpu` feature (cargo build --release --features wgpu)")
 }
 
-fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>, target: EmitTarget, kernel: &str) -> Result<()> {
+/// The walk `explain` and `emit` take: a library walk by name, or a program file (a `.rs`
+/// WALK or `--program FILE`, any extension).
+struct WalkSpec {
+    name: String,
+    file: bool,
+}
+
+impl WalkSpec {
+    fn new(walk: Option<String>, program: Option<PathBuf>) -> Self {
+        match (walk, program) {
+            (_, Some(p)) => WalkSpec { name: p.to_string_lossy().into_owned(), file: true },
+            (Some(w), None) => WalkSpec { file: w.ends_with(".rs"), name: w },
+            (None, None) => unreachable!("clap requires one of WALK and --program"),
+        }
+    }
+
+    /// The library walk whose `#[walk]` program `self` runs (`anonymous` is DeepWalk, written
+    /// as first-visit indices).
+    fn library_program(&self) -> Option<&'static str> {
+        if self.file {
+            return None;
+        }
+        match self.name.as_str() {
+            "anonymous" => Some("deepwalk"),
+            n => WALKS.iter().map(|w| w.0).find(|&w| w == n && wayfarer::walks::source(w).is_some()),
+        }
+    }
+}
+
+fn cmd_emit(walk: &WalkSpec, output: &Path, raw_params: &[String], cost: Option<&str>, target: EmitTarget, kernel: &str) -> Result<()> {
     let params = parse_params(raw_params)?;
-    let (source, path, values) = match wayfarer::walks::source(walk) {
+    let out_file = AtomicFile::create(output)?;
+    let anonymous = !walk.file && walk.name == "anonymous";
+    let (source, path, values) = match walk.library_program() {
         Some(_) => {
             // Library walks validate and default their parameters as `wayfarer walk` does; an
             // empty graph that carries every edge attribute stands in for the real one.
@@ -1082,19 +1139,22 @@ fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>
                 ..Default::default()
             };
             let g = CsrGraph::from_parts(parts, wayfarer::graph::Orientation::Directed)?;
-            let w = LibraryWalk::from_name(walk, &params, &g, false).or_else(|e| match e {
+            let name = walk.name.as_str();
+            let w = LibraryWalk::from_name(name, &params, &g, false).or_else(|e| match e {
                 // Label checks against the stand-in graph are not meaningful here.
-                wayfarer::WalkError::Parameter { ref name, .. } if name == "schema" => LibraryWalk::from_name(walk, &params, &g, false),
+                wayfarer::WalkError::Parameter { ref name, .. } if name == "schema" => {
+                    LibraryWalk::from_name(&walk.name, &params, &g, false)
+                }
                 other => Err(other),
             })?;
             let (src, values) = w.program().expect("library walks have programs");
-            (src.to_string(), format!("walks/{}.rs", walk.replace('-', "_")), values)
+            (src.to_string(), format!("walks/{}.rs", w.name().replace('-', "_")), values)
         }
-        None if walk.ends_with(".rs") => {
-            let src = std::fs::read_to_string(walk).with_context(|| walk.to_string())?;
-            (src, walk.to_string(), Vec::new())
+        None if walk.file => {
+            let src = std::fs::read_to_string(&walk.name).with_context(|| walk.name.clone())?;
+            (src, walk.name.clone(), Vec::new())
         }
-        None => bail!("`{walk}` is neither a library walk nor a .rs file"),
+        None => bail!("`{}` is neither a library walk (`wayfarer walk --list`) nor a .rs file (or --program FILE)", walk.name),
     };
     let (program, info) = match wayfarer_compiler::compile_source(&source) {
         Ok(x) => x,
@@ -1103,36 +1163,51 @@ fn cmd_emit(walk: &str, output: &Path, raw_params: &[String], cost: Option<&str>
             bail!("{path}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
         }
     };
+    if let (Some(why), true) = (&info.fallback, info.bound.is_none()) {
+        eprintln!("{}", cli::walk::unbounded_warning(&program.name, why, &path));
+    }
     if target != EmitTarget::Cuda {
-        return emit_shader(&program, &info, output, target, kernel);
+        if anonymous {
+            bail!("emit anonymous --wgsl/--spirv: the shader is DeepWalk's (`emit deepwalk`); first-visit indices are made on the host");
+        }
+        return emit_shader(&program, &info, out_file, target, kernel);
     }
     if kernel != "plain" {
         bail!("--kernel {kernel}: --kernel picks a wgpu kernel, for --wgsl or --spirv");
     }
-    let values = if wayfarer::walks::source(walk).is_some() { values } else { wayfarer::gpu::program_values(&program, &params)? };
+    let values = if walk.file { wayfarer::gpu::program_values(&program, &params)? } else { values };
     let model = match gpu_cost(cost.map(parse_cost_ratio).transpose()?.unwrap_or_default()) {
         wayfarer::gpu::GpuCost::Fixed(m) => m,
         _ => wayfarer::gpu::GPU_COST_MODEL,
     };
     let (r, f) = (model.ratio, model.fixed);
-    let cu = wayfarer_cuda::standalone_source(&program, &info, &values, (r, f));
-    std::fs::write(output, cu).with_context(|| output.display().to_string())?;
+    let cu = wayfarer_cuda::standalone_source(&program, &info, &values, (r, f), anonymous);
+    let mut out_file = out_file;
+    std::io::Write::write_all(&mut out_file, cu.as_bytes()).with_context(|| output.display().to_string())?;
+    out_file.commit()?;
     eprintln!(
-        "wrote {} ({} walk; build with `nvcc -O3 -arch=sm_90 {} -o {}`)",
+        "wrote {} ({} walk{}; build with `nvcc -O3 -arch=sm_90 {} -o {}`)",
         output.display(),
         program.name,
+        if anonymous { ", written as first-visit indices" } else { "" },
         output.display(),
         program.name
     );
     Ok(())
 }
 
-fn cmd_explain(walk: &str) -> Result<()> {
-    let (source, path) = match wayfarer::walks::source(walk) {
-        Some(src) => (src.to_string(), format!("walks/{}.rs", walk.replace('-', "_"))),
-        None if walk.ends_with(".rs") => (std::fs::read_to_string(walk).with_context(|| walk.to_string())?, walk.to_string()),
+fn cmd_explain(walk: &WalkSpec) -> Result<()> {
+    let (source, path) = match walk.library_program() {
+        Some(name) => {
+            if walk.name == "anonymous" {
+                println!("anonymous: DeepWalk's program, its walks written as first-visit indices (0 1 0 2 for a b a c)\n");
+            }
+            (wayfarer::walks::source(name).expect("a library walk").to_string(), format!("walks/{}.rs", name.replace('-', "_")))
+        }
+        None if walk.file => (std::fs::read_to_string(&walk.name).with_context(|| walk.name.clone())?, walk.name.clone()),
         None => bail!(
-            "`{walk}` is neither a library walk written in the DSL (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal) nor a .rs file"
+            "`{}` is neither a library walk written in the DSL (deepwalk, node2vec, metapath, ppr2, ppr, ppr-stop, temporal, anonymous) nor a .rs file (or --program FILE)",
+            walk.name
         ),
     };
     match wayfarer_compiler::compile_source(&source) {
@@ -1199,14 +1274,14 @@ fn main() {
         Cmd::Sample(a) => cmd_sample(a),
         Cmd::Triangles(a) => cmd_triangles(a),
         Cmd::Partition(a) => cmd_partition(a),
-        Cmd::Explain { walk } => cmd_explain(&walk),
-        Cmd::Emit { walk, output, params, cost_ratio, wgsl, spirv, kernel } => {
+        Cmd::Explain { walk, program } => cmd_explain(&WalkSpec::new(walk, program)),
+        Cmd::Emit { walk, program, output, params, cost_ratio, wgsl, spirv, kernel } => {
             let target = match (wgsl, spirv) {
                 (true, _) => EmitTarget::Wgsl,
                 (_, true) => EmitTarget::Spirv,
                 _ => EmitTarget::Cuda,
             };
-            cmd_emit(&walk, &output, &params, cost_ratio.as_deref(), target, &kernel)
+            cmd_emit(&WalkSpec::new(walk, program), &output, &params, cost_ratio.as_deref(), target, &kernel)
         }
         Cmd::Bench(a) => wayfarer::bench::run(a).map_err(|e| anyhow::anyhow!(e)),
     };

@@ -218,16 +218,16 @@ fn explain_shows_ir_and_analysis_and_points_at_errors() {
 
 #[test]
 fn compiled_library_walks_run_from_the_cli() {
-    let (_, err) = ok(&["walk", "node2vec", "--length", "5", "-p", "a=1", "-p", "b=2", "--quiet", "--cost-ratio", "2"]);
+    let (_, err) = ok(&["walk", "node2vec", "--length", "5", "-p", "a=1", "-p", "b=2", "--cost-ratio", "2"]);
     assert!(err.contains("node2vec: 116650 walkers"), "{err}");
-    let (_, err) = ok(&["walk", "metapath", "-p", "schema=1,3", "--quiet", "--cost-ratio", "2"]);
+    let (_, err) = ok(&["walk", "metapath", "-p", "schema=1,3", "--cost-ratio", "2"]);
     assert!(err.contains("metapath:") && err.contains("dead ends"), "{err}");
-    let (_, err) = ok(&["walk", "ppr", "--length", "10", "-p", "alpha=0.5", "--quiet", "--cost-ratio", "2"]);
+    let (_, err) = ok(&["walk", "ppr", "--length", "10", "-p", "alpha=0.5", "--cost-ratio", "2"]);
     assert!(err.contains("ppr: 116650 walkers"), "{err}");
-    let (_, err) = ok(&["walk", "ppr-stop", "--length", "10", "--quiet", "--cost-ratio", "2"]);
+    let (_, err) = ok(&["walk", "ppr-stop", "--length", "10", "--cost-ratio", "2"]);
     assert!(err.contains("stopped") || err.contains("walkers"), "{err}");
     // Anonymous walks are first-visit indices: every walk starts at 0.
-    let (out, _) = ok(&["walk", "anonymous", "--length", "4", "--quiet", "--cost-ratio", "2"]);
+    let (out, _) = ok(&["walk", "anonymous", "--length", "4", "--cost-ratio", "2"]);
     assert!(out.lines().filter(|l| !l.is_empty() && !l.starts_with("first")).all(|l| l.starts_with("0 ") || l == "0"), "{out}");
     let (out, _) = ok(&["explain", "ppr"]);
     assert!(out.contains("update (draws 1)") && out.contains("cur <-"), "{out}");
@@ -271,7 +271,7 @@ fn emit_writes_a_standalone_cuda_file() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "a usage error: {err}");
     assert!(err.contains("cannot be used with"), "{err}");
-    fails(&["walk", "--length", "3"], "no walk given: name a library walk, give a .rs file, or --program FILE");
+    fails(&["walk", "--length", "3"], "no walk given: name a library walk (`wayfarer walk --list`), give a .rs file, or --program FILE");
     // A value of the wrong type, an unknown parameter, and a program that does not compile:
     // clear errors naming the parameter, or the file, line and column with a caret.
     fails(&["walk", p, "-p", "alpha=abc", "--backend", "cpu"], "parameter `alpha`: `abc` is not a f32");
@@ -460,7 +460,7 @@ fn triangles_counts_with_and_without_a_mask() {
     std::fs::write(&bad, "#[mask]\nfn bad(s: &Step) -> bool {\n    s.prev() > 0\n}\n").unwrap();
     fails(&["triangles", "--graph", gs, "--mask", bad.to_str().unwrap()], "an edge mask has no walker");
     fails(&["triangles", "--graph", gs, "-p", "t=3"], "there is no --mask");
-    fails(&["triangles", "--graph", gs, "--per-node", "counts.txt"], "per-node outputs are .npy files");
+    fails(&["triangles", "--graph", gs, "--per-node", "counts.txt"], "per-node outputs are .npz (ids and values) or .npy");
 }
 
 #[test]
@@ -499,7 +499,10 @@ fn partition_writes_blocks_classes_and_a_report() {
     assert!(header.contains("'|u1'") && header.contains("(16,)"), "{header}");
     assert!(data.iter().all(|&c| c <= 1) && data.contains(&1) && data.contains(&0));
     fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "0"], "--blocks must be at least 1");
-    fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "-o", "p.txt"], "partition outputs are .npy files");
+    fails(
+        &["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "-o", "p.txt"],
+        "per-node outputs are .npz (ids and values) or .npy",
+    );
     fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "--alpha", "2"], "alpha");
     fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "4", "--order", "o.npy", "--order-by", "size"], "--order-by size");
     fails(&["partition", "--graph", g.to_str().unwrap(), "--blocks", "5000"], "the graph has 3000 nodes");

@@ -173,8 +173,17 @@ pub fn analyze(f: &Program) -> WalkInfo {
             Err(_) => with_exact,
         });
     }
-    let mut queries = Vec::new();
+    // Before anything reads them (the arrays, the backends, `explain`): the running max and
+    // sum above leave dead branches and zero terms behind.
     let roots: Vec<Handle<Expr>> = bound.into_iter().chain([estimate]).collect();
+    let (derived, roots) = crate::simplify::simplify(&a.d, &roots);
+    a.d = derived;
+    let (bound, estimate) = match (bound, roots.as_slice()) {
+        (Some(_), [b, e]) => (Some(*b), *e),
+        (_, [e]) => (None, *e),
+        _ => unreachable!("one root per expression"),
+    };
+    let mut queries = Vec::new();
     for h in reachable(&a.d, &roots) {
         if let Expr::Node(q) = a.d.exprs.get(h)
             && !queries.contains(&q.array_name())

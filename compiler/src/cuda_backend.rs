@@ -128,6 +128,15 @@ impl Cuda<'_> {
                     (BinaryOp::Rem, Scalar::U32) => helper("wf_urem"),
                     (BinaryOp::Rem, Scalar::F32) => helper("fmodf"),
                     (BinaryOp::Rem, Scalar::F64) => helper("fmod"),
+                    // Rounded intrinsics: never contracted into an FMA, whatever the build's
+                    // `--fmad` (nvcc's default is on, NVRTC here runs with it off), so a weight
+                    // and its bound round as on the CPU.
+                    (BinaryOp::Add, Scalar::F32) => helper("__fadd_rn"),
+                    (BinaryOp::Sub, Scalar::F32) => helper("__fsub_rn"),
+                    (BinaryOp::Mul, Scalar::F32) => helper("__fmul_rn"),
+                    (BinaryOp::Add, Scalar::F64) => helper("__dadd_rn"),
+                    (BinaryOp::Sub, Scalar::F64) => helper("__dsub_rn"),
+                    (BinaryOp::Mul, Scalar::F64) => helper("__dmul_rn"),
                     _ => format!("({a} {} {b})", op.symbol()),
                 }
             }

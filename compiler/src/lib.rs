@@ -35,6 +35,7 @@ pub mod front;
 pub mod ir;
 pub mod print;
 pub mod rust_backend;
+pub mod simplify;
 #[cfg(feature = "testing")]
 pub mod testing;
 

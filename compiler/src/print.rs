@@ -125,7 +125,63 @@ pub fn formula(f: &Program, h: Handle<Expr>) -> String {
 
 /// A formula of an expression in any arena (weight functions and derived expressions).
 pub fn formula_in(exprs: &Arena<Expr>, params: &[Param], state: &[StateField], h: Handle<Expr>) -> String {
-    let go = |x: &Handle<Expr>| formula_in(exprs, params, state, *x);
+    formula_named(exprs, params, state, h, &std::collections::HashMap::new())
+}
+
+/// A formula with the subexpressions it repeats named: `(lets, formula)`, where each let is
+/// `(name, formula)` and may use earlier names. A subexpression is named when it occurs at
+/// least twice in the written-out formula and is not short.
+pub fn formula_lets(exprs: &Arena<Expr>, params: &[Param], state: &[StateField], root: Handle<Expr>) -> (Vec<(String, String)>, String) {
+    let order = live_in(exprs, &[root]);
+    let leaf = |h: Handle<Expr>| matches!(exprs.get(h), Expr::Literal(_) | Expr::Param(_) | Expr::Step(_) | Expr::Node(_) | Expr::State(_));
+    // Occurrences in the written-out formula, a named subexpression written once (its let).
+    let occurrences = |named: &[Handle<Expr>]| {
+        let mut count = vec![0usize; exprs.len()];
+        count[root.index()] = 1;
+        for h in order.iter().rev() {
+            let times = if named.contains(h) { count[h.index()].min(1) } else { count[h.index()] };
+            for o in exprs.get(*h).operands() {
+                count[o.index()] += times;
+            }
+        }
+        count
+    };
+    // Outermost first: naming a subexpression removes the repeats inside it.
+    let mut named: Vec<Handle<Expr>> = Vec::new();
+    loop {
+        let count = occurrences(&named);
+        let next = order.iter().rev().copied().find(|&h| {
+            h != root && !leaf(h) && !named.contains(&h) && count[h.index()] >= 2 && formula_in(exprs, params, state, h).len() >= 16
+        });
+        match next {
+            Some(h) => named.push(h),
+            None => break,
+        }
+    }
+    // Defined inner first, so each let uses only earlier names.
+    named.sort_by_key(|h| h.index());
+    let mut names = std::collections::HashMap::new();
+    let mut lets = Vec::new();
+    for h in named {
+        let text = formula_named(exprs, params, state, h, &names);
+        let name = format!("t{}", lets.len() + 1);
+        names.insert(h.index(), name.clone());
+        lets.push((name, text));
+    }
+    (lets, formula_named(exprs, params, state, root, &names))
+}
+
+fn formula_named(
+    exprs: &Arena<Expr>,
+    params: &[Param],
+    state: &[StateField],
+    h: Handle<Expr>,
+    names: &std::collections::HashMap<usize, String>,
+) -> String {
+    let go = |x: &Handle<Expr>| match names.get(&x.index()) {
+        Some(n) => n.clone(),
+        None => formula_named(exprs, params, state, *x, names),
+    };
     match exprs.get(h) {
         Expr::Literal(l) => literal(l),
         Expr::Param(i) => params[*i].name.clone(),
@@ -152,14 +208,60 @@ pub fn analysis(f: &Program, info: &crate::analysis::WalkInfo) -> String {
     let _ = writeln!(out, "possible zero: {}", info.possible_zero);
     let _ = writeln!(out, "exact sum:     {}", info.sum_exact);
     let _ = writeln!(out, "arrays:        {}", if info.arrays.is_empty() { "none".to_string() } else { info.arrays.join("; ") });
-    match info.bound {
-        Some(b) => {
-            let _ = writeln!(out, "bound B:       {:?}  {}", info.bound_scope, formula_in(&d.exprs, &f.params, &f.state, b));
+    let branches = |out: &mut String, label: &str, scope: &dyn std::fmt::Debug, root: Handle<Expr>| {
+        let parts = crate::simplify::branch_formulas(d, &f.params, &f.state, root);
+        match parts.as_slice() {
+            [(when, formula)] if when.is_empty() => {
+                let _ = writeln!(out, "{label}{scope:?}  {formula}");
+            }
+            _ => {
+                let _ = writeln!(out, "{label}{scope:?}");
+                for (when, formula) in &parts {
+                    let _ = writeln!(out, "    when {when}:\n        {formula}");
+                }
+            }
         }
+    };
+    match info.bound {
+        Some(b) => branches(&mut out, "bound B:       ", &info.bound_scope, b),
         None => {
             let _ = writeln!(out, "bound B:       none: eRVS only ({})", info.fallback.as_deref().unwrap_or("unknown reason"));
         }
     }
-    let _ = writeln!(out, "estimate Ŝ:    {:?}  {}", info.estimate_scope, formula_in(&d.exprs, &f.params, &f.state, info.sum_estimate));
+    branches(&mut out, "estimate Ŝ:    ", &info.estimate_scope, info.sum_estimate);
+    let roots: Vec<Handle<Expr>> = info.bound.into_iter().chain([info.sum_estimate]).collect();
+    let used = crate::analysis::reachable(d, &roots);
+    let mut legend: Vec<&str> = Vec::new();
+    for h in used {
+        if let Expr::Node(q) = d.exprs.get(h) {
+            let words = node_words(q);
+            if !legend.contains(&words) {
+                legend.push(words);
+            }
+        }
+    }
+    if !legend.is_empty() {
+        let _ = writeln!(out, "where:");
+        for w in legend {
+            let _ = writeln!(out, "    {w}");
+        }
+    }
     out
+}
+
+/// What a per-node quantity in a bound means, in words (`h` is the weight's edge term).
+fn node_words(q: &NodeQuery) -> &'static str {
+    match q {
+        NodeQuery::WeightMax => "h_max(cur): the largest h on cur's edges",
+        NodeQuery::WeightMin => "h_min(cur): the smallest h on cur's edges",
+        NodeQuery::WeightSum => "h_sum(cur): the sum of h over cur's edges",
+        NodeQuery::Degree => "degree(cur): cur's number of edges",
+        NodeQuery::BackWeight => "h_back(cur, prev): the largest h on cur's edges back to prev (0 if none; a binary search)",
+        NodeQuery::BackCount => "count_back(cur, prev): how many of cur's edges go back to prev",
+        NodeQuery::LabelMax(_) => "h_max_label(cur, l): the largest h on cur's edges labelled l",
+        NodeQuery::LabelSum(_) => "h_sum_label(cur, l): the sum of h over cur's edges labelled l",
+        NodeQuery::LabelCount(_) => "count_label(cur, l): how many of cur's edges are labelled l",
+        NodeQuery::NeighborDegreeMax => "nbr_degree_max(cur): the largest degree among cur's neighbours",
+        NodeQuery::NeighborDegreeMin => "nbr_degree_min(cur): the smallest degree among cur's neighbours",
+    }
 }

@@ -162,6 +162,7 @@ pub fn standalone_source(
     info: &wayfarer_compiler::WalkInfo,
     values: &[wayfarer_compiler::eval::ParamValue],
     cost: (f64, f64),
+    anonymous: bool,
 ) -> String {
     use wayfarer_compiler::eval::{ParamValue, Value};
     use wayfarer_compiler::ir::StepField;
@@ -186,7 +187,7 @@ pub fn standalone_source(
     let reads = |f: StepField| program.reads(f);
     let names: Vec<String> = program.props.iter().map(|p| format!("{p:?}")).collect();
     format!(
-        "// wayfarer emit: the `{name}` walk as one CUDA file. Build: nvcc -O3 -arch=sm_90 {name}.cu -o {name}\n\
+        "// wayfarer emit: the `{name}` walk as one CUDA file. Build: nvcc -O3 -arch=sm_90 {name}.cu -o {name} (any --fmad: the walk's arithmetic is rounded intrinsics)\n\
          // Run:   ./{name} graph.wfg walks.npy [length] [seed] [walks_per_node] [adaptive|erjs|ervs]\n\n\
          {source}\n\
          #define WF_WALK_NAME \"{name}\"\n\
@@ -198,6 +199,7 @@ pub fn standalone_source(
          #define WF_NEEDS_NEIGHBOR_DEGREE {nd}\n\
          #define WF_NEEDS_LABELS {labels}\n\
          #define WF_NEEDS_TIMES {times}\n\
+         #define WF_ANONYMOUS {anon}\n\
          static const char* WF_PROP_NAMES[{np}] = {{{prop_names}}};\n\n\
          {main}",
         name = program.name,
@@ -210,6 +212,7 @@ pub fn standalone_source(
         nd = req.neighbor_degree as u8,
         labels = reads(StepField::Label) as u8,
         times = reads(StepField::Time) as u8,
+        anon = anonymous as u8,
         np = names.len().max(1),
         prop_names = if names.is_empty() { "\"\"".to_string() } else { names.join(", ") },
         main = STANDALONE_MAIN,

@@ -36,7 +36,7 @@ __device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p,
 // B: every weight of this step is at most this (infinite: no bound, eRVS only).
 __device__ __forceinline__ float wf_bound(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return wf_maxf(wf_label_max(g, w.b.cur, wf_at(p.schema, (u32)(wf_urem(w.b.step, p.len)))), 0.0f);
+    return wf_label_max(g, w.b.cur, wf_at(p.schema, (u32)(wf_urem(w.b.step, p.len))));
 }
 
 // S: an estimate of the sum of this step's weights (cost model only).

@@ -21,27 +21,27 @@ struct WfWalker {
 #define WF_NUM_PROPS 0u
 
 __device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {
-    return ((w.b.prev == 4294967295u) ? 1.0f : (wf_has_edge(g, w.b.prev, wf_dst(g, e)) ? (((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur)))) + (p.gamma / ((float)(wf_degree(g, w.b.prev))))) : ((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
+    return ((w.b.prev == 4294967295u) ? 1.0f : (wf_has_edge(g, w.b.prev, wf_dst(g, e)) ? __fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev))))) : (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
 }
 
 #define WF_HAS_ENVELOPE 1
 // Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).
 __device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {
     (void)g; (void)p; (void)w; (void)e;
-    *lo = ((w.b.prev == 4294967295u) ? 1.0f : wf_minf((((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur)))) + (p.gamma / ((float)(wf_degree(g, w.b.prev))))), ((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
-    *hi = ((w.b.prev == 4294967295u) ? 1.0f : wf_maxf((((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur)))) + (p.gamma / ((float)(wf_degree(g, w.b.prev))))), ((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
+    *lo = ((w.b.prev == 4294967295u) ? 1.0f : wf_minf(__fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev))))), (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
+    *hi = ((w.b.prev == 4294967295u) ? 1.0f : wf_maxf(__fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev))))), (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
 }
 
 // B: every weight of this step is at most this (infinite: no bound, eRVS only).
 __device__ __forceinline__ float wf_bound(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return wf_maxf(wf_maxf(wf_maxf(0.0f, ((w.b.prev == 4294967295u) ? 1.0f : 0.0f)), ((!(w.b.prev == 4294967295u)) ? (((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur)))) + (p.gamma / ((float)(wf_degree(g, w.b.prev))))) : 0.0f)), ((!(w.b.prev == 4294967295u)) ? ((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur)))) : 0.0f));
+    return ((w.b.prev == 4294967295u) ? 1.0f : wf_maxf(wf_maxf(0.0f, __fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev)))))), (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
 }
 
 // S: an estimate of the sum of this step's weights (cost model only).
 __device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return ((((w.b.prev == 4294967295u) ? ((float)(wf_degree(g, w.b.cur))) : 0.0f) + ((!(w.b.prev == 4294967295u)) ? (((((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur)))) + (p.gamma / ((float)(wf_degree(g, w.b.prev))))) * ((float)(wf_degree(g, w.b.cur)))) * 0.5f) : 0.0f)) + ((!(w.b.prev == 4294967295u)) ? ((((1.0f - p.gamma) / ((float)(wf_degree(g, w.b.cur)))) * ((float)(wf_degree(g, w.b.cur)))) * 0.5f) : 0.0f));
+    return ((w.b.prev == 4294967295u) ? ((float)(wf_degree(g, w.b.cur))) : __fadd_rn(__fmul_rn(__fmul_rn(__fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev))))), ((float)(wf_degree(g, w.b.cur)))), 0.5f), __fmul_rn(__fmul_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), ((float)(wf_degree(g, w.b.cur)))), 0.5f)));
 }
 
 __device__ __forceinline__ void wf_init(const WfGraph& g, const WfParams& p, WfWalker& w, WfRng& rng) {

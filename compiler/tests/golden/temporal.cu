@@ -35,13 +35,13 @@ __device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p,
 // B: every weight of this step is at most this (infinite: no bound, eRVS only).
 __device__ __forceinline__ float wf_bound(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return wf_maxf(wf_wmax(g, w.b.cur), 0.0f);
+    return wf_wmax(g, w.b.cur);
 }
 
 // S: an estimate of the sum of this step's weights (cost model only).
 __device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return (wf_wsum(g, w.b.cur) * 0.5f);
+    return __fmul_rn(wf_wsum(g, w.b.cur), 0.5f);
 }
 
 __device__ __forceinline__ void wf_init(const WfGraph& g, const WfParams& p, WfWalker& w, WfRng& rng) {
