@@ -242,7 +242,7 @@ fn emit_writes_a_standalone_cuda_file() {
     for needle in ["int main(", "__global__ void __launch_bounds__(256) wf_walk", "#define WF_PARAMS {1.5f, 0.5f}", "wf_philox"] {
         assert!(cu.contains(needle), "the emitted file lacks `{needle}`");
     }
-    fails(&["emit", "nosuchwalk", "-o", out.to_str().unwrap()], "neither a library walk nor a .rs file");
+    fails(&["emit", "nosuchwalk", "-o", out.to_str().unwrap()], "is neither a library walk");
     // A program file: compiled at run time (Cranelift on the CPU); a missing -p value is a
     // clear error.
     let prog = dir().join("hop.rs");

@@ -21,7 +21,7 @@ fn wf_bound() -> f32 {
     let _e11 = select((_e3 % select(_e5, 1u, _e7)), 0u, _e7);
     let _e20 = wf_param((0u + (min(_e11, 15u) * 1u)));
     let _e23 = wf_label_max(_e1, select(0u, _e20, (_e11 < 16u)));
-    return max(_e23, 0f);
+    return _e23;
 }
 
 fn wf_estimate() -> f32 {

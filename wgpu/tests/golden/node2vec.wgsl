@@ -37,61 +37,48 @@ fn wf_bound() -> f32 {
 
     let _e1 = wf_step;
     let _e3 = (_e1 == 0u);
-    let _e4 = !(_e3);
     let _e6 = wf_param(0u);
     let _e7 = bitcast<f32>(_e6);
-    let _e13 = wf_cur;
-    let _e14 = wf_wmin(_e13);
-    let _e17 = wf_cur;
-    let _e18 = wf_wmax(_e17);
-    let _e27 = wf_cur;
-    let _e28 = wf_wmax(_e27);
-    let _e33 = wf_cur;
-    let _e34 = wf_wmax(_e33);
-    let _e39 = wf_param(1u);
-    let _e40 = bitcast<f32>(_e39);
-    let _e46 = wf_cur;
-    let _e47 = wf_wmin(_e46);
-    let _e50 = wf_cur;
-    let _e51 = wf_wmax(_e50);
-    let _e58 = max(max(max(0f, select(0f, _e28, _e3)), select(0f, _e34, !(_e3))), select(0f, select(bitcast<f32>(2139095040u), max((_e47 / _e40), (_e51 / _e40)), ((_e40 > 0f) || (_e40 < 0f))), !(_e3)));
-    if (select(0f, select(bitcast<f32>(2139095040u), max((_e14 / _e7), (_e18 / _e7)), ((_e7 > 0f) || (_e7 < 0f))), _e4) <= _e58) {
-        local_10 = _e58;
+    let _e10 = ((_e7 > 0f) || (_e7 < 0f));
+    let _e12 = wf_cur;
+    let _e13 = wf_wmin(_e12);
+    let _e14 = (_e13 / _e7);
+    let _e16 = wf_cur;
+    let _e17 = wf_wmax(_e16);
+    let _e21 = bitcast<f32>(2139095040u);
+    let _e25 = wf_param(1u);
+    let _e26 = bitcast<f32>(_e25);
+    let _e35 = max(_e17, select(select(_e21, max((_e13 / _e26), (_e17 / _e26)), ((_e26 > 0f) || (_e26 < 0f))), 0f, _e3));
+    if (select(select(_e21, max(_e14, (_e17 / _e7)), _e10), 0f, _e3) <= _e35) {
+        local_10 = _e35;
     } else {
-        if _e4 {
-            if ((_e7 > 0f) || (_e7 < 0f)) {
-                let _e68 = wf_cur;
-                let _e69 = wf_wmin(_e68);
-                let _e72 = wf_cur;
-                let _e74 = wf_prev;
-                let _e75 = wf_back_weight(_e72, _e74);
-                local_12 = max((_e69 / _e7), (_e75 / _e7));
-            } else {
-                local_12 = bitcast<f32>(2139095040u);
-            }
-            let _e80 = local_12;
-            local_11 = _e80;
-        } else {
+        if _e3 {
             local_11 = 0f;
+        } else {
+            if _e10 {
+                let _e41 = wf_cur;
+                let _e43 = wf_prev;
+                let _e44 = wf_back_weight(_e41, _e43);
+                local_12 = max(_e14, (_e44 / _e7));
+            } else {
+                local_12 = _e21;
+            }
+            let _e47 = local_12;
+            local_11 = _e47;
         }
-        let _e81 = local_11;
-        local_10 = max(_e58, _e81);
+        let _e48 = local_11;
+        local_10 = max(_e35, _e48);
     }
-    let _e83 = local_10;
-    return _e83;
+    let _e50 = local_10;
+    return _e50;
 }
 
 fn wf_estimate() -> f32 {
     let _e1 = wf_step;
-    let _e3 = (_e1 == 0u);
     let _e5 = wf_cur;
     let _e6 = wf_wsum(_e5);
-    let _e15 = wf_cur;
-    let _e16 = wf_wsum(_e15);
-    let _e24 = wf_param(1u);
-    let _e28 = wf_cur;
-    let _e29 = wf_wsum(_e28);
-    return (((select(0f, _e6, _e3) + select(0f, 0f, !(_e3))) + select(0f, (_e16 * 0.5f), !(_e3))) + select(0f, (((1f / bitcast<f32>(_e24)) * _e29) * 0.5f), !(_e3)));
+    let _e11 = wf_param(1u);
+    return select(((_e6 * 0.5f) + (((1f / bitcast<f32>(_e11)) * _e6) * 0.5f)), _e6, (_e1 == 0u));
 }
 
 fn wf_reset_state() {

@@ -15,7 +15,7 @@ fn wf_weight(e_5: u32) -> f32 {
 fn wf_bound() -> f32 {
     let _e1 = wf_cur;
     let _e2 = wf_wmax(_e1);
-    return max(_e2, 0f);
+    return _e2;
 }
 
 fn wf_estimate() -> f32 {
