@@ -122,8 +122,9 @@ WALK
         # shellcheck disable=SC2086
         if .devbin/wayfarer emit $walk -o "$E/$name.cu" 2>"$E/$name.emit" && cat "$E/$name.emit" >>"$LOG" \
             && cmd="$(grep -o 'build with `[^`]*`' "$E/$name.emit" | sed 's/^build with `//; s/`$//')" \
+            && bin="${cmd##* -o }" \
             && (cd "$E" && run $cmd) \
-            && run "$E/$name" "$graph" "$E/$name-standalone.npy" 24 11 \
+            && run "$E/$bin" "$graph" "$E/$name-standalone.npy" 24 11 \
             && run .devbin/wayfarer walk $walk --graph "$graph" --backend cuda --length 24 --seed 11 --ids internal -q -o "$E/$name-cli.npy" \
             && run python3 -c "import numpy as np, sys; a = np.load('$E/$name-standalone.npy'); b = np.load('$E/$name-cli.npy'); print('$name', a.shape, b.shape); sys.exit(0 if a.shape == b.shape and (a.astype('u8') == b.astype('u8')).all() else 1)"; then
             emitted=$((emitted + 1))

@@ -76,7 +76,16 @@ pub fn describe_graph(g: &CsrGraph, path: Option<&Path>) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "graph:        {}", path.map_or("<embedded default graph>".to_string(), |p| p.display().to_string()));
     let _ = writeln!(s, "nodes:        {n}");
-    let _ = writeln!(s, "edges:        {} ({:?})", g.num_edges(), g.orientation());
+    match g.orientation() {
+        crate::graph::Orientation::Undirected => {
+            // Each undirected edge is two directed entries, a self loop one.
+            let loops = (0..n as u32).map(|v| g.neighbors(v).iter().filter(|&&t| t == v).count() as u64).sum::<u64>();
+            let _ = writeln!(s, "edges:        {} undirected ({} directed entries)", (g.num_edges() + loops) / 2, g.num_edges());
+        }
+        _ => {
+            let _ = writeln!(s, "edges:        {} directed", g.num_edges());
+        }
+    }
     let degs: Vec<u64> = (0..n as u32).map(|v| g.degree(v)).collect();
     let maxd = degs.iter().copied().max().unwrap_or(0);
     let mind = degs.iter().copied().min().unwrap_or(0);

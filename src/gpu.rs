@@ -276,7 +276,8 @@ fn cost_cache_file() -> Option<std::path::PathBuf> {
 /// What the measured R depends on: the device and driver, the compiled walk (a hash of its IR)
 /// and its parameter values, and the graph's contents ([`CsrGraph::fingerprint`]).
 fn cost_key(dev: &CudaDevice, program: &wayfarer_compiler::ir::Program, values: &[ParamValue], graph: &CsrGraph) -> String {
-    let program_hash = wayfarer_runtime::hash::fnv64(&[format!("{program:?}|{values:?}").as_bytes()]);
+    let program_hash =
+        wayfarer_runtime::hash::fnv64(&[&wayfarer_compiler::print::fingerprint(program).to_le_bytes(), format!("{values:?}").as_bytes()]);
     format!(
         "gpu2|{}|{}|{}|program {program_hash:016x}|graph {:016x}",
         dev.name.replace(['|', '\t'], " "),

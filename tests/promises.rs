@@ -273,3 +273,52 @@ fn the_builder_threads_and_walks_per_node_and_in_memory_graphs() {
     assert_eq!(one.walks.iter().count(), 20);
     assert!(one.walks.iter().enumerate().all(|(i, w)| w[0] == (i % 4) as u32 && w.len() == 13));
 }
+
+#[test]
+fn an_edge_list_round_trip_is_lossless() {
+    let d = scratch("roundtrip");
+    // Undirected, weights and labels, nodes without edges (R-MAT has them).
+    let g = d.join("g.wfg");
+    succeeds(&["gen", "rmat", "--scale", "8", "--weights", "pareto:1", "--labels", "4", "-o", s(&g)], &d);
+    let info = run(&["info", s(&g)], &d);
+    let info = String::from_utf8_lossy(&info.stdout).into_owned();
+    assert!(info.contains(" undirected (") && info.contains("directed entries)"), "info says what it counts:\n{info}");
+    // Directed, gapped ids, weights and timestamps.
+    let edges = d.join("in.txt");
+    std::fs::write(&edges, "10 20 1.5 7\n20 30 2.25 9\n40 10 0.5 -3\n30 10 1e-3 4\n").unwrap();
+    let h = d.join("h.wfg");
+    succeeds(&["convert", s(&edges), "--weight-col", "3", "--time-col", "4", "-o", s(&h)], &d);
+    for original in [g, h] {
+        let text = d.join("edges.txt");
+        let back = d.join("back.wfg");
+        succeeds(&["convert", s(&original), "-o", s(&text)], &d);
+        // No options: the header says what the columns are and whether the graph is undirected.
+        succeeds(&["convert", s(&text), "-o", s(&back)], &d);
+        assert_eq!(
+            std::fs::read(&original).unwrap(),
+            std::fs::read(&back).unwrap(),
+            "{}: .wfg -> .txt -> .wfg changed it",
+            original.display()
+        );
+    }
+}
+
+#[test]
+fn walk_errors_name_original_ids() {
+    let d = scratch("errids");
+    let edges = d.join("e.txt");
+    std::fs::write(&edges, "10 20\n20 30\n30 10\n").unwrap();
+    let prog = d.join("bad.rs");
+    std::fs::write(&prog, "#[walk]\nfn bad(s: &Step) -> f32 {\n    s.weight() - 2.0\n}\n").unwrap();
+    let err = fails_with(&["walk", s(&prog), "--graph", s(&edges), "--backend", "cpu", "--length", "3"], &d, &["returned weight -1"]);
+    assert!(["edge 10 -> 20", "edge 20 -> 30", "edge 30 -> 10"].iter().any(|e| err.contains(e)), "internal ids in:\n{err}");
+}
+
+#[test]
+fn a_programs_fingerprint_is_stable_across_parses_and_changes_with_edits() {
+    let fp = |src: &str| wayfarer_compiler::print::fingerprint(&wayfarer_compiler::compile_source(src).unwrap().0);
+    // Parsed twice in one process (source positions differ), the same key.
+    assert_eq!(fp(PROGRAM), fp(PROGRAM));
+    assert_eq!(fp(PROGRAM), fp(&format!("\n\n{PROGRAM}")));
+    assert_ne!(fp(PROGRAM), fp(&PROGRAM.replace("h / b }", "h / b + 0.5 }")));
+}

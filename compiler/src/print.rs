@@ -17,6 +17,18 @@ fn literal(l: &Literal) -> String {
     }
 }
 
+/// A hash of what a program computes (its IR listing, without source positions, and the node
+/// properties it reads): the same for the same program however often and wherever it is
+/// parsed, and different when an edit changes what it computes. Caches key on it.
+pub fn fingerprint(f: &Program) -> u64 {
+    let mut h = wayfarer_runtime::hash::Fnv64::default();
+    h.write(listing(f).as_bytes());
+    for p in &f.props {
+        h.write(p.as_bytes());
+    }
+    h.finish()
+}
+
 /// The handles reachable from the result, in arena order (operands first).
 pub fn live(f: &Program) -> Vec<Handle<Expr>> {
     live_in(&f.exprs, &[f.result])

@@ -459,8 +459,8 @@ fn count_share(
             return Err(WalkError::BadWeight {
                 walk: m.name.clone(),
                 weight: f32::from_bits(b[3] as u32),
-                src: b[1] as u32,
-                dst: graph.targets()[b[2] as usize],
+                src: graph.id_map().original(b[1] as u32),
+                dst: graph.id_map().original(graph.targets()[b[2] as usize]),
                 step: 0,
             }
             .into());

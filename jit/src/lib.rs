@@ -350,7 +350,10 @@ impl JitWalk {
             update,
             stop,
             engine_turns: EngineTurns::Compiled,
-            fingerprint: wayfarer_runtime::hash::fnv64(&[format!("{program:?}|{values:?}|{weighted}").as_bytes()]),
+            fingerprint: wayfarer_runtime::hash::fnv64(&[
+                &wayfarer_compiler::print::fingerprint(program).to_le_bytes(),
+                format!("{values:?}|{weighted}").as_bytes(),
+            ]),
             compile_seconds: started.elapsed().as_secs_f64(),
             clif,
             _module: module,

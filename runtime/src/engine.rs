@@ -554,7 +554,9 @@ fn build_table<W: Walk>(walk: &W, ctx: &Ctx) -> Result<Vec<f64>, WalkError> {
             for e in row {
                 let x = walk.weight(ctx, &w, e);
                 if !(x >= 0.0) || x == f32::INFINITY {
-                    return Err(WalkError::BadWeight { walk: walk.name().into(), weight: x, src: v as u32, dst: g.targets()[e], step: 0 });
+                    let map = g.id_map();
+                    let (src, dst) = (map.original(v as u32), map.original(g.targets()[e]));
+                    return Err(WalkError::BadWeight { walk: walk.name().into(), weight: x, src, dst, step: 0 });
                 }
                 acc += x as f64;
                 // SAFETY: rows are disjoint and each belongs to exactly one chunk.
@@ -568,15 +570,20 @@ fn build_table<W: Walk>(walk: &W, ctx: &Ctx) -> Result<Vec<f64>, WalkError> {
 
 fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, bound: f32, e: SampleError) -> WalkError {
     match e {
-        SampleError::BadWeight { index, weight } => {
-            WalkError::BadWeight { walk: walk.into(), weight, src: w.cur, dst: ctx.graph.targets()[row_start + index], step: w.step }
-        }
+        // Errors speak the user's ids.
+        SampleError::BadWeight { index, weight } => WalkError::BadWeight {
+            walk: walk.into(),
+            weight,
+            src: ctx.graph.id_map().original(w.cur),
+            dst: ctx.graph.id_map().original(ctx.graph.targets()[row_start + index]),
+            step: w.step,
+        },
         SampleError::BoundViolated { index, weight } => WalkError::BoundViolated {
             walk: walk.into(),
             weight,
             bound,
-            src: w.cur,
-            dst: ctx.graph.targets()[row_start + index],
+            src: ctx.graph.id_map().original(w.cur),
+            dst: ctx.graph.id_map().original(ctx.graph.targets()[row_start + index]),
             step: w.step,
         },
     }

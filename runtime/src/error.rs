@@ -98,10 +98,10 @@ pub enum WalkError {
         walk: String,
         /// The offending value.
         weight: f32,
-        /// Current node (internal id).
-        src: u32,
-        /// Candidate node (internal id).
-        dst: u32,
+        /// Current node (original id, as in the input).
+        src: u64,
+        /// Candidate node (original id).
+        dst: u64,
         /// Step number.
         step: u32,
     },
@@ -117,10 +117,10 @@ pub enum WalkError {
         weight: f32,
         /// The bound claimed.
         bound: f32,
-        /// Current node (internal id).
-        src: u32,
-        /// Candidate node (internal id).
-        dst: u32,
+        /// Current node (original id, as in the input).
+        src: u64,
+        /// Candidate node (original id).
+        dst: u64,
         /// Step number.
         step: u32,
     },
@@ -147,8 +147,9 @@ impl WalkError {
     /// bound `bound`, any other a bad weight (negative, NaN or infinite), met at `step` on
     /// edge entry `edge`. The row holding the edge names the source node.
     pub fn from_device_report(graph: &CsrGraph, walk: &str, code: u64, step: u64, edge: u64, weight: f32, bound: f32) -> Self {
-        let src = graph.offsets().partition_point(|&o| o <= edge).saturating_sub(1) as u32;
-        let dst = usize::try_from(edge).ok().and_then(|e| graph.targets().get(e).copied()).unwrap_or(u32::MAX);
+        let map = graph.id_map();
+        let src = map.original(graph.offsets().partition_point(|&o| o <= edge).saturating_sub(1) as u32);
+        let dst = usize::try_from(edge).ok().and_then(|e| graph.targets().get(e).copied()).map_or(u64::MAX, |d| map.original(d));
         let (walk, step) = (walk.to_string(), u32::try_from(step).unwrap_or(u32::MAX));
         match code {
             2 => WalkError::BoundViolated { walk, weight, bound, src, dst, step },

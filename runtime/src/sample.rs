@@ -195,8 +195,8 @@ fn sample_row(
                     return Err(WalkError::BadWeight {
                         walk: "sampling policy".into(),
                         weight: x,
-                        src: v,
-                        dst: g.targets()[e],
+                        src: g.id_map().original(v),
+                        dst: g.id_map().original(g.targets()[e]),
                         step: layer,
                     });
                 }

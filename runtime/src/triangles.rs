@@ -308,7 +308,8 @@ pub fn orient_with<W: crate::Walk>(g: &CsrGraph, mask: &W) -> Result<Oriented, W
             let x = weight(u, e);
             if !(x >= 0.0) {
                 let mut slot = bad.lock().unwrap_or_else(|p| p.into_inner());
-                slot.get_or_insert(WalkError::BadWeight { walk: mask.name().into(), weight: x, src: u, dst: g.targets()[e], step: 0 });
+                let (src, dst) = (g.id_map().original(u), g.id_map().original(g.targets()[e]));
+                slot.get_or_insert(WalkError::BadWeight { walk: mask.name().into(), weight: x, src, dst, step: 0 });
             }
             x > 0.0
         };

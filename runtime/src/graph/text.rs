@@ -374,7 +374,44 @@ pub(crate) fn load_edge_list(path: &Path, opts: &EdgeListOptions) -> Result<CsrG
     }
 }
 
+/// The first line of an edge list written by wayfarer.
+const HEADER_PREFIX: &str = "# wayfarer edge list:";
+/// The comment lines after it that list the nodes without edges.
+const ISOLATED_PREFIX: &str = "# isolated:";
+
+/// The options a wayfarer-written header gives (`columns=`), for input read without options of
+/// its own, and whether the graph was undirected (its file lists both directions of every edge).
+fn header_options(data: &[u8], opts: &EdgeListOptions) -> Option<(EdgeListOptions, bool)> {
+    let plain = !opts.undirected && opts.weight_col.is_none() && opts.label_col.is_none() && opts.time_col.is_none();
+    let first = data.split(|&b| b == b'\n').next()?;
+    let rest = std::str::from_utf8(first).ok()?.strip_prefix(HEADER_PREFIX)?;
+    if !plain {
+        return None;
+    }
+    let mut o = EdgeListOptions { dedup: opts.dedup, drop_self_loops: opts.drop_self_loops, ..Default::default() };
+    let mut undirected = false;
+    for word in rest.split_whitespace() {
+        match word.split_once('=') {
+            Some(("undirected", v)) => undirected = v == "true",
+            Some(("columns", v)) => {
+                for (i, c) in v.split(',').enumerate() {
+                    match c {
+                        "weight" => o.weight_col = Some(i + 1),
+                        "label" => o.label_col = Some(i + 1),
+                        "timestamp" => o.time_col = Some(i + 1),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some((o, undirected))
+}
+
 pub(crate) fn parse_edge_list(data: &[u8], path: &Path, opts: &EdgeListOptions) -> Result<CsrGraph, GraphError> {
+    let from_header = header_options(data, opts);
+    let opts = from_header.as_ref().map_or(opts, |h| &h.0);
     for (name, col) in [("weight-col", opts.weight_col), ("label-col", opts.label_col), ("time-col", opts.time_col)] {
         if let Some(c) = col
             && !(3..=8).contains(&c)
@@ -395,7 +432,27 @@ pub(crate) fn parse_edge_list(data: &[u8], path: &Path, opts: &EdgeListOptions) 
             "no edges found: expected lines `source destination` (comments start with # or %)",
         ));
     }
-    let ids = scan.ids;
+    let mut ids = scan.ids;
+    if from_header.is_some() {
+        // Nodes without edges, listed by the writer so the node set survives the round trip.
+        let mut isolated: Vec<u64> = Vec::new();
+        for line in data.split(|&b| b == b'\n').take_while(|l| l.first() == Some(&b'#')) {
+            if let Some(list) = std::str::from_utf8(line).ok().and_then(|l| l.strip_prefix(ISOLATED_PREFIX)) {
+                for id in list.split_whitespace() {
+                    isolated.push(
+                        id.parse().map_err(|_| {
+                            GraphError::parse(path, Location::File, format!("`{id}` in the isolated-node list is not an id"))
+                        })?,
+                    );
+                }
+            }
+        }
+        if !isolated.is_empty() {
+            ids.extend(isolated);
+            ids.sort_unstable();
+            ids.dedup();
+        }
+    }
     if ids.len() >= super::NO_NODE as usize {
         return Err(GraphError::parse(
             path,
@@ -428,7 +485,12 @@ pub(crate) fn parse_edge_list(data: &[u8], path: &Path, opts: &EdgeListOptions) 
         labels: opts.label_col.is_some(),
         timestamps: opts.time_col.is_some(),
     };
-    build::build(n, &source, &bopts, idmap)
+    let mut g = build::build(n, &source, &bopts, idmap)?;
+    if from_header.is_some_and(|h| h.1) {
+        // Both directions are in the file already: the graph is undirected as written.
+        g.orientation = super::Orientation::Undirected;
+    }
+    Ok(g)
 }
 
 pub(crate) fn load_matrix_market(path: &Path) -> Result<CsrGraph, GraphError> {
@@ -547,10 +609,27 @@ pub(crate) fn save_edge_list(g: &CsrGraph, mut out: crate::atomic_file::AtomicFi
     if g.timestamps().is_some() {
         cols.push("timestamp");
     }
-    let header = format!("# wayfarer edge list, {} nodes, {} edges: {}\n", g.num_nodes(), g.num_edges(), cols.join(" "));
+    // The header says what the columns are and whether the graph is undirected, so reading the
+    // file back (`CsrGraph::load`, `wayfarer convert`) needs no options and gets the same graph.
+    let undirected = g.orientation() == super::Orientation::Undirected;
+    let header = format!(
+        "{HEADER_PREFIX} nodes={} undirected={undirected} columns={}\n# {}\n",
+        g.num_nodes(),
+        cols.join(","),
+        if undirected {
+            "undirected: both directions of every edge are listed (their attributes may differ); read it as directed entries"
+        } else {
+            "one line per directed edge"
+        }
+    );
     let chunks = build::row_chunks(g.offsets(), 1 << 16);
+    let isolated: Vec<u64> = (0..g.num_nodes() as u32).filter(|&v| g.degree(v) == 0).map(|v| g.id_map().original(v)).collect();
     let write = |out: &mut crate::atomic_file::AtomicFile| -> std::io::Result<()> {
         out.write_all(header.as_bytes())?;
+        for chunk in isolated.chunks(32) {
+            let ids: Vec<String> = chunk.iter().map(u64::to_string).collect();
+            writeln!(out, "{ISOLATED_PREFIX} {}", ids.join(" "))?;
+        }
         for group in chunks.chunks(rayon::current_num_threads() * 4) {
             let texts: Vec<Vec<u8>> = group
                 .par_iter()
