@@ -293,6 +293,9 @@ struct ConvertArgs {
     /// Column (from 1) with integer timestamps.
     #[arg(long)]
     time_col: Option<usize>,
+    /// Lines to skip at the start of an edge list (a header such as `src dst weight`).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    skip_header: usize,
     /// Keep one edge per (source, destination).
     #[arg(long)]
     dedup: bool,
@@ -486,6 +489,7 @@ fn cmd_convert(a: ConvertArgs) -> Result<()> {
             time_col: a.time_col,
             dedup: if a.dedup { Dedup::KeepFirst } else { Dedup::Keep },
             drop_self_loops: a.drop_self_loops,
+            skip_header: a.skip_header,
         };
         CsrGraph::load_edge_list(&a.input, &opts)?
     };
@@ -496,6 +500,10 @@ fn cmd_convert(a: ConvertArgs) -> Result<()> {
         if !a.quiet {
             eprintln!("node property `{name}`: {set} of {} nodes set from {file}", g.num_nodes());
         }
+    }
+    if !out.1 && !g.node_properties().is_empty() {
+        let names: Vec<&str> = g.node_properties().iter().map(|p| p.name.as_str()).collect();
+        eprintln!("warning: a text edge list has no place for node properties ({}); write a .wfg to keep them", names.join(", "));
     }
     save_graph(&g, out)?;
     if a.quiet {

@@ -322,3 +322,35 @@ fn a_programs_fingerprint_is_stable_across_parses_and_changes_with_edits() {
     assert_eq!(fp(PROGRAM), fp(&format!("\n\n{PROGRAM}")));
     assert_ne!(fp(PROGRAM), fp(&PROGRAM.replace("h / b }", "h / b + 0.5 }")));
 }
+
+#[test]
+fn a_full_disk_is_an_error_and_leaves_nothing() {
+    let d = scratch("full");
+    let out = d.join("w.npy");
+    // A file-size limit stands in for a full disk: with SIGXFSZ ignored, writes past it fail.
+    let cmd = format!(
+        "trap '' XFSZ; ulimit -f 64 && exec {} walk deepwalk --walks-per-node 2 --backend cpu -q -o {}",
+        env!("CARGO_BIN_EXE_wayfarer"),
+        s(&out)
+    );
+    let o = Command::new("sh").arg("-c").arg(&cmd).env("WAYFARER_CACHE_DIR", d.join("c")).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("w.npy") && err.contains("too large"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n != "c").collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn edge_list_headers_and_directories_get_clear_errors() {
+    let d = scratch("headers");
+    let edges = d.join("h.txt");
+    std::fs::write(&edges, "src dst w\n1 2 0.5\n2 3 1.5\n").unwrap();
+    fails_with(&["info", s(&edges)], &d, &["h.txt:1", "--skip-header 1"]);
+    let g = d.join("g.wfg");
+    succeeds(&["convert", s(&edges), "--skip-header", "1", "--weight-col", "3", "-o", s(&g)], &d);
+    // Lines keep their numbers after a skipped header.
+    std::fs::write(&edges, "src dst\n1 2\nx 3\n").unwrap();
+    fails_with(&["convert", s(&edges), "--skip-header", "1", "-o", s(&g)], &d, &["h.txt:3"]);
+    fails_with(&["walk", "deepwalk", "--graph", s(&d)], &d, &["is a directory"]);
+}

@@ -400,6 +400,12 @@ impl CsrGraph {
     /// (Matrix Market), anything else a text edge list with default options.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, GraphError> {
         let path = path.as_ref();
+        if path.is_dir() {
+            return Err(GraphError::Parameter {
+                name: "graph".into(),
+                message: format!("{}: is a directory; give a .wfg, .mtx or text edge list file", path.display()),
+            });
+        }
         match path.extension().and_then(|e| e.to_str()) {
             Some("wfg") => Self::load_wfg(path),
             Some("mtx") => Self::load_matrix_market(path),

@@ -29,6 +29,8 @@ pub struct EdgeListOptions {
     pub dedup: Dedup,
     /// Drop self loops.
     pub drop_self_loops: bool,
+    /// Lines at the start to skip (a header such as `src dst weight`).
+    pub skip_header: usize,
 }
 
 /// The header of a Matrix Market file.
@@ -374,6 +376,20 @@ pub(crate) fn load_edge_list(path: &Path, opts: &EdgeListOptions) -> Result<CsrG
     }
 }
 
+/// A parse error on line 1 whose first field is a word, not an id, most likely a header line:
+/// say how to skip it.
+fn header_hint(e: GraphError, opts: &EdgeListOptions) -> GraphError {
+    match e {
+        GraphError::Parse { path, location: Location::Line(1), message }
+            if opts.skip_header == 0 && message.contains("expected a non-negative integer node id") =>
+        {
+            let message = format!("{message}; if line 1 is a header, skip it with `wayfarer convert --skip-header 1` (or start it with #)");
+            GraphError::Parse { path, location: Location::Line(1), message }
+        }
+        other => other,
+    }
+}
+
 /// The first line of an edge list written by wayfarer.
 const HEADER_PREFIX: &str = "# wayfarer edge list:";
 /// The comment lines after it that list the nodes without edges.
@@ -423,8 +439,17 @@ pub(crate) fn parse_edge_list(data: &[u8], path: &Path, opts: &EdgeListOptions) 
         }
     }
     let cols = Columns::new(opts.weight_col, opts.label_col, opts.time_col);
+    // Skipped header lines: the body starts after them, and lines keep their numbers.
+    let mut skip = 0usize;
+    for _ in 0..opts.skip_header {
+        match data[skip..].iter().position(|&b| b == b'\n') {
+            Some(i) => skip += i + 1,
+            None => skip = data.len(),
+        }
+    }
+    let data = &data[skip..];
     let chunks = chunk_ranges(data);
-    let scan = scan(data, &chunks, &cols, IdPolicy::Compact, path, 0)?;
+    let scan = scan(data, &chunks, &cols, IdPolicy::Compact, path, opts.skip_header as u64).map_err(|e| header_hint(e, opts))?;
     if scan.edges == 0 {
         return Err(GraphError::parse(
             path,
