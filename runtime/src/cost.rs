@@ -72,9 +72,9 @@ impl CostModel {
 }
 
 /// The CPU's cost model when none is given: a fixed one, so the walks of a seed do not depend on
-/// the machine, its load or a cache. Close to what the profiling pass measured for the library
-/// walks on R-MAT graphs on this project's 2-core machines (`R` 1.5–2 on long rows, about half
-/// that on short rows, `F` about 9 edge reads: eRVS's first keys need logarithms).
+/// the machine, its load or a cache. On R-MAT 16 it is as fast as the profiled model or faster
+/// for Node2Vec, second-order PageRank and MetaPath, uniform and Pareto(1) weights, except 8%
+/// on Pareto(1) PageRank (`bench/results/2026-12-01-cpu-default-cost-model.md`).
 pub const CPU_COST_MODEL: CostModel = CostModel { ratio: 2.0, fixed: 8.0, ratio_short: 1.0 };
 
 /// Where the cost model comes from. Only [`CostRatio::Default`], [`CostRatio::Fixed`] and
