@@ -354,3 +354,14 @@ fn edge_list_headers_and_directories_get_clear_errors() {
     fails_with(&["convert", s(&edges), "--skip-header", "1", "-o", s(&g)], &d, &["h.txt:3"]);
     fails_with(&["walk", "deepwalk", "--graph", s(&d)], &d, &["is a directory"]);
 }
+
+#[test]
+fn float_timestamps_read_when_integral_and_say_how_otherwise() {
+    let d = scratch("times");
+    let edges = d.join("t.txt");
+    std::fs::write(&edges, "1 2 1.7e9\n2 3 1700000001.0\n3 1 12\n").unwrap();
+    let g = d.join("g.wfg");
+    succeeds(&["convert", s(&edges), "--time-col", "3", "-o", s(&g)], &d);
+    std::fs::write(&edges, "1 2 1.5\n").unwrap();
+    fails_with(&["convert", s(&edges), "--time-col", "3", "-o", s(&g)], &d, &["t.txt:1", "has a fraction", "scale"]);
+}

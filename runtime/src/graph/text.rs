@@ -137,6 +137,23 @@ fn parse_weight(field: &[u8], col: usize) -> Result<f32, String> {
     Ok(w)
 }
 
+/// A timestamp: an integer, or a float with an integral value (`1.7e9`, `12.0`). Timestamps
+/// are stored as 64-bit integers, so a fractional one is an error that says how to scale it.
+fn parse_time(field: &[u8], col: usize) -> Result<i64, String> {
+    if let Ok(t) = parse_int::<i64>(field, col, "timestamp") {
+        return Ok(t);
+    }
+    let s = std::str::from_utf8(field).map_err(|_| format!("column {col}: timestamp is not valid UTF-8"))?;
+    match s.parse::<f64>() {
+        // 2^63 is the first float past i64's range.
+        Ok(t) if t.is_finite() && t.fract() == 0.0 && t.abs() < 9.223_372_036_854_775_808e18 => Ok(t as i64),
+        Ok(t) if t.is_finite() && t.fract() != 0.0 => Err(format!(
+            "column {col}: timestamp {t} has a fraction; timestamps are 64-bit integers: scale them (e.g. seconds to milliseconds) first"
+        )),
+        _ => Err(format!("column {col}: expected a timestamp (an integer, or a float with an integral value), found `{}`", show(field))),
+    }
+}
+
 fn parse_int<T: std::str::FromStr>(field: &[u8], col: usize, what: &str) -> Result<T, String> {
     std::str::from_utf8(field)
         .ok()
@@ -183,7 +200,7 @@ fn parse_line(line: &[u8], cols: &Columns) -> Result<Option<Parsed>, String> {
         None => 0,
     };
     let time = match cols.time {
-        Some(c) => parse_int::<i64>(f.raw[c - 1], c, "timestamp")?,
+        Some(c) => parse_time(f.raw[c - 1], c)?,
         None => 0,
     };
     Ok(Some(Parsed { src, dst, weight, label, time }))
