@@ -365,3 +365,41 @@ fn float_timestamps_read_when_integral_and_say_how_otherwise() {
     std::fs::write(&edges, "1 2 1.5\n").unwrap();
     fails_with(&["convert", s(&edges), "--time-col", "3", "-o", s(&g)], &d, &["t.txt:1", "has a fraction", "scale"]);
 }
+
+#[test]
+fn one_behaviour_for_library_walks_and_program_files() {
+    let d = scratch("paths");
+    // An unboundable program warns on the CLI as the macro does, and runs.
+    let prog = d.join("mod.rs");
+    std::fs::write(&prog, "#[walk]\nfn modw(s: &Step) -> f32 {\n    (s.dst() % 3) as f32 * s.weight()\n}\n").unwrap();
+    let o = run(&["walk", s(&prog), "--length", "3", "--backend", "cpu"], &d);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: walk `modw` has no weight bound") && err.contains("eRVS"), "{err}");
+    // Without -o both print the preview.
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.starts_with("first walks"), "{out}");
+    let lib = run(&["walk", "deepwalk", "--length", "3", "--backend", "cpu"], &d);
+    assert!(String::from_utf8_lossy(&lib.stdout).starts_with("first walks"));
+    // `walk --list` names every library walk with its parameters.
+    let list = String::from_utf8_lossy(&run(&["walk", "--list"], &d).stdout).into_owned();
+    assert!(list.contains("node2vec") && list.contains("a=2") && list.contains("ppr-stop"), "{list}");
+    // `gen -o x.txt` writes a text edge list.
+    let txt = d.join("g.txt");
+    succeeds(&["gen", "er", "--nodes", "20", "--p", "0.3", "-q", "-o", s(&txt)], &d);
+    assert!(std::fs::read_to_string(&txt).unwrap().starts_with("# wayfarer edge list:"));
+    // -q: nothing on stderr for a successful run, whatever the subcommand.
+    for args in [
+        vec!["walk", "deepwalk", "--length", "2", "--backend", "cpu", "-q", "-o"],
+        vec!["sample", "--graph", s(&txt), "--fanouts", "2", "--backend", "cpu", "-q", "-o"],
+    ] {
+        let ext = if args[0] == "sample" { "npz" } else { "npy" };
+        let out = d.join(format!("q.{ext}"));
+        let mut a = args.clone();
+        a.push(s(&out));
+        let err = succeeds(&a, &d);
+        assert!(err.is_empty(), "{args:?} -q printed:\n{err}");
+    }
+    let err = succeeds(&["triangles", "--graph", s(&txt), "--backend", "cpu", "-q"], &d);
+    assert!(err.is_empty(), "triangles -q printed:\n{err}");
+}
