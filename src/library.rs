@@ -237,15 +237,9 @@ impl LibraryWalk {
         cfg: &WalkConfig,
         progress: Option<&AtomicU64>,
     ) -> Result<(Walks, RunReport), WalkError> {
-        let walkers = starts.count(graph.num_nodes());
-        let mut all = Walks { stride: cfg.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
-        crate::runtime::memory::check(&format!("{walkers} walks of {} nodes", all.stride), engine::walks_bytes(walkers, all.stride))
-            .map_err(|m| WalkError::Config(format!("{m}: stream them to a file instead (`-o`)")))?;
-        let report = self.run_streaming(graph, starts, cfg, progress, u64::MAX, &mut |b| {
-            all.append(b);
-            Ok(())
-        })?;
-        Ok((all, report))
+        engine::collect(starts.count(graph.num_nodes()), cfg.length, |sink| {
+            self.run_streaming(graph, starts, cfg, progress, u64::MAX, sink)
+        })
     }
 
     /// Runs the walk on the CPU in batches of about `batch_bytes` of walks (see

@@ -641,11 +641,7 @@ fn read_seeds(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
 fn cmd_sample(a: SampleArgs) -> Result<()> {
     use wayfarer::output::NpyArray;
     use wayfarer::runtime::sample::{Policy, Replacement, SampleConfig};
-    let ids = match a.ids.as_str() {
-        "original" => IdSpace::Original,
-        "internal" => IdSpace::Internal,
-        x => bail!("--ids {x}: use original or internal"),
-    };
+    let ids = parse_ids(&a.ids)?;
     if let Some(o) = &a.output {
         if o.extension().and_then(|e| e.to_str()) != Some("npz") {
             bail!("{}: the output is a .npz", o.display());

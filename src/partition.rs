@@ -100,24 +100,13 @@ pub struct Balance {
     pub within_block_variance: f64,
 }
 
-/// Neighborhood densities from anonymous walks: `k` per node of `d` steps, queries `q = j·n + v`
-/// (`Starts::EveryNode`), as [`density`] runs them.
-pub fn density_from_walks(walks: &Walks, n: usize, k: u32, d: u32) -> Vec<f64> {
-    (0..n)
-        .into_par_iter()
-        .map(|v| {
-            if d == 0 {
-                return 0.0;
-            }
-            let mut sum = 0.0;
-            for j in 0..k as usize {
-                let w = walks.walk(j * n + v);
-                let distinct = w.iter().copied().max().map_or(1, |m| m as u64 + 1);
-                sum += (distinct - 1) as f64 / d as f64;
-            }
-            sum / k.max(1) as f64
-        })
-        .collect()
+/// One anonymous walk's share of `N(v)`: its distinct nodes beyond the start, per step.
+fn density_term(walk: &[u32], d: u32) -> f64 {
+    if d == 0 {
+        return 0.0;
+    }
+    let distinct = walk.iter().copied().max().map_or(1, |m| m as u64 + 1);
+    (distinct - 1) as f64 / d as f64
 }
 
 /// `N(v)` for every node: `k` anonymous walks of `d` steps from each (eRJS), on the GPU `dev`
@@ -134,10 +123,8 @@ pub fn density(g: &CsrGraph, k: u32, d: u32, seed: u64, dev: Option<&CudaDevice>
     let mut sum = vec![0.0f64; n];
     let mut query = 0u64;
     let mut add = |b: Walks| {
-        for i in 0..b.len() {
-            let w = b.walk(i);
-            let distinct = w.iter().copied().max().map_or(1, |m| m as u64 + 1);
-            sum[(query % n as u64) as usize] += if d == 0 { 0.0 } else { (distinct - 1) as f64 / d as f64 };
+        for w in b.iter() {
+            sum[(query % n as u64) as usize] += density_term(w, d);
             query += 1;
         }
     };

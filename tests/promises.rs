@@ -18,6 +18,11 @@ fn run(args: &[&str], cache: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wayfarer")).args(args).env("WAYFARER_CACHE_DIR", cache).output().expect("the wayfarer binary runs")
 }
 
+/// Runs `script` with `sh` (for resource limits set before the CLI starts), caches in `cache`.
+fn shell(script: &str, cache: &Path) -> Output {
+    Command::new("sh").arg("-c").arg(script).env("WAYFARER_CACHE_DIR", cache).output().expect("sh runs")
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -155,7 +160,7 @@ fn cpu_walks_stream_to_the_file_under_a_memory_cap() {
         env!("CARGO_BIN_EXE_wayfarer"),
         s(&out)
     );
-    let o = Command::new("sh").arg("-c").arg(&cmd).env("WAYFARER_CACHE_DIR", d.join("c")).output().unwrap();
+    let o = shell(&cmd, &d.join("c"));
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = 116_650u64 * 25;
     let len = std::fs::metadata(&out).unwrap().len();
@@ -333,7 +338,7 @@ fn a_full_disk_is_an_error_and_leaves_nothing() {
         env!("CARGO_BIN_EXE_wayfarer"),
         s(&out)
     );
-    let o = Command::new("sh").arg("-c").arg(&cmd).env("WAYFARER_CACHE_DIR", d.join("c")).output().unwrap();
+    let o = shell(&cmd, &d.join("c"));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("w.npy") && err.contains("too large"), "{err}");

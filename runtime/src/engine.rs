@@ -999,12 +999,21 @@ pub fn run<W: Walk>(
     cfg: &WalkConfig,
     progress: Option<&AtomicU64>,
 ) -> Result<(Walks, RunReport), WalkError> {
-    let walkers = starts.count(graph.num_nodes());
-    let stride = cfg.length as usize + 1;
+    collect(starts.count(graph.num_nodes()), cfg.length, |sink| run_streaming(walk, graph, starts, cfg, progress, u64::MAX, sink))
+}
+
+/// Every walk of a streaming run in memory: the whole output is checked against the memory
+/// available before `run` makes any (`run` streams into the sink it is given).
+pub fn collect(
+    walkers: u64,
+    length: u32,
+    run: impl FnOnce(&mut dyn FnMut(Walks) -> Result<(), WalkError>) -> Result<RunReport, WalkError>,
+) -> Result<(Walks, RunReport), WalkError> {
+    let stride = length as usize + 1;
     crate::memory::check(&format!("{walkers} walks of {stride} nodes"), walks_bytes(walkers, stride))
         .map_err(|m| WalkError::Config(format!("{m}: stream them to a file instead (`-o`, `engine::run_streaming`)")))?;
     let mut all = Walks { stride, nodes: Vec::new(), lengths: Vec::new() };
-    let report = run_streaming(walk, graph, starts, cfg, progress, u64::MAX, &mut |b| {
+    let report = run(&mut |b| {
         all.append(b);
         Ok(())
     })?;

@@ -318,13 +318,9 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
     let starts = if procs.sharded() { starts.shard(procs.rank, procs.size, g.num_nodes()) } else { starts };
     let total = starts.count(g.num_nodes());
     let stride = length as usize + 1;
-    let library_program = chosen.library_program()?;
-    let gpu_program = match &chosen {
-        Chosen::Program(c) => Some(c),
-        Chosen::Library(_) => library_program.as_ref(),
-    };
     // The hand-written references run on the CPU only; `auto` picks the CPU for them.
-    let backend = if gpu_program.is_none() && backend == Backend::Auto { Backend::Cpu } else { backend };
+    let has_program = !matches!(&chosen, Chosen::Library(w) if w.program().is_none());
+    let backend = if !has_program && backend == Backend::Auto { Backend::Cpu } else { backend };
     let (device, why_not) = wayfarer::gpu::device_for(backend)?;
     if let (Some(why), false) = (&why_not, a.quiet) {
         eprintln!("backend auto: running on the CPU ({why})");
@@ -332,6 +328,13 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
     let devices = match device {
         Some(first) => Some(crate::open_gpus(first, a.gpus, procs)?),
         None => None,
+    };
+    // A library walk's program is compiled from its source only for the GPU backends (the CPU
+    // runs the macro's native code).
+    let library_program = if backend == Backend::Wgpu || devices.is_some() { chosen.library_program()? } else { None };
+    let gpu_program = match &chosen {
+        Chosen::Program(c) => Some(c),
+        Chosen::Library(_) => library_program.as_ref(),
     };
     let mut sink = WalkSink::new(out_file, &g, ids, total, stride)?;
     let (report, backend_name) = if backend == Backend::Wgpu {
