@@ -290,9 +290,13 @@ struct ConvertArgs {
     /// Column (from 1) with integer edge labels.
     #[arg(long)]
     label_col: Option<usize>,
-    /// Column (from 1) with integer timestamps.
+    /// Column (from 1) with timestamps: integers, or decimals with --time-scale.
     #[arg(long)]
     time_col: Option<usize>,
+    /// Multiply every timestamp by this power of ten, exactly, before storing it as a 64-bit
+    /// integer: `--time-scale 1000` reads seconds with up to three decimals as milliseconds.
+    #[arg(long, value_name = "10^K", default_value_t = 1)]
+    time_scale: u64,
     /// Lines to skip at the start of an edge list (a header such as `src dst weight`).
     #[arg(long, value_name = "N", default_value_t = 0)]
     skip_header: usize,
@@ -487,6 +491,7 @@ fn cmd_convert(a: ConvertArgs) -> Result<()> {
             weight_col: a.weight_col,
             label_col: a.label_col,
             time_col: a.time_col,
+            time_scale: a.time_scale,
             dedup: if a.dedup { Dedup::KeepFirst } else { Dedup::Keep },
             drop_self_loops: a.drop_self_loops,
             skip_header: a.skip_header,

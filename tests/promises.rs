@@ -361,14 +361,22 @@ fn edge_list_headers_and_directories_get_clear_errors() {
 }
 
 #[test]
-fn float_timestamps_read_when_integral_and_say_how_otherwise() {
+fn decimal_timestamps_are_read_exactly_with_a_time_scale() {
     let d = scratch("times");
     let edges = d.join("t.txt");
     std::fs::write(&edges, "1 2 1.7e9\n2 3 1700000001.0\n3 1 12\n").unwrap();
     let g = d.join("g.wfg");
     succeeds(&["convert", s(&edges), "--time-col", "3", "-o", s(&g)], &d);
-    std::fs::write(&edges, "1 2 1.5\n").unwrap();
-    fails_with(&["convert", s(&edges), "--time-col", "3", "-o", s(&g)], &d, &["t.txt:1", "has a fraction", "scale"]);
+    std::fs::write(&edges, "1 2 1.5\n2 3 1699999999.123\n").unwrap();
+    fails_with(&["convert", s(&edges), "--time-col", "3", "-o", s(&g)], &d, &["t.txt:1", "has a fraction", "--time-scale 1000"]);
+    fails_with(&["convert", s(&edges), "--time-col", "3", "--time-scale", "1500", "-o", s(&g)], &d, &["not a power of ten"]);
+    succeeds(&["convert", s(&edges), "--time-col", "3", "--time-scale", "1000", "-o", s(&g)], &d);
+    // The stored values are the scaled ones, exactly.
+    let back = d.join("back.txt");
+    succeeds(&["convert", s(&g), "-o", s(&back)], &d);
+    let text = std::fs::read_to_string(&back).unwrap();
+    assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["1", "2", "1500"]), "{text}");
+    assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["2", "3", "1699999999123"]), "{text}");
 }
 
 #[test]

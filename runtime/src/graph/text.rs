@@ -23,8 +23,13 @@ pub struct EdgeListOptions {
     pub weight_col: Option<usize>,
     /// Column holding an integer label.
     pub label_col: Option<usize>,
-    /// Column holding an integer timestamp.
+    /// Column holding a timestamp: an integer, or a decimal number that becomes one after
+    /// multiplying by `time_scale`.
     pub time_col: Option<usize>,
+    /// A power of ten every timestamp is multiplied by, exactly (on the decimal text, not in
+    /// floating point): `1000` reads seconds with up to three decimals as milliseconds.
+    /// `0` and `1` leave timestamps as they are.
+    pub time_scale: u64,
     /// Parallel-edge policy.
     pub dedup: Dedup,
     /// Drop self loops.
@@ -51,14 +56,31 @@ struct Columns {
     weight: Option<usize>,
     label: Option<usize>,
     time: Option<usize>,
+    /// Decimal digits the timestamps are shifted left by (log10 of the time scale).
+    time_shift: u32,
     need: usize,
 }
 
 impl Columns {
     fn new(weight: Option<usize>, label: Option<usize>, time: Option<usize>) -> Self {
         let need = [Some(2), weight, label, time].into_iter().flatten().max().unwrap_or(2);
-        Columns { weight, label, time, need }
+        Columns { weight, label, time, time_shift: 0, need }
     }
+}
+
+/// The number of decimal digits a time scale shifts by: `1000` → 3. Anything but a power of
+/// ten is an error, because only those scale decimal text exactly.
+pub fn time_scale_digits(scale: u64) -> Result<u32, GraphError> {
+    if scale <= 1 {
+        return Ok(0);
+    }
+    let digits = scale.ilog10();
+    if 10u64.pow(digits) != scale {
+        return Err(GraphError::Invalid(format!(
+            "--time-scale {scale} is not a power of ten (1, 10, 100, 1000, ...): only those scale decimal timestamps exactly"
+        )));
+    }
+    Ok(digits)
 }
 
 #[derive(Clone, Copy)]
@@ -137,21 +159,61 @@ fn parse_weight(field: &[u8], col: usize) -> Result<f32, String> {
     Ok(w)
 }
 
-/// A timestamp: an integer, or a float with an integral value (`1.7e9`, `12.0`). Timestamps
-/// are stored as 64-bit integers, so a fractional one is an error that says how to scale it.
-fn parse_time(field: &[u8], col: usize) -> Result<i64, String> {
-    if let Ok(t) = parse_int::<i64>(field, col, "timestamp") {
-        return Ok(t);
+/// A timestamp: an integer or a decimal number (`12`, `1.7e9`, `1699999999.125`), times
+/// `10^shift`, computed exactly on the digits. The result must be an integer within i64:
+/// timestamps are stored as 64-bit integers (nanosecond Unix times fit; an f64 would round
+/// them), so a value with more decimals than the scale keeps is an error that names the scale
+/// that would keep them.
+fn parse_time(field: &[u8], col: usize, shift: u32) -> Result<i64, String> {
+    let bad = || format!("column {col}: expected a timestamp (an integer or a decimal number), found `{}`", show(field));
+    let (negative, rest) = match field.first() {
+        Some(b'-') => (true, &field[1..]),
+        Some(b'+') => (false, &field[1..]),
+        _ => (false, field),
+    };
+    let (mantissa, exponent) = match rest.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(i) => {
+            let e = std::str::from_utf8(&rest[i + 1..]).ok().and_then(|s| s.parse::<i32>().ok()).ok_or_else(bad)?;
+            (&rest[..i], e)
+        }
+        None => (rest, 0),
+    };
+    let (int_digits, frac_digits) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
+        None => (mantissa, &mantissa[..0]),
+    };
+    if int_digits.is_empty() && frac_digits.is_empty() || !int_digits.iter().chain(frac_digits).all(u8::is_ascii_digit) {
+        return Err(bad());
     }
-    let s = std::str::from_utf8(field).map_err(|_| format!("column {col}: timestamp is not valid UTF-8"))?;
-    match s.parse::<f64>() {
-        // 2^63 is the first float past i64's range.
-        Ok(t) if t.is_finite() && t.fract() == 0.0 && t.abs() < 9.223_372_036_854_775_808e18 => Ok(t as i64),
-        Ok(t) if t.is_finite() && t.fract() != 0.0 => Err(format!(
-            "column {col}: timestamp {t} has a fraction; timestamps are 64-bit integers: scale them (e.g. seconds to milliseconds) first"
-        )),
-        _ => Err(format!("column {col}: expected a timestamp (an integer, or a float with an integral value), found `{}`", show(field))),
+    // value = digits · 10^(exponent + shift − fraction length)
+    let digits = || int_digits.iter().chain(frac_digits).map(|&b| b - b'0');
+    let power = exponent as i64 + shift as i64 - frac_digits.len() as i64;
+    let total = int_digits.len() + frac_digits.len();
+    let cut = if power < 0 { total.saturating_sub(power.unsigned_abs() as usize) } else { total };
+    let (keep, dropped) = (digits().take(cut), digits().skip(cut));
+    if dropped.into_iter().any(|d| d != 0) {
+        // The decimals the value has, rounded up to a unit people use (ms, µs, ns).
+        let decimals = ((frac_digits.len() as i64 - exponent as i64).max(1) + 2) / 3 * 3;
+        let needed = 10u64.checked_pow(decimals as u32).map_or("a larger power of ten".to_string(), |p| p.to_string());
+        return Err(format!(
+            "column {col}: timestamp `{}` has a fraction{}; timestamps are stored as 64-bit integers: pass --time-scale {needed} (e.g. seconds to {}) to keep it",
+            show(field),
+            if shift > 0 { format!(" after --time-scale 1e{shift}") } else { String::new() },
+            match decimals { 3 => "milliseconds", 6 => "microseconds", _ => "nanoseconds" },
+        ));
     }
+    let overflow = || format!("column {col}: timestamp `{}` (scaled by 1e{shift}) is outside the 64-bit integer range", show(field));
+    let mut value: i128 = 0;
+    for d in keep {
+        value = value.checked_mul(10).and_then(|v| v.checked_add(d as i128)).filter(|v| *v <= i64::MAX as i128 + 1).ok_or_else(overflow)?;
+    }
+    if value != 0 {
+        for _ in 0..power.max(0) {
+            value = value.checked_mul(10).filter(|v| *v <= i64::MAX as i128 + 1).ok_or_else(overflow)?;
+        }
+    }
+    let value = if negative { -value } else { value };
+    i64::try_from(value).map_err(|_| overflow())
 }
 
 fn parse_int<T: std::str::FromStr>(field: &[u8], col: usize, what: &str) -> Result<T, String> {
@@ -200,7 +262,7 @@ fn parse_line(line: &[u8], cols: &Columns) -> Result<Option<Parsed>, String> {
         None => 0,
     };
     let time = match cols.time {
-        Some(c) => parse_time(f.raw[c - 1], c)?,
+        Some(c) => parse_time(f.raw[c - 1], c, cols.time_shift)?,
         None => 0,
     };
     Ok(Some(Parsed { src, dst, weight, label, time }))
@@ -455,7 +517,8 @@ pub(crate) fn parse_edge_list(data: &[u8], path: &Path, opts: &EdgeListOptions) 
             ));
         }
     }
-    let cols = Columns::new(opts.weight_col, opts.label_col, opts.time_col);
+    let mut cols = Columns::new(opts.weight_col, opts.label_col, opts.time_col);
+    cols.time_shift = time_scale_digits(opts.time_scale)?;
     // Skipped header lines: the body starts after them, and lines keep their numbers.
     let mut skip = 0usize;
     for _ in 0..opts.skip_header {
@@ -747,6 +810,35 @@ pub(crate) fn read_node_property(g: &CsrGraph, path: &Path, default: f32) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_scale_exactly_on_the_decimal_text() {
+        let t = |s: &str, shift| parse_time(s.as_bytes(), 5, shift);
+        assert_eq!(t("12", 0), Ok(12));
+        assert_eq!(t("-12", 0), Ok(-12));
+        assert_eq!(t("1.7e9", 0), Ok(1_700_000_000));
+        assert_eq!(t("1700000001.000", 0), Ok(1_700_000_001));
+        assert_eq!(t("1.5", 3), Ok(1500));
+        assert_eq!(t("0.3", 1), Ok(3));
+        assert_eq!(t("1699999999.123", 3), Ok(1_699_999_999_123));
+        // Nanosecond Unix times are exact (an f64 would round them).
+        assert_eq!(t("1699999999.123456789", 9), Ok(1_699_999_999_123_456_789));
+        assert_eq!(t("9223372036854775807", 0), Ok(i64::MAX));
+        assert_eq!(t("-9223372036854775808", 0), Ok(i64::MIN));
+        assert_eq!(t("1.25e-1", 3), Ok(125));
+        assert!(t("1.25e-1", 2).is_err());
+        let e = t("1.25", 1).unwrap_err();
+        assert!(e.contains("has a fraction after --time-scale 1e1") && e.contains("--time-scale 1000"), "{e}");
+        assert!(t("1.5", 0).unwrap_err().contains("--time-scale 1000 (e.g. seconds to milliseconds)"));
+        assert!(t("1.0000005", 0).unwrap_err().contains("--time-scale 1000000000 (e.g. seconds to nanoseconds)"));
+        assert!(t("9223372036854775808", 0).unwrap_err().contains("outside the 64-bit"));
+        assert!(t("9.3e18", 0).unwrap_err().contains("outside the 64-bit"));
+        for bad in ["", ".", "1.2.3", "1e", "abc", "1,5", "--1", "0x10", "inf", "NaN"] {
+            assert!(t(bad, 0).unwrap_err().contains("expected a timestamp"), "{bad}");
+        }
+        assert!(matches!(time_scale_digits(1000), Ok(3)) && matches!(time_scale_digits(1), Ok(0)));
+        assert!(time_scale_digits(1500).is_err());
+    }
 
     fn parse(s: &str, opts: &EdgeListOptions) -> Result<CsrGraph, GraphError> {
         parse_edge_list(s.as_bytes(), Path::new("t.txt"), opts)
