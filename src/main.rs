@@ -738,14 +738,15 @@ fn cmd_sample(a: SampleArgs) -> Result<()> {
         IdSpace::Original => NpyArray::U64(v.iter().map(|&x| map.original(x)).collect()),
     };
     let mut arrays = vec![("fanouts".to_string(), NpyArray::U32(fanouts))];
-    for (bi, mb) in batches.iter().enumerate() {
+    // Moved, not copied: the blocks are the run's largest allocation.
+    for (bi, mb) in batches.into_iter().enumerate() {
         arrays.push((format!("b{bi}_seeds"), node_ids(&mb.seeds)));
-        for (l, blk) in mb.blocks.iter().enumerate() {
+        for (l, blk) in mb.blocks.into_iter().enumerate() {
             arrays.push((format!("b{bi}_l{l}_nodes"), node_ids(&blk.src_nodes)));
             arrays.push((format!("b{bi}_l{l}_num_dst"), NpyArray::U64(vec![blk.num_dst as u64])));
-            arrays.push((format!("b{bi}_l{l}_src"), NpyArray::U32(blk.edge_src.clone())));
-            arrays.push((format!("b{bi}_l{l}_dst"), NpyArray::U32(blk.edge_dst.clone())));
-            arrays.push((format!("b{bi}_l{l}_eid"), NpyArray::U64(blk.edge_ids.clone())));
+            arrays.push((format!("b{bi}_l{l}_src"), NpyArray::U32(blk.edge_src)));
+            arrays.push((format!("b{bi}_l{l}_dst"), NpyArray::U32(blk.edge_dst)));
+            arrays.push((format!("b{bi}_l{l}_eid"), NpyArray::U64(blk.edge_ids)));
         }
     }
     wayfarer::output::write_npz_into(out_file, &arrays)?;

@@ -147,6 +147,13 @@ fn sizes_are_checked_before_anything_is_allocated() {
         &["w.npy", "free"],
     );
     assert!(std::fs::read_dir(&d).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains("w.npy")), "nothing left behind");
+    // Sampling: fanouts multiply into the blocks.
+    fails_with(
+        &["sample", "--fanouts", "1000000,1000000", "--replace", "--backend", "cpu", "-o", s(&d.join("b.npz"))],
+        &d,
+        &["sampled blocks", "need", "available", "fewer seeds"],
+    );
+    assert!(!d.join("b.npz").exists());
 }
 
 #[test]

@@ -128,6 +128,9 @@ pub fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), W
     if let Some(&bad) = seeds.iter().find(|&&s| s as u64 >= n) {
         return Err(WalkError::BadStart { node: bad as u64, num_nodes: n as usize });
     }
+    let (edges, bytes) = max_output(g, seeds.len(), cfg);
+    crate::memory::check(&format!("the sampled blocks (at most {edges} edges for these seeds and fanouts)"), bytes)
+        .map_err(|e| WalkError::Config(format!("{e}: sample fewer seeds per run, or smaller fanouts or batches")))?;
     if cfg.policy == Policy::EdgeWeight {
         let Some(w) = g.weights() else {
             return Err(WalkError::Config("the weighted policy needs edge weights, which the graph does not have".into()));
@@ -488,6 +491,37 @@ fn sample_super_batch(
         mb.blocks.reverse();
     }
     Ok(out)
+}
+
+/// The most edges every mini-batch of `seeds` together can sample, and the bytes their blocks
+/// then take: per layer, a batch's destination nodes (at most the graph's nodes) times the
+/// fanout (at most the graph's edges when sampling without replacement). Checked against
+/// the memory left before anything is sampled.
+pub fn max_output(g: &CsrGraph, num_seeds: usize, cfg: &SampleConfig) -> (u128, u128) {
+    let (n, m) = (g.num_nodes() as u128, g.num_edges() as u128);
+    let batch = |size: usize| {
+        let (mut dst, mut edges, mut nodes) = (size as u128, 0u128, 0u128);
+        for &f in &cfg.fanouts {
+            let mut layer = dst.saturating_mul(f as u128);
+            if cfg.replacement == Replacement::Without {
+                layer = layer.min(m);
+            }
+            edges = edges.saturating_add(layer);
+            // A block lists its destination nodes, then the new sources.
+            let next = dst.saturating_add(layer).min(n.max(dst));
+            nodes = nodes.saturating_add(next);
+            dst = next;
+        }
+        (edges, nodes)
+    };
+    let full = (num_seeds / cfg.batch_size.max(1)) as u128;
+    let (fe, fnodes) = batch(cfg.batch_size);
+    let (le, lnodes) = batch(num_seeds % cfg.batch_size.max(1));
+    let edges = fe.saturating_mul(full).saturating_add(le);
+    let nodes = fnodes.saturating_mul(full).saturating_add(lnodes);
+    // An edge is a source and a destination position (u32 each) and an edge id (u64); a node
+    // an id (u32), and each may be written out as a u64 id.
+    (edges, edges.saturating_mul(16 + 8).saturating_add(nodes.saturating_mul(4 + 8)))
 }
 
 /// Samples every mini-batch of `seeds` (batches of `cfg.batch_size`, in order), in parallel;
