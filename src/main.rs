@@ -596,42 +596,8 @@ fn read_seeds(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
     if path.extension().and_then(|e| e.to_str()) != Some("npy") {
         return read_starts(g, path);
     }
-    let b = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
     let bad = |why: &str| anyhow::anyhow!("{}: {why}", path.display());
-    if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
-        return Err(bad("not a .npy file"));
-    }
-    let (hl, start) = match b[6] {
-        1 => (u16::from_le_bytes([b[8], b[9]]) as usize, 10),
-        _ if b.len() >= 12 => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
-        _ => return Err(bad("truncated header")),
-    };
-    let header = std::str::from_utf8(b.get(start..start + hl).ok_or_else(|| bad("truncated header"))?).map_err(|_| bad("bad header"))?;
-    if header.contains("'fortran_order': True") {
-        return Err(bad("Fortran-ordered arrays are not supported"));
-    }
-    let shape = header.split("'shape':").nth(1).and_then(|x| x.split(')').next()).ok_or_else(|| bad("no shape"))?;
-    let dims: Vec<&str> = shape.trim_start_matches([' ', '(']).split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
-    if dims.len() != 1 {
-        return Err(bad(&format!("expected a 1-D array of node ids, found shape ({shape})")));
-    }
-    let data = &b[start + hl..];
-    // Little-endian integers of `width` bytes, signed or not, widened to i128.
-    let decode = |width: usize, signed: bool| -> Vec<i128> {
-        data.chunks_exact(width)
-            .map(|c| {
-                let mut buf = [0u8; 8];
-                buf[..width].copy_from_slice(c);
-                let raw = u64::from_le_bytes(buf);
-                let shift = 64 - 8 * width as u32;
-                if signed { (((raw << shift) as i64) >> shift) as i128 } else { raw as i128 }
-            })
-            .collect()
-    };
-    let ids: Vec<i128> = match ["'<u4'", "'<i4'", "'<u8'", "'<i8'"].iter().position(|d| header.contains(d)) {
-        Some(k) => decode(if k < 2 { 4 } else { 8 }, k % 2 == 1),
-        None => return Err(bad("expected integer ids (<u4, <i4, <u8 or <i8)")),
-    };
+    let ids = wayfarer::runtime::npy::read_int_npy(path)?;
     let mut v = Vec::with_capacity(ids.len());
     for (i, &id) in ids.iter().enumerate() {
         let node = u64::try_from(id).ok().and_then(|id| g.id_map().internal(id, g.num_nodes()));

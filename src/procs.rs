@@ -141,43 +141,61 @@ pub struct RunInfo<'a> {
     pub queries: u64,
 }
 
-fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// The manifest file (`format` = `wayfarer-walk-shards/1`).
+#[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+pub struct Manifest {
+    /// The manifest's format and version.
+    pub format: String,
+    /// The walk's name.
+    pub walk: String,
+    /// The seed.
+    pub seed: u64,
+    /// Steps per walk.
+    pub length: u32,
+    /// Queries of the whole run.
+    pub queries: u64,
+    /// Processes that wrote shards.
+    pub ranks: usize,
+    /// Every shard, in rank order.
+    pub shards: Vec<Shard>,
+}
+
+/// One rank's shard of a run.
+#[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+pub struct Shard {
+    /// The rank that wrote it.
+    pub rank: usize,
+    /// Its file, relative to the manifest.
+    pub file: String,
+    /// The first query of the whole run it holds.
+    pub first_query: u64,
+    /// Queries it holds.
+    pub queries: u64,
 }
 
 /// Writes the manifest of a run over `ranks` processes into `out`'s manifest file: every
 /// shard's file (relative to the manifest) and query range, in order.
 pub fn write_manifest(out: &Path, ranks: usize, info: &RunInfo) -> Result<PathBuf> {
-    let mut shards = Vec::with_capacity(ranks);
-    for r in 0..ranks {
-        let first = (info.queries as u128 * r as u128 / ranks as u128) as u64;
-        let end = (info.queries as u128 * (r as u128 + 1) / ranks as u128) as u64;
-        let file = shard_path(out, r);
-        let name = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        shards.push(format!(
-            "    {{\"rank\": {r}, \"file\": {}, \"first_query\": {first}, \"queries\": {}}}",
-            json_string(&name),
-            end - first
-        ));
-    }
-    let text = format!(
-        "{{\n  \"format\": \"wayfarer-walk-shards/1\",\n  \"walk\": {},\n  \"seed\": {},\n  \"length\": {},\n  \"queries\": {},\n  \"ranks\": {ranks},\n  \"shards\": [\n{}\n  ]\n}}\n",
-        json_string(info.walk),
-        info.seed,
-        info.length,
-        info.queries,
-        shards.join(",\n")
-    );
+    let shards = (0..ranks)
+        .map(|r| {
+            let first = (info.queries as u128 * r as u128 / ranks as u128) as u64;
+            let end = (info.queries as u128 * (r as u128 + 1) / ranks as u128) as u64;
+            let file = shard_path(out, r);
+            let file = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            Shard { rank: r, file, first_query: first, queries: end - first }
+        })
+        .collect();
+    let manifest = Manifest {
+        format: "wayfarer-walk-shards/1".into(),
+        walk: info.walk.into(),
+        seed: info.seed,
+        length: info.length,
+        queries: info.queries,
+        ranks,
+        shards,
+    };
+    let mut text = serde_json::to_string_pretty(&manifest)?;
+    text.push('\n');
     let path = manifest_path(out);
     if let Err(e) = std::fs::write(&path, text) {
         bail!("{}: {e}", path.display());
@@ -198,10 +216,14 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let out = dir.join("w.npy");
         let p = write_manifest(&out, 3, &RunInfo { walk: "node2vec", seed: 7, length: 5, queries: 10 }).unwrap();
-        let text = std::fs::read_to_string(p).unwrap();
-        assert!(text.contains("\"first_query\": 0, \"queries\": 3"), "{text}");
-        assert!(text.contains("\"first_query\": 3, \"queries\": 3"), "{text}");
-        assert!(text.contains("\"rank\": 2, \"file\": \"w.rank2.npy\", \"first_query\": 6, \"queries\": 4"), "{text}");
+        let m: Manifest = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let ranges: Vec<_> = m.shards.iter().map(|s| (s.rank, s.file.as_str(), s.first_query, s.queries)).collect();
+        assert_eq!(ranges, [(0, "w.rank0.npy", 0, 3), (1, "w.rank1.npy", 3, 3), (2, "w.rank2.npy", 6, 4)]);
+        assert_eq!((m.walk.as_str(), m.seed, m.length, m.queries, m.ranks), ("node2vec", 7, 5, 10, 3));
+        // Names that need escaping survive.
+        let p = write_manifest(&out, 1, &RunInfo { walk: "a\"b\\c\u{1}", seed: 0, length: 1, queries: 1 }).unwrap();
+        let m: Manifest = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        assert_eq!(m.walk, "a\"b\\c\u{1}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -25,6 +25,7 @@ pub mod error;
 pub mod graph;
 pub mod hash;
 pub mod memory;
+pub mod npy;
 pub mod output;
 pub mod rng;
 pub mod sample;

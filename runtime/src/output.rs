@@ -1,10 +1,12 @@
 //! Writing walks: `.npy` (padded matrix) and text (one walk per line, what word2vec reads).
 
 pub use crate::atomic_file::AtomicFile;
+pub use crate::npy::{NpyArray, write_npz, write_npz_into};
 use crate::engine::Walks;
 use crate::error::GraphError;
 use crate::graph::{CsrGraph, NO_NODE};
-use std::io::Write;
+use npyz::WriterBuilder;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// Which ids to write.
@@ -43,24 +45,6 @@ impl OutputFormat {
     }
 }
 
-fn npy_header(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
-    npy_header_shape(descr, &format!("({rows}, {cols})"))
-}
-
-/// The `.npy` header for `shape` as Python writes it (`(n,)`, `(rows, cols)`), padded to 64.
-fn npy_header_shape(descr: &str, shape: &str) -> Vec<u8> {
-    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    let unpadded = 10 + dict.len() + 1;
-    let total = unpadded.div_ceil(64) * 64;
-    let mut h = Vec::with_capacity(total);
-    h.extend_from_slice(b"\x93NUMPY\x01\x00");
-    h.extend_from_slice(&((total - 10) as u16).to_le_bytes());
-    h.extend_from_slice(dict.as_bytes());
-    h.resize(total - 1, b' ');
-    h.push(b'\n');
-    h
-}
-
 /// Writes walks to `path` in the format its extension names.
 pub fn write_walks(walks: &Walks, graph: &CsrGraph, ids: IdSpace, path: &Path) -> Result<(), GraphError> {
     let mut w = WalkWriter::create(path, graph, ids, walks.len(), walks.stride)?;
@@ -72,12 +56,12 @@ pub fn write_walks(walks: &Walks, graph: &CsrGraph, ids: IdSpace, path: &Path) -
 /// whole (the GPU streams its batches here). The shape is fixed up front: the `.npy` header
 /// needs it, and [`WalkWriter::finish`] checks that exactly that many walks arrived.
 pub struct WalkWriter<'g> {
-    format: OutputFormat,
     w: AtomicFile,
     path: std::path::PathBuf,
     graph: &'g CsrGraph,
     ids: IdSpace,
-    wide: bool,
+    /// The `.npy` body's writer (npyz's, on a second handle of `w`); `None` for text.
+    npy: Option<NpyBody<BufWriter<std::fs::File>>>,
     rows: usize,
     stride: usize,
     written: usize,
@@ -115,9 +99,15 @@ impl<'g> WalkWriter<'g> {
                     ),
                 ));
             }
-            w.write_all(&npy_header(if wide { "<u8" } else { "<u4" }, rows, stride)).map_err(|e| GraphError::io(&path, e))?;
         }
-        Ok(WalkWriter { format, w, path, graph, ids, wide, rows, stride, written: 0 })
+        let npy = match format {
+            OutputFormat::Npy => {
+                let shared = w.shared_writer().map_err(|e| GraphError::io(&path, e))?;
+                Some(NpyBody::begin(shared, wide, rows, stride).map_err(|e| GraphError::io(&path, e))?)
+            }
+            OutputFormat::Text => None,
+        };
+        Ok(WalkWriter { w, path, graph, ids, npy, rows, stride, written: 0 })
     }
 
     /// The final path.
@@ -146,9 +136,9 @@ impl<'g> WalkWriter<'g> {
                 ),
             ));
         }
-        let res = match self.format {
-            OutputFormat::Npy => npy_rows(walks, self.graph, self.ids, self.wide, &mut self.w),
-            OutputFormat::Text => write_text(walks, self.graph, self.ids, &mut self.w),
+        let res = match &mut self.npy {
+            Some(body) => body.rows(walks, self.graph, self.ids),
+            None => write_text(walks, self.graph, self.ids, &mut self.w),
         };
         res.map_err(|e| GraphError::io(&self.path, e))?;
         self.written += walks.len();
@@ -164,6 +154,9 @@ impl<'g> WalkWriter<'g> {
                 format!("{}: {} of the declared {} walks were written", self.path.display(), self.written, self.rows),
             ));
         }
+        if let Some(body) = self.npy {
+            body.finish().map_err(|e| GraphError::io(&self.path, e))?;
+        }
         self.w.commit()
     }
 }
@@ -171,44 +164,51 @@ impl<'g> WalkWriter<'g> {
 /// Writes the `.npy` form to any writer.
 pub fn write_npy(walks: &Walks, graph: &CsrGraph, ids: IdSpace, w: &mut impl Write) -> std::io::Result<()> {
     let wide = ids == IdSpace::Original && graph.id_map().max_original(graph.num_nodes()).is_some_and(|m| m >= NO_NODE as u64);
-    w.write_all(&npy_header(if wide { "<u8" } else { "<u4" }, walks.len(), walks.stride))?;
-    npy_rows(walks, graph, ids, wide, w)
+    let mut body = NpyBody::begin(BufWriter::with_capacity(1 << 16, w), wide, walks.len(), walks.stride)?;
+    body.rows(walks, graph, ids)?;
+    body.finish()
 }
 
-/// The `.npy` body: `uint64` ids when `wide`, else `uint32`.
-fn npy_rows(walks: &Walks, graph: &CsrGraph, ids: IdSpace, wide: bool, w: &mut impl Write) -> std::io::Result<()> {
-    let map = graph.id_map();
-    let cols = walks.stride;
-    if wide {
-        let mut buf = Vec::with_capacity(cols * 8);
-        for row in walks.nodes.chunks(cols.max(1)) {
-            buf.clear();
-            for &v in row {
-                let x = if v == NO_NODE { NPY_SENTINEL_U64 } else { map.original(v) };
-                buf.extend_from_slice(&x.to_le_bytes());
+/// A walk matrix's `.npy` writer: `uint64` ids when wide, else `uint32`.
+enum NpyBody<W: Write> {
+    Narrow(npyz::NpyWriter<u32, W>),
+    Wide(npyz::NpyWriter<u64, W>),
+}
+
+impl<W: Write> NpyBody<W> {
+    /// Writes the header of a `rows x stride` matrix.
+    fn begin(w: W, wide: bool, rows: usize, stride: usize) -> std::io::Result<Self> {
+        let shape = [rows as u64, stride as u64];
+        Ok(if wide {
+            NpyBody::Wide(npyz::WriteOptions::new().default_dtype().shape(&shape).writer(w).begin_nd()?)
+        } else {
+            NpyBody::Narrow(npyz::WriteOptions::new().default_dtype().shape(&shape).writer(w).begin_nd()?)
+        })
+    }
+
+    /// Appends `walks`, padding with the sentinel of the width.
+    fn rows(&mut self, walks: &Walks, graph: &CsrGraph, ids: IdSpace) -> std::io::Result<()> {
+        let map = graph.id_map();
+        let internal = ids == IdSpace::Internal || matches!(map, crate::graph::IdMap::Identity);
+        match self {
+            NpyBody::Wide(w) => {
+                w.extend(walks.nodes.iter().map(|&v| if v == NO_NODE { NPY_SENTINEL_U64 } else { map.original(v) }))
             }
-            w.write_all(&buf)?;
-        }
-    } else if ids == IdSpace::Internal || matches!(map, crate::graph::IdMap::Identity) {
-        for chunk in walks.nodes.chunks(1 << 16) {
-            let mut buf = Vec::with_capacity(chunk.len() * 4);
-            for &v in chunk {
-                buf.extend_from_slice(&v.to_le_bytes());
+            // Internal ids are the values themselves, padding included (NO_NODE is the sentinel).
+            NpyBody::Narrow(w) if internal => w.extend(walks.nodes.iter().copied()),
+            NpyBody::Narrow(w) => {
+                w.extend(walks.nodes.iter().map(|&v| if v == NO_NODE { NPY_SENTINEL_U32 } else { map.original(v) as u32 }))
             }
-            w.write_all(&buf)?;
-        }
-    } else {
-        let mut buf = Vec::with_capacity(cols * 4);
-        for row in walks.nodes.chunks(cols.max(1)) {
-            buf.clear();
-            for &v in row {
-                let x = if v == NO_NODE { NPY_SENTINEL_U32 } else { map.original(v) as u32 };
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
-            w.write_all(&buf)?;
         }
     }
-    Ok(())
+
+    /// Checks the count and flushes.
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            NpyBody::Narrow(w) => w.finish(),
+            NpyBody::Wide(w) => w.finish(),
+        }
+    }
 }
 
 /// Writes the text form to any writer.
@@ -228,51 +228,6 @@ pub fn write_text(walks: &Walks, graph: &CsrGraph, ids: IdSpace, w: &mut impl Wr
         w.write_all(line.as_bytes())?;
     }
     Ok(())
-}
-
-/// A 1-D array for an `.npz` file.
-#[derive(Clone, Debug, PartialEq)]
-pub enum NpyArray {
-    /// `uint8`.
-    U8(Vec<u8>),
-    /// `uint32`.
-    U32(Vec<u32>),
-    /// `uint64`.
-    U64(Vec<u64>),
-    /// `float64`.
-    F64(Vec<f64>),
-}
-
-impl NpyArray {
-    /// The array as a complete `.npy` file.
-    pub fn npy(&self) -> Vec<u8> {
-        let (descr, len) = match self {
-            NpyArray::U8(v) => ("|u1", v.len()),
-            NpyArray::U32(v) => ("<u4", v.len()),
-            NpyArray::U64(v) => ("<u8", v.len()),
-            NpyArray::F64(v) => ("<f8", v.len()),
-        };
-        let mut b = npy_header_shape(descr, &format!("({len},)"));
-        b.reserve(len * 8);
-        match self {
-            NpyArray::U8(v) => b.extend_from_slice(v),
-            NpyArray::U32(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
-            NpyArray::U64(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
-            NpyArray::F64(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
-        }
-        b
-    }
-
-    /// Writes the array as a `.npy` file.
-    pub fn write(&self, path: &Path) -> Result<(), GraphError> {
-        self.write_into(AtomicFile::create(path)?)
-    }
-
-    /// Writes the array as a `.npy` file into `out` (created before the work) and commits it.
-    pub fn write_into(&self, mut out: AtomicFile) -> Result<(), GraphError> {
-        out.write_all(&self.npy()).map_err(|e| GraphError::io(out.path(), e))?;
-        out.commit()
-    }
 }
 
 /// A per-node output (`triangles --per-node`, `partition -o`), created before the work. So
@@ -318,86 +273,9 @@ impl PerNodeFile {
     }
 }
 
-/// Writes named 1-D arrays as an `.npz` (an uncompressed zip of `.npy` files, what
-/// `numpy.savez` writes and `numpy.load` reads). Zip limits apply: each array under 4 GiB,
-/// fewer than 65,535 arrays; beyond them this is an error, not a corrupt file.
-pub fn write_npz(path: &Path, arrays: &[(String, NpyArray)]) -> Result<(), GraphError> {
-    write_npz_into(AtomicFile::create(path)?, arrays)
-}
-
-/// [`write_npz`] into `out` (created before the work), committed when complete.
-pub fn write_npz_into(mut w: AtomicFile, arrays: &[(String, NpyArray)]) -> Result<(), GraphError> {
-    let path = &w.path().to_path_buf();
-    let too_big = |what: String| GraphError::param("output", format!("{}: {what}", path.display()));
-    if arrays.len() >= 0xFFFF {
-        return Err(too_big(format!("{} arrays do not fit one .npz (at most 65,534): use larger batches", arrays.len())));
-    }
-    let mut central = Vec::new();
-    let mut offset = 0u64;
-    let io = |e| GraphError::io(path, e);
-    for (name, array) in arrays {
-        let data = array.npy();
-        let fname = format!("{name}.npy");
-        if data.len() as u64 >= u32::MAX as u64 || offset >= u32::MAX as u64 {
-            return Err(too_big(format!("`{name}` does not fit a .npz without zip64 (4 GiB)")));
-        }
-        let crc = crc32fast::hash(&data);
-        let mut local = Vec::with_capacity(30 + fname.len());
-        local.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
-        for x in [20u16, 0, 0, 0, 0x21] {
-            local.extend_from_slice(&x.to_le_bytes());
-        }
-        for x in [crc, data.len() as u32, data.len() as u32] {
-            local.extend_from_slice(&x.to_le_bytes());
-        }
-        local.extend_from_slice(&(fname.len() as u16).to_le_bytes());
-        local.extend_from_slice(&0u16.to_le_bytes());
-        local.extend_from_slice(fname.as_bytes());
-        w.write_all(&local).map_err(io)?;
-        w.write_all(&data).map_err(io)?;
-        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
-        for x in [20u16, 20, 0, 0, 0, 0x21] {
-            central.extend_from_slice(&x.to_le_bytes());
-        }
-        for x in [crc, data.len() as u32, data.len() as u32] {
-            central.extend_from_slice(&x.to_le_bytes());
-        }
-        for x in [fname.len() as u16, 0, 0, 0, 0] {
-            central.extend_from_slice(&x.to_le_bytes());
-        }
-        central.extend_from_slice(&0u32.to_le_bytes());
-        central.extend_from_slice(&(offset as u32).to_le_bytes());
-        central.extend_from_slice(fname.as_bytes());
-        offset += (local.len() + data.len()) as u64;
-    }
-    if offset + central.len() as u64 >= u32::MAX as u64 {
-        return Err(too_big("the .npz exceeds 4 GiB (zip64 is not written): use fewer batches per file".into()));
-    }
-    w.write_all(&central).map_err(io)?;
-    let mut end = Vec::with_capacity(22);
-    end.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
-    for x in [0u16, 0, arrays.len() as u16, arrays.len() as u16] {
-        end.extend_from_slice(&x.to_le_bytes());
-    }
-    end.extend_from_slice(&(central.len() as u32).to_le_bytes());
-    end.extend_from_slice(&(offset as u32).to_le_bytes());
-    end.extend_from_slice(&0u16.to_le_bytes());
-    w.write_all(&end).map_err(io)?;
-    w.commit()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn npy_header_is_aligned_and_parseable() {
-        let h = npy_header("<u4", 3, 81);
-        assert_eq!(h.len() % 64, 0);
-        assert_eq!(&h[..6], b"\x93NUMPY");
-        let s = std::str::from_utf8(&h[10..]).unwrap();
-        assert!(s.contains("'shape': (3, 81)") && s.ends_with('\n'));
-    }
 
     #[test]
     fn streamed_batches_give_the_same_file_as_one_write() {

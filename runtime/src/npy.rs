@@ -1,0 +1,203 @@
+//! NumPy files through the ecosystem's crates: `npyz` encodes and decodes `.npy` arrays, and
+//! `zip` (npyz's) holds them in an `.npz`, with zip64 so an archive or an array may pass 4 GiB
+//! (an ordinary size for one epoch of sampled blocks on a large graph).
+
+use crate::atomic_file::AtomicFile;
+use crate::error::GraphError;
+use npyz::WriterBuilder;
+use npyz::zip::{CompressionMethod, ZipWriter, write::FileOptions};
+use std::io::{BufWriter, Read, Write};
+use std::path::Path;
+
+/// A 1-D array for an `.npy` or `.npz` file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NpyArray {
+    /// `uint8`.
+    U8(Vec<u8>),
+    /// `uint32`.
+    U32(Vec<u32>),
+    /// `uint64`.
+    U64(Vec<u64>),
+    /// `float64`.
+    F64(Vec<f64>),
+}
+
+impl NpyArray {
+    /// Elements in the array.
+    pub fn len(&self) -> usize {
+        match self {
+            NpyArray::U8(v) => v.len(),
+            NpyArray::U32(v) => v.len(),
+            NpyArray::U64(v) => v.len(),
+            NpyArray::F64(v) => v.len(),
+        }
+    }
+
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the array as a complete `.npy` file to `w`.
+    pub fn write_npy(&self, w: impl Write) -> std::io::Result<()> {
+        fn one<T: npyz::AutoSerialize + Copy>(v: &[T], w: impl Write) -> std::io::Result<()> {
+            let mut out = npyz::WriteOptions::new().default_dtype().shape(&[v.len() as u64]).writer(w).begin_nd()?;
+            out.extend(v.iter().copied())?;
+            out.finish()
+        }
+        let mut w = BufWriter::with_capacity(1 << 16, w);
+        match self {
+            NpyArray::U8(v) => one(v, &mut w)?,
+            NpyArray::U32(v) => one(v, &mut w)?,
+            NpyArray::U64(v) => one(v, &mut w)?,
+            NpyArray::F64(v) => one(v, &mut w)?,
+        }
+        w.flush()
+    }
+
+    /// The array as a complete `.npy` file in memory.
+    pub fn npy(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(128 + self.len() * 8);
+        self.write_npy(&mut b).expect("writing to memory does not fail");
+        b
+    }
+
+    /// Writes the array as a `.npy` file.
+    pub fn write(&self, path: &Path) -> Result<(), GraphError> {
+        self.write_into(AtomicFile::create(path)?)
+    }
+
+    /// Writes the array as a `.npy` file into `out` (created before the work) and commits it.
+    pub fn write_into(&self, mut out: AtomicFile) -> Result<(), GraphError> {
+        self.write_npy(&mut out).map_err(|e| GraphError::io(out.path(), e))?;
+        out.commit()
+    }
+}
+
+/// Writes named 1-D arrays as an `.npz` (an uncompressed zip of `.npy` files, what
+/// `numpy.savez` writes and `numpy.load` reads).
+pub fn write_npz(path: &Path, arrays: &[(String, NpyArray)]) -> Result<(), GraphError> {
+    write_npz_into(AtomicFile::create(path)?, arrays)
+}
+
+/// [`write_npz`] into `out` (created before the work), committed when complete. Every entry
+/// is written with zip64 extents, so neither an array nor the archive is limited to 4 GiB.
+pub fn write_npz_into(out: AtomicFile, arrays: &[(String, NpyArray)]) -> Result<(), GraphError> {
+    let path = out.path().to_path_buf();
+    let io = |e: std::io::Error| GraphError::io(&path, e);
+    let zip_err = |e: npyz::zip::result::ZipError| GraphError::io(&path, std::io::Error::other(e));
+    let mut zip = ZipWriter::new(out);
+    let options = FileOptions::default().compression_method(CompressionMethod::Stored).large_file(true);
+    for (name, array) in arrays {
+        zip.start_file(npyz::npz::file_name_from_array_name(name), options).map_err(zip_err)?;
+        array.write_npy(&mut zip).map_err(io)?;
+    }
+    zip.finish().map_err(zip_err)?.commit()
+}
+
+/// Reads a 1-D `.npy` of integers (`uint8/16/32/64`, `int8/16/32/64`, little- or big-endian)
+/// as `i128`, so every value is kept for the caller to check.
+pub fn read_int_npy(path: &Path) -> Result<Vec<i128>, GraphError> {
+    let file = std::fs::File::open(path).map_err(|e| GraphError::io(path, e))?;
+    read_int_npy_from(std::io::BufReader::new(file)).map_err(|e| GraphError::io(path, e))
+}
+
+fn read_int_npy_from(r: impl Read) -> std::io::Result<Vec<i128>> {
+    let bad = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+    let npy = npyz::NpyFile::new(r)?;
+    if npy.shape().len() != 1 {
+        return Err(bad(format!("expected a 1-D array, found shape {:?}", npy.shape())));
+    }
+    let npyz::DType::Plain(ty) = npy.dtype() else {
+        return Err(bad("expected an array of integers, found a structured array".into()));
+    };
+    let (char, size) = (ty.type_char(), ty.size_field());
+    let want = || bad(format!("expected integers (uint8..uint64, int8..int64), found `{ty}`"));
+    fn all<T: npyz::Deserialize + Into<i128>>(npy: npyz::NpyFile<impl Read>) -> std::io::Result<Vec<i128>> {
+        npy.data::<T>().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?.map(|x| x.map(Into::into)).collect()
+    }
+    match (char, size) {
+        (npyz::TypeChar::Uint, 1) => all::<u8>(npy),
+        (npyz::TypeChar::Uint, 2) => all::<u16>(npy),
+        (npyz::TypeChar::Uint, 4) => all::<u32>(npy),
+        (npyz::TypeChar::Uint, 8) => all::<u64>(npy),
+        (npyz::TypeChar::Int, 1) => all::<i8>(npy),
+        (npyz::TypeChar::Int, 2) => all::<i16>(npy),
+        (npyz::TypeChar::Int, 4) => all::<i32>(npy),
+        (npyz::TypeChar::Int, 8) => all::<i64>(npy),
+        _ => Err(want()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_round_trip_through_npy() {
+        let a = NpyArray::U64(vec![0, 7, u64::MAX]);
+        let b = a.npy();
+        assert_eq!(&b[..6], b"\x93NUMPY");
+        let header_end = b.iter().position(|&c| c == b'\n').unwrap() + 1;
+        assert_eq!(header_end % 64, 0, "the data is 64-byte aligned");
+        assert_eq!(read_int_npy_from(&b[..]).unwrap(), vec![0, 7, u64::MAX as i128]);
+        let signed = {
+            let mut v = Vec::new();
+            let mut w = npyz::WriteOptions::new().default_dtype().shape(&[2]).writer(&mut v).begin_nd().unwrap();
+            w.extend([-3i16, 4]).unwrap();
+            w.finish().unwrap();
+            v
+        };
+        assert_eq!(read_int_npy_from(&signed[..]).unwrap(), vec![-3, 4]);
+        let floats = NpyArray::F64(vec![1.5]).npy();
+        assert!(read_int_npy_from(&floats[..]).unwrap_err().to_string().contains("expected integers"));
+        let mut matrix = Vec::new();
+        let mut w = npyz::WriteOptions::new().default_dtype().shape(&[1, 2]).writer(&mut matrix).begin_nd().unwrap();
+        w.extend([1u32, 2]).unwrap();
+        w.finish().unwrap();
+        assert!(read_int_npy_from(&matrix[..]).unwrap_err().to_string().contains("1-D"));
+    }
+
+    #[test]
+    fn npz_entries_read_back() {
+        let dir = std::env::temp_dir().join(format!("wayfarer-npz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.npz");
+        write_npz(&path, &[("ids".into(), NpyArray::U32(vec![3, 1])), ("values".into(), NpyArray::F64(vec![0.5, 2.0]))]).unwrap();
+        let mut npz = npyz::npz::NpzArchive::open(&path).unwrap();
+        let mut names: Vec<_> = npz.array_names().map(str::to_string).collect();
+        names.sort();
+        assert_eq!(names, ["ids", "values"]);
+        let ids: Vec<u32> = npz.by_name("ids").unwrap().unwrap().into_vec().unwrap();
+        let values: Vec<f64> = npz.by_name("values").unwrap().unwrap().into_vec().unwrap();
+        assert_eq!((ids, values), (vec![3, 1], vec![0.5, 2.0]));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(test)]
+mod large {
+    use super::*;
+
+    /// An archive past 4 GiB (zip64 offsets and sizes): a 4.3 GB array, then a small one whose
+    /// entry starts past 2^32. Reading the small one back needs the zip64 records to be right.
+    #[test]
+    fn an_npz_over_4_gib_is_written_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("wayfarer-npz64-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.npz");
+        let n = (4_300_000_000u64 / 8) as usize;
+        let need = n as u64 * 8 + (1 << 20);
+        let free = AtomicFile::create(&path).unwrap().free_space().unwrap_or(u64::MAX);
+        assert!(free > need, "the test needs {need} bytes free in {}, has {free}", dir.display());
+        // Zeroed pages are not resident until written, so this costs no memory to speak of.
+        let big = NpyArray::U64(vec![0u64; n]);
+        write_npz(&path, &[("big".into(), big), ("tail".into(), NpyArray::U32(vec![7, 8, 9]))]).unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 1 << 32);
+        let mut npz = npyz::npz::NpzArchive::open(&path).unwrap();
+        let tail: Vec<u32> = npz.by_name("tail").unwrap().unwrap().into_vec().unwrap();
+        assert_eq!(tail, [7, 8, 9]);
+        assert_eq!(npz.by_name("big").unwrap().unwrap().shape(), [n as u64]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
