@@ -114,7 +114,10 @@ fn read_int_npy_from(r: impl Read) -> std::io::Result<Vec<i128>> {
     let (char, size) = (ty.type_char(), ty.size_field());
     let want = || bad(format!("expected integers (uint8..uint64, int8..int64), found `{ty}`"));
     fn all<T: npyz::Deserialize + Into<i128>>(npy: npyz::NpyFile<impl Read>) -> std::io::Result<Vec<i128>> {
-        npy.data::<T>().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?.map(|x| x.map(Into::into)).collect()
+        npy.data::<T>()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?
+            .map(|x| x.map(Into::into))
+            .collect()
     }
     match (char, size) {
         (npyz::TypeChar::Uint, 1) => all::<u8>(npy),

@@ -1,10 +1,10 @@
 //! Writing walks: `.npy` (padded matrix) and text (one walk per line, what word2vec reads).
 
 pub use crate::atomic_file::AtomicFile;
-pub use crate::npy::{NpyArray, write_npz, write_npz_into};
 use crate::engine::Walks;
 use crate::error::GraphError;
 use crate::graph::{CsrGraph, NO_NODE};
+pub use crate::npy::{NpyArray, write_npz, write_npz_into};
 use npyz::WriterBuilder;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -191,9 +191,7 @@ impl<W: Write> NpyBody<W> {
         let map = graph.id_map();
         let internal = ids == IdSpace::Internal || matches!(map, crate::graph::IdMap::Identity);
         match self {
-            NpyBody::Wide(w) => {
-                w.extend(walks.nodes.iter().map(|&v| if v == NO_NODE { NPY_SENTINEL_U64 } else { map.original(v) }))
-            }
+            NpyBody::Wide(w) => w.extend(walks.nodes.iter().map(|&v| if v == NO_NODE { NPY_SENTINEL_U64 } else { map.original(v) })),
             // Internal ids are the values themselves, padding included (NO_NODE is the sentinel).
             NpyBody::Narrow(w) if internal => w.extend(walks.nodes.iter().copied()),
             NpyBody::Narrow(w) => {

@@ -1,3 +1,251 @@
-//! The subcommands of the `wayfarer` command line, one module each.
+//! The subcommands of the `wayfarer` command line, one module each, and what they share:
+//! loading a graph, parsing parameters, ids and cost models, start and seed files, progress.
 
+pub(crate) mod emit;
+pub(crate) mod graph;
+pub(crate) mod partition;
+pub(crate) mod sample;
+pub(crate) mod triangles;
 pub(crate) mod walk;
+pub(crate) mod wgpu;
+
+pub(crate) use crate::procs::Procs;
+pub(crate) use anyhow::{Context, Result, bail};
+pub(crate) use clap::Args;
+pub(crate) use std::path::{Path, PathBuf};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+pub(crate) use std::time::{Duration, Instant};
+pub(crate) use wayfarer::graph::{Dedup, EdgeListOptions, LabelSpec, WeightSpec, generate};
+pub(crate) use wayfarer::library::{LibraryWalk, WALKS};
+pub(crate) use wayfarer::output::{AtomicFile, IdSpace, PerNodeFile};
+pub(crate) use wayfarer::{CostRatio, CsrGraph, SamplerMode, Starts};
+
+/// `first` and the next GPUs up to `wanted` of them (0: every visible one); under mpirun, the
+/// one GPU of this process's local rank.
+pub(crate) fn open_gpus(first: wayfarer::gpu::CudaDevice, wanted: usize, procs: &Procs) -> Result<Vec<wayfarer::gpu::CudaDevice>> {
+    let visible = wayfarer::gpu::CudaDevice::count();
+    if procs.sharded() {
+        if wanted > 1 {
+            bail!("--gpus {wanted} under mpirun: each process uses one GPU (local rank mod the visible GPUs)");
+        }
+        let mine = procs.local_rank % visible.max(1);
+        return Ok(vec![if mine == 0 { first } else { wayfarer::gpu::CudaDevice::open(mine)? }]);
+    }
+    let wanted = if wanted == 0 { visible.max(1) } else { wanted };
+    if wanted > visible.max(1) {
+        bail!("--gpus {wanted}: {visible} GPU(s) visible");
+    }
+    let mut devs = vec![first];
+    for i in 1..wanted {
+        devs.push(wayfarer::gpu::CudaDevice::open(i)?);
+    }
+    Ok(devs)
+}
+
+/// `1234`, `64K`, `512M`, `2G` (powers of 1024).
+pub(crate) fn parse_bytes(s: &str) -> Result<usize> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => bail!("--device-memory-budget {s}: use bytes or a K, M, G or T suffix"),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| anyhow::anyhow!("--device-memory-budget {s}: not a size"))?;
+    if !(v > 0.0) || !v.is_finite() {
+        bail!("--device-memory-budget {s}: must be positive");
+    }
+    Ok((v * mult as f64) as usize)
+}
+
+/// "NAME" or "N x NAME".
+pub(crate) fn gpus_name(devs: &[wayfarer::gpu::CudaDevice]) -> String {
+    if devs.len() == 1 { devs[0].name.clone() } else { format!("{} x {}", devs.len(), devs[0].name) }
+}
+
+pub(crate) fn load_graph(path: Option<&Path>, quiet: bool) -> Result<CsrGraph> {
+    let t = Instant::now();
+    let g = match path {
+        Some(p) => CsrGraph::load(p)?,
+        None => {
+            if !quiet {
+                eprintln!("no --graph given: using the embedded {}", wayfarer::DEFAULT_GRAPH_NAME);
+            }
+            wayfarer::default_graph()?
+        }
+    };
+    if !quiet && t.elapsed() > Duration::from_millis(500) {
+        eprintln!("loaded {} nodes, {} edges in {:.2} s", g.num_nodes(), g.num_edges(), t.elapsed().as_secs_f64());
+    }
+    Ok(g)
+}
+
+pub(crate) fn parse_params(raw: &[String]) -> Result<Vec<(String, String)>> {
+    raw.iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => bail!("-p {s}: expected NAME=VALUE, e.g. -p a=2"),
+        })
+        .collect()
+}
+
+/// Shows a progress bar on stderr once a run has taken more than a second.
+pub(crate) fn with_progress<T>(total: u64, quiet: bool, f: impl FnOnce(&AtomicU64) -> T) -> T {
+    let counter = AtomicU64::new(0);
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        if !quiet {
+            s.spawn(|| {
+                let start = Instant::now();
+                let mut bar: Option<indicatif::ProgressBar> = None;
+                while !finished.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if bar.is_none() && start.elapsed() > Duration::from_secs(1) {
+                        let b = indicatif::ProgressBar::new(total);
+                        b.set_style(
+                            indicatif::ProgressStyle::with_template(
+                                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} walkers ({per_sec}, eta {eta})",
+                            )
+                            .unwrap(),
+                        );
+                        bar = Some(b);
+                    }
+                    if let Some(b) = &bar {
+                        b.set_position(counter.load(Ordering::Relaxed));
+                    }
+                }
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
+            });
+        }
+        let r = f(&counter);
+        finished.store(true, Ordering::Relaxed);
+        r
+    })
+}
+
+/// Reads start nodes (original ids, one per line) and maps them to internal ids.
+pub(crate) fn read_starts(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let mut v = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let id: u64 = t.parse().map_err(|_| anyhow::anyhow!("{}:{}: expected a node id, found `{t}`", path.display(), i + 1))?;
+        let Some(node) = g.id_map().internal(id, g.num_nodes()) else {
+            bail!("{}:{}: node {id} is not in the graph", path.display(), i + 1);
+        };
+        v.push(node);
+    }
+    if v.is_empty() {
+        bail!("{}: no start nodes", path.display());
+    }
+    Ok(v)
+}
+
+/// Seed nodes from a text file (one id per line) or a 1-D `.npy` of integer ids, mapped to
+/// internal ids.
+pub(crate) fn read_seeds(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
+    if path.extension().and_then(|e| e.to_str()) != Some("npy") {
+        return read_starts(g, path);
+    }
+    let bad = |why: &str| anyhow::anyhow!("{}: {why}", path.display());
+    let ids = wayfarer::runtime::npy::read_int_npy(path)?;
+    let mut v = Vec::with_capacity(ids.len());
+    for (i, &id) in ids.iter().enumerate() {
+        let node = u64::try_from(id).ok().and_then(|id| g.id_map().internal(id, g.num_nodes()));
+        v.push(node.ok_or_else(|| bad(&format!("entry {i}: node {id} is not in the graph")))?);
+    }
+    if v.is_empty() {
+        return Err(bad("no nodes listed"));
+    }
+    Ok(v)
+}
+
+/// A `#[sampler]` or `#[mask]` file, lowered, analyzed, its parameters set and JIT-compiled.
+pub(crate) struct EdgeProgram {
+    pub(crate) program: wayfarer_compiler::ir::Program,
+    pub(crate) info: wayfarer_compiler::WalkInfo,
+    pub(crate) values: Vec<wayfarer_compiler::eval::ParamValue>,
+    pub(crate) jit: wayfarer_jit::JitWalk,
+}
+
+/// A `#[sampler]` or `#[mask]` file (`lower` is the compiler's entry for it) with its `-p`
+/// parameters, JIT-compiled; compile errors are printed with their carets.
+pub(crate) fn compile_edge_program(
+    path: &std::path::Path,
+    lower: fn(&str) -> Result<wayfarer_compiler::ir::Program, wayfarer_compiler::Diagnostics>,
+    params: &[String],
+    g: &wayfarer::graph::CsrGraph,
+) -> Result<EdgeProgram> {
+    let source = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    let shown = path.display().to_string();
+    let program = match lower(&source) {
+        Ok(p) => p,
+        Err(d) => {
+            eprint!("{}", d.render(&source, &shown));
+            bail!("{shown}: {} error{}", d.0.len(), if d.0.len() == 1 { "" } else { "s" })
+        }
+    };
+    let info = wayfarer_compiler::analyze(&program);
+    let values = wayfarer::gpu::program_values(&program, &parse_params(params)?)?;
+    let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?;
+    Ok(EdgeProgram { program, info, values, jit })
+}
+
+/// `--cost-ratio R[,F[,R_SHORT]]` or `profile`.
+pub(crate) fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
+    if s == "profile" {
+        // Measured once per (program, parameters, graph, machine), then cached.
+        return Ok(CostRatio::Cached);
+    }
+    let nums: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("--cost-ratio {s}: expected R, R,F or R,F,R_short"))?;
+    Ok(match nums.as_slice() {
+        [r] => CostRatio::Fixed(*r),
+        [r, f] => CostRatio::Model(wayfarer::engine::CostModel::uniform(*r, *f)),
+        [r, f, rs] => CostRatio::Model(wayfarer::engine::CostModel { ratio: *r, fixed: *f, ratio_short: *rs }),
+        _ => bail!("--cost-ratio {s}: expected R, R,F or R,F,R_short"),
+    })
+}
+
+/// The GPU's cost model for `--cost-ratio` (absent: the GPU default, the same on every device,
+/// so a seed gives the same walks anywhere; `profile` tunes R here).
+pub(crate) fn gpu_cost(c: CostRatio) -> wayfarer::gpu::GpuCost {
+    match c {
+        CostRatio::Default => wayfarer::gpu::GpuCost::Default,
+        CostRatio::Cached | CostRatio::Profile => wayfarer::gpu::GpuCost::Tuned,
+        CostRatio::Fixed(r) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
+        CostRatio::Model(m) => wayfarer::gpu::GpuCost::Fixed(m),
+    }
+}
+
+/// `--ids original|internal`.
+pub(crate) fn parse_ids(s: &str) -> Result<IdSpace> {
+    match s {
+        "original" => Ok(IdSpace::Original),
+        "internal" => Ok(IdSpace::Internal),
+        x => bail!("--ids {x}: use original or internal"),
+    }
+}
+
+/// Commands other than `walk` run on the CPU or CUDA only.
+pub(crate) fn not_wgpu(backend: wayfarer::gpu::Backend, command: &str) -> Result<()> {
+    if backend == wayfarer::gpu::Backend::Wgpu {
+        bail!("--backend wgpu runs walks only; `wayfarer {command}` runs on cpu or cuda");
+    }
+    Ok(())
+}

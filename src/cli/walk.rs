@@ -277,13 +277,13 @@ fn summary_line(report: &wayfarer::RunReport, backend: &str, procs: &Procs) -> S
 /// on the chosen backend; returns the walk's name, its length and the whole run's query count.
 fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
     // Checked whatever the backend, so a bad size is an error on the CPU too.
-    let memory_budget = a.device_memory_budget.as_deref().map(crate::parse_bytes).transpose()?;
+    let memory_budget = a.device_memory_budget.as_deref().map(super::parse_bytes).transpose()?;
     let backend: Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
     let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
-    let ids = crate::parse_ids(&a.ids)?;
+    let ids = super::parse_ids(&a.ids)?;
     let cost_ratio = match &a.cost_ratio {
         None => CostRatio::Default,
-        Some(s) => crate::parse_cost_ratio(s)?,
+        Some(s) => super::parse_cost_ratio(s)?,
     };
     // The output is created before anything else, so a bad path fails at once.
     let out_file = match &a.output {
@@ -293,10 +293,10 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
         }
         None => None,
     };
-    let params = crate::parse_params(&a.params)?;
+    let params = super::parse_params(&a.params)?;
     // A program is compiled before the graph is loaded: its errors come at once.
     let program_file = (a.program.is_some() || a.walk.ends_with(".rs")).then(|| compile_program_file(&a.walk, &params)).transpose()?;
-    let mut g = crate::load_graph(a.graph.as_deref(), a.quiet)?;
+    let mut g = super::load_graph(a.graph.as_deref(), a.quiet)?;
     let chosen = match program_file {
         Some(p) => p,
         None => Chosen::Library(LibraryWalk::from_name(&a.walk, &params, &g, a.unweighted)?),
@@ -310,7 +310,7 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
     }
     let length = a.length.unwrap_or_else(|| chosen.default_length());
     let starts = match &a.starts {
-        Some(p) => Starts::Nodes(crate::read_seeds(&g, p)?),
+        Some(p) => Starts::Nodes(super::read_seeds(&g, p)?),
         None => Starts::EveryNode { per_node: a.walks_per_node },
     };
     starts.validate(g.num_nodes())?;
@@ -326,7 +326,7 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
         eprintln!("backend auto: running on the CPU ({why})");
     }
     let devices = match device {
-        Some(first) => Some(crate::open_gpus(first, a.gpus, procs)?),
+        Some(first) => Some(super::open_gpus(first, a.gpus, procs)?),
         None => None,
     };
     // A library walk's program is compiled from its source only for the GPU backends (the CPU
@@ -341,17 +341,22 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
         let Some(c) = gpu_program else {
             bail!("`{}` is a hand-written CPU reference; the wgpu backend runs walks written with #[walk]", chosen.name());
         };
-        let w =
-            crate::WgpuWalk { program: &c.program, info: &c.info, values: &c.values, name: chosen.name(), anonymous: chosen.anonymous() };
-        crate::wgpu_walks(w, &g, &starts, length, a.seed, sampler, cost_ratio, &mut |b| sink.take(b))?
+        let w = super::wgpu::WgpuWalk {
+            program: &c.program,
+            info: &c.info,
+            values: &c.values,
+            name: chosen.name(),
+            anonymous: chosen.anonymous(),
+        };
+        super::wgpu::wgpu_walks(w, &g, &starts, length, a.seed, sampler, cost_ratio, &mut |b| sink.take(b))?
     } else if let Some(devs) = &devices {
         let Some(c) = gpu_program else {
             bail!("`{}` is a hand-written CPU reference; it does not run on the GPU", chosen.name());
         };
         if backend == Backend::Auto && !a.quiet {
-            eprintln!("backend auto: running on the GPU ({}, {})", crate::gpus_name(devs), devs[0].arch);
+            eprintln!("backend auto: running on the GPU ({}, {})", super::gpus_name(devs), devs[0].arch);
         }
-        let cost = crate::gpu_cost(cost_ratio);
+        let cost = super::gpu_cost(cost_ratio);
         if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
             bail!(
                 "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
@@ -377,7 +382,7 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
         )?;
         let name = format!(
             "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, preprocessing {:.1} ms, R profile {:.1} ms, writing {:.3} s, {} batch{})",
-            crate::gpus_name(devs),
+            super::gpus_name(devs),
             rep.kernel_seconds * 1e3,
             rep.total_seconds,
             rep.precompute_seconds * 1e3,
@@ -397,7 +402,7 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
                 procs.agree_on_cost(&mut cfg, |c| {
                     Ok(walk.run_streaming(&g, &Starts::Nodes(Vec::new()), c, None, 1, &mut |_| Ok(()))?.cost)
                 })?;
-                let report = crate::with_progress(total, a.quiet, |c| walk.run_streaming(&g, &starts, &cfg, Some(c), batch, &mut take))?;
+                let report = super::with_progress(total, a.quiet, |c| walk.run_streaming(&g, &starts, &cfg, Some(c), batch, &mut take))?;
                 (report, "cpu".to_string())
             }
             Chosen::Program(c) => {
@@ -405,7 +410,7 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
                 procs.agree_on_cost(&mut cfg, |c| {
                     Ok(wayfarer::engine::run_streaming(&*jit, &g, &Starts::Nodes(Vec::new()), c, None, 1, &mut |_| Ok(()))?.cost)
                 })?;
-                let report = crate::with_progress(total, a.quiet, |c| {
+                let report = super::with_progress(total, a.quiet, |c| {
                     wayfarer::engine::run_streaming(&*jit, &g, &starts, &cfg, Some(c), batch, &mut take)
                 })?;
                 let turns = if report.compiled_turns { "compiled" } else { "generic" };

@@ -199,7 +199,11 @@ fn parse_time(field: &[u8], col: usize, shift: u32) -> Result<i64, String> {
             "column {col}: timestamp `{}` has a fraction{}; timestamps are stored as 64-bit integers: pass --time-scale {needed} (e.g. seconds to {}) to keep it",
             show(field),
             if shift > 0 { format!(" after --time-scale 1e{shift}") } else { String::new() },
-            match decimals { 3 => "milliseconds", 6 => "microseconds", _ => "nanoseconds" },
+            match decimals {
+                3 => "milliseconds",
+                6 => "microseconds",
+                _ => "nanoseconds",
+            },
         ));
     }
     let overflow = || format!("column {col}: timestamp `{}` (scaled by 1e{shift}) is outside the 64-bit integer range", show(field));

@@ -1,0 +1,176 @@
+//! `sample`: GNN neighbour sampling into DGL-style blocks (`.npz`).
+
+use super::*;
+
+#[derive(Args)]
+pub(crate) struct SampleArgs {
+    /// A .wfg, .mtx or text edge list (omit for the embedded default graph).
+    #[arg(long)]
+    pub(crate) graph: Option<PathBuf>,
+    /// Neighbors per node and layer, input layer first (DGL's order: 15,10,5 takes 5 for the
+    /// seeds, then 10, then 15).
+    #[arg(long, default_value = "15,10,5")]
+    pub(crate) fanouts: String,
+    /// Seed nodes per mini-batch.
+    #[arg(long, default_value_t = 1024)]
+    pub(crate) batch_size: usize,
+    /// Seed nodes: a text file of node ids (one per line) or a 1-D .npy of integer ids
+    /// (default: every node, in id order).
+    #[arg(long)]
+    pub(crate) seeds: Option<PathBuf>,
+    /// Sample with replacement (default: without).
+    #[arg(long)]
+    pub(crate) replace: bool,
+    /// Sample proportionally to the edge weights (default: uniformly).
+    #[arg(long, conflicts_with = "policy")]
+    pub(crate) weighted: bool,
+    /// Sample proportionally to a `#[sampler]` function's weight of each edge (a `.rs` file,
+    /// compiled at run time by Cranelift), e.g. `#[sampler] fn recent(s: &Step, tau: f32) ->
+    /// f32 { (-(s.time() as f32) / tau).exp() }`.
+    #[arg(long, value_name = "FILE.rs")]
+    pub(crate) policy: Option<PathBuf>,
+    /// Policy parameter `name=value` (repeatable).
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    pub(crate) params: Vec<String>,
+    /// Seed of the random draws.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Mini-batches merged into one super-batch (GARDEN's Super-batch Degree Classifier);
+    /// changes only how work is grouped, never the output.
+    #[arg(long, default_value_t = wayfarer::runtime::sample::DEFAULT_SUPER_BATCH)]
+    pub(crate) super_batch: usize,
+    /// auto (the GPU when there is a usable one and the sampling is uniform, else all CPU
+    /// cores), cpu, or cuda. Both give the same blocks; weighted policies run on the CPU only.
+    #[arg(long, default_value = "auto")]
+    pub(crate) backend: String,
+    /// GPU kernel for nodes with more edges than the fanout: grouped (GARDEN: fanout lanes per
+    /// node, rows of at most --dmax edges staged in shared memory) or warp (one warp per node,
+    /// no staging: the baseline of the ablation).
+    #[arg(long, default_value = "grouped")]
+    pub(crate) kernel: String,
+    /// Grouped kernel: rows of at most this many edges are staged in shared memory.
+    #[arg(long, default_value_t = wayfarer_cuda::sample::DEFAULT_DMAX)]
+    pub(crate) dmax: u32,
+    /// Output .npz (arrays b{batch}_seeds, b{batch}_l{layer}_nodes, _num_dst, _src, _dst, _eid).
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Write original (input) ids or internal ids for nodes (edge ids are CSR positions).
+    #[arg(long, default_value = "original")]
+    pub(crate) ids: String,
+    /// No progress bar, notes or summary on stderr (warnings and errors still print).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
+    use wayfarer::output::NpyArray;
+    use wayfarer::runtime::sample::{Policy, Replacement, SampleConfig};
+    let ids = parse_ids(&a.ids)?;
+    if let Some(o) = &a.output {
+        if o.extension().and_then(|e| e.to_str()) != Some("npz") {
+            bail!("{}: the output is a .npz", o.display());
+        }
+    }
+    // Created before the work, so a bad path fails at once.
+    let out_file = a.output.as_deref().map(AtomicFile::create).transpose()?;
+    let fanouts: Vec<u32> = a
+        .fanouts
+        .split(',')
+        .map(|x| x.trim().parse::<u32>().map_err(|_| anyhow::anyhow!("--fanouts {}: `{x}` is not a count", a.fanouts)))
+        .collect::<Result<_>>()?;
+    let g = load_graph(a.graph.as_deref(), a.quiet)?;
+    let seeds: Vec<u32> = match &a.seeds {
+        Some(p) => read_seeds(&g, p)?,
+        None => (0..g.num_nodes() as u32).collect(),
+    };
+    let cfg = SampleConfig {
+        fanouts: fanouts.clone(),
+        batch_size: a.batch_size,
+        replacement: if a.replace { Replacement::With } else { Replacement::Without },
+        policy: if a.weighted { Policy::EdgeWeight } else { Policy::Uniform },
+        seed: a.seed,
+        super_batch: a.super_batch,
+    };
+    if a.super_batch == 0 {
+        bail!("--super-batch 0: merge at least 1 mini-batch");
+    }
+    let policy = match &a.policy {
+        Some(path) => Some(compile_edge_program(path, wayfarer_compiler::lower_sampler_source, &a.params, &g)?.jit),
+        None if !a.params.is_empty() => bail!("-p sets a --policy parameter; there is no --policy"),
+        None => None,
+    };
+    let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
+    not_wgpu(backend, "sample")?;
+    let kernel: wayfarer_cuda::sample::RandomKernel = a.kernel.parse().map_err(|e: String| anyhow::anyhow!("--kernel: {e}"))?;
+    let uniform = policy.is_none() && !a.weighted;
+    if backend == wayfarer::gpu::Backend::Cuda && !uniform {
+        bail!("--backend cuda: weighted sampling (--weighted, --policy) runs on the CPU only; use --backend cpu");
+    }
+    let (device, note) = if uniform || backend == wayfarer::gpu::Backend::Cpu { wayfarer::gpu::device_for(backend)? } else { (None, None) };
+    if let (Some(why), false) = (&note, a.quiet) {
+        eprintln!("no GPU ({why}): sampling on the CPU");
+    }
+    let t = Instant::now();
+    let mut where_ = format!("cpu, {} threads", rayon::current_num_threads());
+    let batches = match (&policy, &device) {
+        (Some(jit), _) => wayfarer::sample::sample_with(&g, &seeds, &cfg, jit)?,
+        (None, Some(dev)) => {
+            let opts = wayfarer_cuda::sample::GpuSampleOptions { kernel, dmax: a.dmax };
+            let (b, r) = wayfarer_cuda::sample::sample(dev, &g, &seeds, &cfg, opts)?;
+            where_ = format!(
+                "{} ({:?} kernel; sampling kernels {:.3} s, downloads {:.3} s, {} super-batches, graph upload {:.3} s)",
+                dev.name, kernel, r.sample_kernel_seconds, r.download_seconds, r.super_batches, r.upload_seconds
+            );
+            b
+        }
+        (None, None) => wayfarer::runtime::sample::sample(&g, &seeds, &cfg)?,
+    };
+    let secs = t.elapsed().as_secs_f64();
+    let edges: usize = batches.iter().flat_map(|b| &b.blocks).map(|b| b.edge_ids.len()).sum();
+    if !a.quiet {
+        eprintln!(
+            "sampled {} mini-batches of up to {} seeds, fanouts {:?} ({}, {}): {edges} edges in {secs:.3} s ({:.2} M edges/s, {where_})",
+            batches.len(),
+            a.batch_size,
+            fanouts,
+            if a.replace { "with replacement" } else { "without replacement" },
+            if a.policy.is_some() {
+                "policy"
+            } else if a.weighted {
+                "weighted"
+            } else {
+                "uniform"
+            },
+            edges as f64 / secs.max(1e-9) / 1e6,
+        );
+    }
+    let Some(out_file) = out_file else {
+        if !a.quiet {
+            eprintln!("(no -o given: the blocks are not written)");
+        }
+        return Ok(());
+    };
+    let out = out_file.path().to_path_buf();
+    let map = g.id_map();
+    let node_ids = |v: &[u32]| match ids {
+        IdSpace::Internal => NpyArray::U32(v.to_vec()),
+        IdSpace::Original => NpyArray::U64(v.iter().map(|&x| map.original(x)).collect()),
+    };
+    let mut arrays = vec![("fanouts".to_string(), NpyArray::U32(fanouts))];
+    // Moved, not copied: the blocks are the run's largest allocation.
+    for (bi, mb) in batches.into_iter().enumerate() {
+        arrays.push((format!("b{bi}_seeds"), node_ids(&mb.seeds)));
+        for (l, blk) in mb.blocks.into_iter().enumerate() {
+            arrays.push((format!("b{bi}_l{l}_nodes"), node_ids(&blk.src_nodes)));
+            arrays.push((format!("b{bi}_l{l}_num_dst"), NpyArray::U64(vec![blk.num_dst as u64])));
+            arrays.push((format!("b{bi}_l{l}_src"), NpyArray::U32(blk.edge_src)));
+            arrays.push((format!("b{bi}_l{l}_dst"), NpyArray::U32(blk.edge_dst)));
+            arrays.push((format!("b{bi}_l{l}_eid"), NpyArray::U64(blk.edge_ids)));
+        }
+    }
+    wayfarer::output::write_npz_into(out_file, &arrays)?;
+    if !a.quiet {
+        eprintln!("wrote {} ({} arrays)", out.display(), arrays.len());
+    }
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! `triangles`: exact triangle counts, per node and masked.
+
+use super::*;
+
+#[derive(Args)]
+pub(crate) struct TrianglesArgs {
+    /// A .wfg, .mtx or text edge list (omit for the embedded default graph); directed input
+    /// is symmetrized (each pair of nodes counts once).
+    #[arg(long)]
+    pub(crate) graph: Option<PathBuf>,
+    /// Count only triangles whose three edges a `#[mask]` function keeps (a `.rs` file,
+    /// compiled at run time: Cranelift on the CPU, NVRTC on the GPU), e.g. `#[mask] fn heavy(s: &Step, t: f32) -> bool {
+    /// s.weight() > t }`.
+    #[arg(long, value_name = "FILE.rs")]
+    pub(crate) mask: Option<PathBuf>,
+    /// Mask parameter `name=value` (repeatable).
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    pub(crate) params: Vec<String>,
+    /// Write each node's triangle count (uint64, by internal node id) to this .npy.
+    #[arg(long)]
+    pub(crate) per_node: Option<PathBuf>,
+    /// Write each node's local clustering coefficient (float64, by internal node id) to this .npy.
+    #[arg(long)]
+    pub(crate) clustering: Option<PathBuf>,
+    /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda. On the GPU
+    /// an undirected graph is oriented and masked on the device (the mask compiled by the CUDA
+    /// backend); a directed one is symmetrized and oriented on the CPU first.
+    #[arg(long, default_value = "auto")]
+    pub(crate) backend: String,
+    /// GPUs to split the edges over (--backend cuda/auto; 0 = every visible GPU).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) gpus: usize,
+    /// No progress bar, notes or summary on stderr (warnings and errors still print; the total
+    /// still goes to stdout).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+pub(crate) fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
+    use wayfarer::output::NpyArray;
+    let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
+    not_wgpu(backend, "triangles")?;
+    let g = load_graph(a.graph.as_deref(), a.quiet)?;
+    // Created before the count, so a bad path fails at once.
+    let per_node_file = a.per_node.as_deref().map(|p| PerNodeFile::create(p, &g, "per-node")).transpose()?;
+    let clustering_file = a.clustering.as_deref().map(|p| PerNodeFile::create(p, &g, "clustering")).transpose()?;
+    let mask = match &a.mask {
+        Some(path) => Some(compile_edge_program(path, wayfarer_compiler::lower_mask_source, &a.params, &g)?),
+        None if !a.params.is_empty() => bail!("-p sets a --mask parameter; there is no --mask"),
+        None => None,
+    };
+    use wayfarer::triangles::Detail;
+    let detail = if a.per_node.is_some() || a.clustering.is_some() { Detail::PerNode } else { Detail::Total };
+    let (first, note) = wayfarer::gpu::device_for(backend)?;
+    if let (Some(why), false) = (&note, a.quiet) {
+        eprintln!("no GPU ({why}): counting on the CPU");
+    }
+    let t = Instant::now();
+    let mut where_ = format!("cpu, {} threads", rayon::current_num_threads());
+    let counts = match first {
+        None => match &mask {
+            Some(m) => wayfarer::triangles::count_with(&g, &m.jit, detail)?,
+            None => wayfarer::triangles::count_masked(&g, None, detail),
+        },
+        Some(first) => {
+            let devs = open_gpus(first, a.gpus, &Procs::single())?;
+            // Undirected graphs are oriented (and masked) on the device; directed ones are
+            // symmetrized and oriented on the host (the mask then runs on the CPU).
+            let on_host = g.orientation() == wayfarer::graph::Orientation::Directed;
+            let both = mask
+                .as_ref()
+                .map(|m| (&m.jit, wayfarer_cuda::triangles::GpuMask { program: &m.program, info: &m.info, values: &m.values }));
+            let (counts, r) = wayfarer::gpu::count_triangles_with(&devs, &g, both, detail)?;
+            where_ = format!(
+                "{} x {} (upload {:.3} s, orientation {:.3} s, kernels {:.3} s; {} edges by warps, {} by threads, {} rows as bitmaps; {})",
+                devs.len(),
+                devs[0].name,
+                r.upload_seconds,
+                r.orient_seconds,
+                r.kernel_seconds,
+                r.warp_edges,
+                r.thread_edges,
+                r.hub_rows,
+                if on_host {
+                    format!("directed input: symmetrized and oriented{} on the CPU", if mask.is_some() { ", mask evaluated" } else { "" })
+                } else {
+                    format!("oriented{} on the GPU", if mask.is_some() { " and masked" } else { "" })
+                }
+            );
+            counts
+        }
+    };
+    let secs = t.elapsed().as_secs_f64();
+    println!("{}", counts.total);
+    if !a.quiet {
+        if counts.symmetrized {
+            eprintln!("note: the graph is directed; triangles are counted in its symmetrized (undirected) graph");
+        }
+        eprintln!(
+            "triangles: {} among {} {}undirected edges, in {secs:.3} s ({:.2} M edges/s, {where_})",
+            counts.total,
+            counts.kept_edges,
+            if mask.is_some() { "kept " } else { "" },
+            counts.kept_edges as f64 / secs.max(1e-9) / 1e6,
+        );
+    }
+    if let Some(f) = per_node_file {
+        f.write(&g, NpyArray::U64(counts.per_node.clone()))?;
+    }
+    if let Some(f) = clustering_file {
+        f.write(&g, NpyArray::F64(counts.clustering()))?;
+    }
+    Ok(())
+}
