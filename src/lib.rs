@@ -25,6 +25,7 @@ extern crate self as wayfarer;
 
 pub mod bench;
 pub mod gpu;
+pub mod job;
 pub mod library;
 pub mod partition;
 #[cfg(feature = "wgpu")]
@@ -88,6 +89,7 @@ pub struct WalkRun<'g, W: Walk> {
     progress: Option<&'g AtomicU64>,
     backend: gpu::Backend,
     threads: Option<usize>,
+    gpus: job::Gpus,
 }
 
 /// The result of [`WalkRun::run`]: the walks, the report and the graph they refer to.
@@ -166,121 +168,34 @@ impl<'g, W: Walk> WalkRun<'g, W> {
         self.backend = backend;
         self
     }
-    /// Runs the walk.
+    /// GPUs to run on (default 0: every visible one; each holds the graph and runs the
+    /// walkers whose start node hashes to it). The walks are the same for any count.
+    pub fn gpus(mut self, count: usize) -> Self {
+        self.gpus.count = count;
+        self
+    }
+    /// Runs the walk: one [`job::WalkJob`], on the backend [`job::select`] picks, with every
+    /// walk collected in memory (the size is checked first).
     pub fn run(self) -> Result<RunOutput<'g>, WalkError> {
-        let source = self.walk.source();
-        let device = match (self.backend, &source) {
-            (gpu::Backend::Wgpu, _) => return self.run_wgpu(),
-            (gpu::Backend::Cpu, _) | (gpu::Backend::Auto, None) => None,
-            (gpu::Backend::Cuda, None) => return Err(self.hand_written()),
-            (gpu::Backend::Cuda, Some(_)) => Some(gpu::CudaDevice::open(0).map_err(|e| WalkError::Config(e.to_string()))?),
-            (gpu::Backend::Auto, Some(_)) => gpu::CudaDevice::open(0).ok(),
-        };
-        match (device, source) {
-            (Some(dev), Some(_)) => {
-                let (program, info, values) = self.gpu_program()?;
-                let cost = match (self.fixed_cost(), self.config.cost_ratio) {
-                    (Some(m), _) => gpu::GpuCost::Fixed(m),
-                    (None, r) if r.is_measured() => gpu::GpuCost::Tuned,
-                    (None, _) => gpu::GpuCost::Default,
-                };
-                let (walks, report, _) = gpu::run_program(
-                    &dev,
-                    &program,
-                    &info,
-                    &values,
-                    self.walk.name(),
-                    self.graph,
-                    &self.starts,
-                    self.config.length,
-                    self.config.seed,
-                    self.config.sampler,
-                    cost,
-                    false,
-                )
-                .map_err(|e| match e {
-                    gpu::CudaError::Walk(w) => w,
-                    other => WalkError::Config(other.to_string()),
-                })?;
-                Ok(RunOutput { walks, report, backend: format!("cuda ({})", dev.name), graph: self.graph })
-            }
-            _ => {
-                let run = || engine::run(&self.walk, self.graph, &self.starts, &self.config, self.progress);
-                let (walks, report) = match self.threads {
-                    None => run()?,
-                    Some(0) => return Err(WalkError::param("threads", "must be at least 1")),
-                    Some(n) => rayon::ThreadPoolBuilder::new()
-                        .num_threads(n)
-                        .build()
-                        .map_err(|e| WalkError::Config(format!("a pool of {n} threads: {e}")))?
-                        .install(run)?,
-                };
-                Ok(RunOutput { walks, report, backend: "cpu".into(), graph: self.graph })
-            }
-        }
-    }
-}
-
-impl<'g, W: Walk> WalkRun<'g, W> {
-    fn hand_written(&self) -> WalkError {
-        WalkError::Config(format!("walk `{}` is written by hand, not with #[walk]: it runs on the CPU only", self.walk.name()))
-    }
-
-    /// The walk's `#[walk]` source compiled for a GPU backend, with its parameter values.
-    fn gpu_program(
-        &self,
-    ) -> Result<(wayfarer_compiler::ir::Program, wayfarer_compiler::WalkInfo, Vec<wayfarer_compiler::eval::ParamValue>), WalkError> {
-        let src = self.walk.source().ok_or_else(|| self.hand_written())?;
-        let (program, info) = gpu::compile_program(src.source, self.walk.name())?;
-        let values = gpu::program_values(&program, &src.params)?;
-        Ok((program, info, values))
-    }
-
-    /// The cost model the configuration fixes (`None`: the backend's tuned or default one).
-    fn fixed_cost(&self) -> Option<engine::CostModel> {
-        match self.config.cost_ratio {
-            CostRatio::Fixed(r) => Some(engine::CostModel::uniform(r, 0.0)),
-            CostRatio::Model(m) => Some(m),
-            CostRatio::Default | CostRatio::Profile | CostRatio::Cached => None,
-        }
-    }
-
-    /// The wgpu backend (cargo feature `wgpu`): the walk's `#[walk]` source lowered through
-    /// naga; the same distribution as the CPU, not the same walks (see [`wgpu`]).
-    #[cfg(feature = "wgpu")]
-    fn run_wgpu(self) -> Result<RunOutput<'g>, WalkError> {
-        let (program, info, values) = self.gpu_program()?;
-        let as_walk_error = |e: wgpu::WgpuError| match e {
-            wgpu::WgpuError::Walk(w) => w,
-            other => WalkError::Config(other.to_string()),
-        };
-        let dev = wgpu::WgpuDevice::open().map_err(as_walk_error)?;
-        let cost = self.fixed_cost();
-        let mut walks = Walks { stride: self.config.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
-        let (report, _) = wgpu::run_program_streaming(
-            &dev,
-            &program,
-            &info,
-            &values,
-            self.walk.name(),
-            self.graph,
-            &self.starts,
-            self.config.length,
-            self.config.seed,
-            self.config.sampler,
-            cost,
-            &mut |b| {
-                walks.append(b);
-                Ok(())
-            },
-        )
-        .map_err(as_walk_error)?;
-        Ok(RunOutput { walks, report, backend: format!("wgpu ({})", dev.name), graph: self.graph })
-    }
-
-    #[cfg(not(feature = "wgpu"))]
-    fn run_wgpu(self) -> Result<RunOutput<'g>, WalkError> {
-        Err(WalkError::Config("the wgpu backend needs wayfarer's `wgpu` cargo feature".into()))
+        let mut job = job::WalkJob::new(self.graph, job::JobWalk::native(&self.walk));
+        job.length = self.config.length;
+        job.starts = self.starts.clone();
+        job.seed = self.config.seed;
+        job.sampler = self.config.sampler;
+        job.cost_ratio = self.config.cost_ratio;
+        job.interleave = self.config.interleave;
+        job.threads = self.threads;
+        job.gpus = self.gpus;
+        job.progress = self.progress;
+        job.batch_bytes = usize::MAX;
+        let chosen = job::select(self.backend, &job)?;
+        let mut backend = String::new();
+        let (walks, report) = engine::collect(job.starts.count(self.graph.num_nodes()), job.length, |sink| {
+            let done = chosen.runner.run(&job, sink)?;
+            backend = done.backend;
+            Ok(done.report)
+        })?;
+        Ok(RunOutput { walks, report, backend, graph: self.graph })
     }
 }
 
@@ -296,6 +211,7 @@ pub trait WalkExt: Walk + Sized {
             progress: None,
             backend: gpu::Backend::Auto,
             threads: None,
+            gpus: job::Gpus::default(),
         }
     }
 }

@@ -7,7 +7,6 @@ pub(crate) mod partition;
 pub(crate) mod sample;
 pub(crate) mod triangles;
 pub(crate) mod walk;
-pub(crate) mod wgpu;
 
 pub(crate) use crate::procs::Procs;
 pub(crate) use anyhow::{Context, Result, bail};
@@ -16,9 +15,10 @@ pub(crate) use std::path::{Path, PathBuf};
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub(crate) use std::time::{Duration, Instant};
 pub(crate) use wayfarer::graph::{Dedup, EdgeListOptions, LabelSpec, WeightSpec, generate};
+pub(crate) use wayfarer::job::gpu_cost;
 pub(crate) use wayfarer::library::{LibraryWalk, WALKS};
 pub(crate) use wayfarer::output::{AtomicFile, IdSpace, PerNodeFile};
-pub(crate) use wayfarer::{CostRatio, CsrGraph, SamplerMode, Starts};
+pub(crate) use wayfarer::{CostRatio, CsrGraph};
 
 /// `first` and the next GPUs up to `wanted` of them (0: every visible one); under mpirun, the
 /// one GPU of this process's local rank.
@@ -65,11 +65,6 @@ pub(crate) fn parse_bytes(s: &str) -> Result<usize> {
     Ok((v * mult as f64) as usize)
 }
 
-/// "NAME" or "N x NAME".
-pub(crate) fn gpus_name(devs: &[wayfarer::gpu::CudaDevice]) -> String {
-    if devs.len() == 1 { devs[0].name.clone() } else { format!("{} x {}", devs.len(), devs[0].name) }
-}
-
 pub(crate) fn load_graph(path: Option<&Path>, quiet: bool) -> Result<CsrGraph> {
     let t = Instant::now();
     let g = match path {
@@ -97,8 +92,7 @@ pub(crate) fn parse_params(raw: &[String]) -> Result<Vec<(String, String)>> {
 }
 
 /// Shows a progress bar on stderr once a run has taken more than a second.
-pub(crate) fn with_progress<T>(total: u64, quiet: bool, f: impl FnOnce(&AtomicU64) -> T) -> T {
-    let counter = AtomicU64::new(0);
+pub(crate) fn with_progress<T>(total: u64, quiet: bool, counter: &AtomicU64, f: impl FnOnce() -> T) -> T {
     let finished = AtomicBool::new(false);
     std::thread::scope(|s| {
         if !quiet {
@@ -126,7 +120,7 @@ pub(crate) fn with_progress<T>(total: u64, quiet: bool, f: impl FnOnce(&AtomicU6
                 }
             });
         }
-        let r = f(&counter);
+        let r = f();
         finished.store(true, Ordering::Relaxed);
         r
     })
@@ -220,17 +214,6 @@ pub(crate) fn parse_cost_ratio(s: &str) -> Result<CostRatio> {
         [r, f, rs] => CostRatio::Model(wayfarer::engine::CostModel { ratio: *r, fixed: *f, ratio_short: *rs }),
         _ => bail!("--cost-ratio {s}: expected R, R,F or R,F,R_short"),
     })
-}
-
-/// The GPU's cost model for `--cost-ratio` (absent: the GPU default, the same on every device,
-/// so a seed gives the same walks anywhere; `profile` tunes R here).
-pub(crate) fn gpu_cost(c: CostRatio) -> wayfarer::gpu::GpuCost {
-    match c {
-        CostRatio::Default => wayfarer::gpu::GpuCost::Default,
-        CostRatio::Cached | CostRatio::Profile => wayfarer::gpu::GpuCost::Tuned,
-        CostRatio::Fixed(r) => wayfarer::gpu::GpuCost::Fixed(wayfarer::engine::CostModel::uniform(r, 0.0)),
-        CostRatio::Model(m) => wayfarer::gpu::GpuCost::Fixed(m),
-    }
 }
 
 /// `--ids original|internal`.

@@ -8,10 +8,7 @@ use std::path::PathBuf;
 use wayfarer::gpu::Backend;
 use wayfarer::library::LibraryWalk;
 use wayfarer::output::{AtomicFile, IdSpace, WalkWriter};
-use wayfarer::{CostRatio, CsrGraph, GraphError, SamplerMode, Starts, WalkConfig, WalkError, Walks};
-use wayfarer_compiler::WalkInfo;
-use wayfarer_compiler::eval::ParamValue;
-use wayfarer_compiler::ir::Program;
+use wayfarer::{CostRatio, CsrGraph, GraphError, SamplerMode, Starts, WalkError, Walks};
 
 #[derive(Args)]
 pub(crate) struct WalkArgs {
@@ -170,13 +167,7 @@ enum Chosen {
     Program(Compiled),
 }
 
-/// A `#[walk]` program's IR, analysis and parameter values: what the backends that compile
-/// walks themselves (Cranelift, CUDA, wgpu) take.
-struct Compiled {
-    program: Program,
-    info: WalkInfo,
-    values: Vec<ParamValue>,
-}
+use wayfarer::job::CompiledProgram as Compiled;
 
 impl Chosen {
     fn name(&self) -> &str {
@@ -195,15 +186,6 @@ impl Chosen {
             Chosen::Library(w) => w.default_length(),
             Chosen::Program(_) => 80,
         }
-    }
-
-    /// A library walk's program compiled from its `#[walk]` source (`None` for the
-    /// hand-written references and for program files, which are compiled already).
-    fn library_program(&self) -> Result<Option<Compiled>> {
-        let Chosen::Library(w) = self else { return Ok(None) };
-        let Some((source, values)) = w.program() else { return Ok(None) };
-        let (program, info) = wayfarer::gpu::compile_program(source, w.name())?;
-        Ok(Some(Compiled { program, info, values }))
     }
 }
 
@@ -318,106 +300,52 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
     let starts = if procs.sharded() { starts.shard(procs.rank, procs.size, g.num_nodes()) } else { starts };
     let total = starts.count(g.num_nodes());
     let stride = length as usize + 1;
-    // The hand-written references run on the CPU only; `auto` picks the CPU for them.
-    let has_program = !matches!(&chosen, Chosen::Library(w) if w.program().is_none());
-    let backend = if !has_program && backend == Backend::Auto { Backend::Cpu } else { backend };
-    let (device, why_not) = wayfarer::gpu::device_for(backend)?;
-    if let (Some(why), false) = (&why_not, a.quiet) {
-        eprintln!("backend auto: running on the CPU ({why})");
-    }
-    let devices = match device {
-        Some(first) => Some(super::open_gpus(first, a.gpus, procs)?),
-        None => None,
-    };
-    // A library walk's program is compiled from its source only for the GPU backends (the CPU
-    // runs the macro's native code).
-    let library_program = if backend == Backend::Wgpu || devices.is_some() { chosen.library_program()? } else { None };
-    let gpu_program = match &chosen {
-        Chosen::Program(c) => Some(c),
-        Chosen::Library(_) => library_program.as_ref(),
-    };
     let mut sink = WalkSink::new(out_file, &g, ids, total, stride)?;
-    let (report, backend_name) = if backend == Backend::Wgpu {
-        let Some(c) = gpu_program else {
-            bail!("`{}` is a hand-written CPU reference; the wgpu backend runs walks written with #[walk]", chosen.name());
-        };
-        let w = super::wgpu::WgpuWalk {
-            program: &c.program,
-            info: &c.info,
-            values: &c.values,
-            name: chosen.name(),
-            anonymous: chosen.anonymous(),
-        };
-        super::wgpu::wgpu_walks(w, &g, &starts, length, a.seed, sampler, cost_ratio, &mut |b| sink.take(b))?
-    } else if let Some(devs) = &devices {
-        let Some(c) = gpu_program else {
-            bail!("`{}` is a hand-written CPU reference; it does not run on the GPU", chosen.name());
-        };
-        if backend == Backend::Auto && !a.quiet {
-            eprintln!("backend auto: running on the GPU ({}, {})", super::gpus_name(devs), devs[0].arch);
+    let walk = match &chosen {
+        Chosen::Library(w) => wayfarer::job::JobWalk::library(w),
+        Chosen::Program(c) => wayfarer::job::JobWalk::program(c),
+    };
+    let progress = std::sync::atomic::AtomicU64::new(0);
+    let mut job = wayfarer::job::WalkJob::new(&g, walk);
+    job.length = length;
+    job.starts = starts;
+    job.seed = a.seed;
+    job.sampler = sampler;
+    job.cost_ratio = cost_ratio;
+    job.interleave = a.interleave;
+    job.gpus = wayfarer::job::Gpus { count: a.gpus, only: procs.sharded().then_some(procs.local_rank), memory_budget };
+    job.progress = Some(&progress);
+    job.verbose = !a.quiet;
+    job.batch_bytes = HOST_BATCH_BYTES;
+    let chosen_backend = wayfarer::job::select(backend, &job)?;
+    for w in &chosen_backend.warnings {
+        eprintln!("{w}");
+    }
+    if !a.quiet {
+        for n in &chosen_backend.notes {
+            eprintln!("{n}");
         }
-        let cost = super::gpu_cost(cost_ratio);
-        if procs.sharded() && cost == wayfarer::gpu::GpuCost::Tuned {
+    }
+    let runner = &chosen_backend.runner;
+    if procs.sharded() {
+        if runner.kind() != Backend::Cpu && cost_ratio.is_measured() {
             bail!(
                 "--cost-ratio profile under mpirun: each process would tune its own R and the shards would not match one run; give R,F (or leave the GPU default)"
             );
         }
-        let anonymous = chosen.anonymous();
-        let (report, rep) = wayfarer::gpu::run_program_streaming(
-            devs,
-            &c.program,
-            &c.info,
-            &c.values,
-            chosen.name(),
-            &g,
-            &starts,
-            length,
-            a.seed,
-            sampler,
-            cost,
-            !a.quiet,
-            memory_budget,
-            HOST_BATCH_BYTES,
-            &mut |batch| Ok(sink.take(if anonymous { batch.to_anonymous() } else { batch })?),
-        )?;
-        let name = format!(
-            "cuda ({}, kernel {:.3} ms, end-to-end {:.3} s, preprocessing {:.1} ms, R profile {:.1} ms, writing {:.3} s, {} batch{})",
-            super::gpus_name(devs),
-            rep.kernel_seconds * 1e3,
-            rep.total_seconds,
-            rep.precompute_seconds * 1e3,
-            rep.profile_seconds * 1e3,
-            rep.output_seconds,
-            rep.batches,
-            if rep.batches == 1 { "" } else { "es" }
-        );
-        (report, name)
-    } else {
-        let mut cfg = WalkConfig { length, seed: a.seed, sampler, cost_ratio, interleave: a.interleave };
-        let batch = HOST_BATCH_BYTES as u64;
-        let mut take = |b: Walks| sink.take(b).map_err(|e| WalkError::Config(e.to_string()));
-        match &chosen {
-            Chosen::Library(walk) => {
-                // Rank 0's cost model for every process: a run of no walkers resolves it.
-                procs.agree_on_cost(&mut cfg, |c| {
-                    Ok(walk.run_streaming(&g, &Starts::Nodes(Vec::new()), c, None, 1, &mut |_| Ok(()))?.cost)
-                })?;
-                let report = super::with_progress(total, a.quiet, |c| walk.run_streaming(&g, &starts, &cfg, Some(c), batch, &mut take))?;
-                (report, "cpu".to_string())
-            }
-            Chosen::Program(c) => {
-                let (jit, _) = wayfarer_jit::JitWalk::compile_cached(&c.program, &c.info, &c.values, g.weights().is_some())?;
-                procs.agree_on_cost(&mut cfg, |c| {
-                    Ok(wayfarer::engine::run_streaming(&*jit, &g, &Starts::Nodes(Vec::new()), c, None, 1, &mut |_| Ok(()))?.cost)
-                })?;
-                let report = super::with_progress(total, a.quiet, |c| {
-                    wayfarer::engine::run_streaming(&*jit, &g, &starts, &cfg, Some(c), batch, &mut take)
-                })?;
-                let turns = if report.compiled_turns { "compiled" } else { "generic" };
-                (report, format!("cpu (cranelift, compiled in {:.1} ms, {turns} turns)", jit.compile_seconds * 1e3))
-            }
+        // Rank 0's cost model for every process: a run of no walkers resolves it.
+        if runner.kind() == Backend::Cpu {
+            let real_starts = std::mem::replace(&mut job.starts, Starts::Nodes(Vec::new()));
+            let mut cfg = job.cpu_config();
+            procs.agree_on_cost(&mut cfg, |_| Ok(runner.run(&job, &mut |_| Ok(()))?.report.cost))?;
+            job.starts = real_starts;
+            job.cost_ratio = cfg.cost_ratio;
         }
-    };
+    }
+    let done = super::with_progress(total, a.quiet || runner.kind() != Backend::Cpu, &progress, || {
+        runner.run(&job, &mut |b| sink.take(b).map_err(|e| WalkError::Config(e.to_string())))
+    })?;
+    let (report, backend_name) = (done.report, done.backend);
     sink.finish(&g, ids, a.quiet)?;
     if !a.quiet {
         eprintln!("{}", summary_line(&report, &backend_name, procs));
