@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::graph::CsrGraph;
-
 /// Where in an input a problem was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {
@@ -141,19 +139,5 @@ impl WalkError {
     /// A [`WalkError::Parameter`] error.
     pub fn param(name: &str, message: impl Into<String>) -> Self {
         WalkError::Parameter { name: name.to_string(), message: message.into() }
-    }
-
-    /// The error a GPU kernel reported for `walk` on `graph`: `code` 2 a weight above the
-    /// bound `bound`, any other a bad weight (negative, NaN or infinite), met at `step` on
-    /// edge entry `edge`. The row holding the edge names the source node.
-    pub fn from_device_report(graph: &CsrGraph, walk: &str, code: u64, step: u64, edge: u64, weight: f32, bound: f32) -> Self {
-        let map = graph.id_map();
-        let src = map.original(graph.offsets().partition_point(|&o| o <= edge).saturating_sub(1) as u32);
-        let dst = usize::try_from(edge).ok().and_then(|e| graph.targets().get(e).copied()).map_or(u64::MAX, |d| map.original(d));
-        let (walk, step) = (walk.to_string(), u32::try_from(step).unwrap_or(u32::MAX));
-        match code {
-            2 => WalkError::BoundViolated { walk, weight, bound, src, dst, step },
-            _ => WalkError::BadWeight { walk, weight, src, dst, step },
-        }
     }
 }

@@ -28,9 +28,11 @@ pub mod memory;
 pub mod npy;
 pub mod output;
 pub mod rng;
+pub mod run;
 pub mod sample;
 pub mod sampler;
 pub mod triangles;
+pub mod turn;
 pub mod walk;
 pub mod walks;
 

@@ -1,13 +1,14 @@
 //! NumPy files through the ecosystem's crates: `npyz` encodes and decodes `.npy` arrays, and
-//! `zip` (npyz's) holds them in an `.npz`, with zip64 so an archive or an array may pass 4 GiB
-//! (an ordinary size for one epoch of sampled blocks on a large graph).
+//! `zip` holds them in an `.npz` (stored, as `numpy.savez` writes them), with zip64 so an
+//! archive or an array may pass 4 GiB (an ordinary size for one epoch of sampled blocks on a
+//! large graph).
 
 use crate::atomic_file::AtomicFile;
 use crate::error::GraphError;
 use npyz::WriterBuilder;
-use npyz::zip::{CompressionMethod, ZipWriter, write::FileOptions};
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
+use zip::{CompressionMethod, ZipWriter, write::SimpleFileOptions};
 
 /// A 1-D array for an `.npy` or `.npz` file.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,14 +86,23 @@ pub fn write_npz(path: &Path, arrays: &[(String, NpyArray)]) -> Result<(), Graph
 pub fn write_npz_into(out: AtomicFile, arrays: &[(String, NpyArray)]) -> Result<(), GraphError> {
     let path = out.path().to_path_buf();
     let io = |e: std::io::Error| GraphError::io(&path, e);
-    let zip_err = |e: npyz::zip::result::ZipError| GraphError::io(&path, std::io::Error::other(e));
+    let zip_err = |e: zip::result::ZipError| GraphError::io(&path, std::io::Error::other(e));
     let mut zip = ZipWriter::new(out);
-    let options = FileOptions::default().compression_method(CompressionMethod::Stored).large_file(true);
+    let options = SimpleFileOptions::default().compression_method(CompressionMethod::Stored).large_file(true);
     for (name, array) in arrays {
-        zip.start_file(npyz::npz::file_name_from_array_name(name), options).map_err(zip_err)?;
+        zip.start_file(format!("{name}.npy"), options).map_err(zip_err)?;
         array.write_npy(&mut zip).map_err(io)?;
     }
     zip.finish().map_err(zip_err)?.commit()
+}
+
+/// Opens array `name` of an `.npz` (its `name.npy` entry) for reading.
+pub fn npz_entry<'z, R: Read + std::io::Seek>(
+    npz: &'z mut zip::ZipArchive<R>,
+    name: &str,
+) -> std::io::Result<npyz::NpyFile<zip::read::ZipFile<'z, R>>> {
+    let entry = npz.by_name(&format!("{name}.npy")).map_err(std::io::Error::other)?;
+    npyz::NpyFile::new(entry)
 }
 
 /// Reads a 1-D `.npy` of integers (`uint8/16/32/64`, `int8/16/32/64`, little- or big-endian)
@@ -167,12 +177,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("a.npz");
         write_npz(&path, &[("ids".into(), NpyArray::U32(vec![3, 1])), ("values".into(), NpyArray::F64(vec![0.5, 2.0]))]).unwrap();
-        let mut npz = npyz::npz::NpzArchive::open(&path).unwrap();
-        let mut names: Vec<_> = npz.array_names().map(str::to_string).collect();
+        let mut npz = zip::ZipArchive::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let mut names: Vec<_> = npz.file_names().map(str::to_string).collect();
         names.sort();
-        assert_eq!(names, ["ids", "values"]);
-        let ids: Vec<u32> = npz.by_name("ids").unwrap().unwrap().into_vec().unwrap();
-        let values: Vec<f64> = npz.by_name("values").unwrap().unwrap().into_vec().unwrap();
+        assert_eq!(names, ["ids.npy", "values.npy"]);
+        let ids: Vec<u32> = npz_entry(&mut npz, "ids").unwrap().into_vec().unwrap();
+        let values: Vec<f64> = npz_entry(&mut npz, "values").unwrap().into_vec().unwrap();
         assert_eq!((ids, values), (vec![3, 1], vec![0.5, 2.0]));
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -197,10 +207,10 @@ mod large {
         let big = NpyArray::U64(vec![0u64; n]);
         write_npz(&path, &[("big".into(), big), ("tail".into(), NpyArray::U32(vec![7, 8, 9]))]).unwrap();
         assert!(std::fs::metadata(&path).unwrap().len() > 1 << 32);
-        let mut npz = npyz::npz::NpzArchive::open(&path).unwrap();
-        let tail: Vec<u32> = npz.by_name("tail").unwrap().unwrap().into_vec().unwrap();
+        let mut npz = zip::ZipArchive::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let tail: Vec<u32> = npz_entry(&mut npz, "tail").unwrap().into_vec().unwrap();
         assert_eq!(tail, [7, 8, 9]);
-        assert_eq!(npz.by_name("big").unwrap().unwrap().shape(), [n as u64]);
+        assert_eq!(npz_entry(&mut npz, "big").unwrap().shape(), [n as u64]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

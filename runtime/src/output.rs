@@ -1,10 +1,10 @@
 //! Writing walks: `.npy` (padded matrix) and text (one walk per line, what word2vec reads).
 
 pub use crate::atomic_file::AtomicFile;
-use crate::engine::Walks;
 use crate::error::GraphError;
 use crate::graph::{CsrGraph, NO_NODE};
 pub use crate::npy::{NpyArray, write_npz, write_npz_into};
+use crate::run::Walks;
 use npyz::WriterBuilder;
 use std::io::{BufWriter, Write};
 use std::path::Path;

@@ -440,9 +440,9 @@ pub trait Walk: Sync {
         None
     }
     /// Machine code for the engine's eRJS turns, if the walk has it (a walk compiled at run
-    /// time does: see [`crate::engine::CompiledTurn`]); `ctx` is the run's context, with this
+    /// time does: see [`crate::turn::CompiledTurn`]); `ctx` is the run's context, with this
     /// walk's prepared data. The engine asks once per run, in adaptive and eRJS mode.
-    fn compiled_turn(&self, _ctx: &Ctx) -> Option<crate::engine::CompiledTurn> {
+    fn compiled_turn(&self, _ctx: &Ctx) -> Option<crate::turn::CompiledTurn> {
         None
     }
     /// Initialises a walker's program state.
