@@ -17,4 +17,10 @@ for line in sys.stdin:
         shutil.copy(m["executable"], want[name])'
 strip .devbin/wayfarer .devbin/gpu-tests .devbin/wgpu-tests
 git rev-parse --short=12 HEAD > .devbin/commit
+# The H200's image has no Vulkan loader: gpu-check.sh unpacks these there (carry .gl/ too).
+if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
+    mkdir -p .gl /tmp/wf-apt-amd64/partial
+    o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/wf-apt-amd64'
+    apt-get $o update >/dev/null && (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2) || echo "warning: no .gl/ (the wgpu tests on the GPU need a Vulkan loader)"
+fi
 ls -la .devbin
