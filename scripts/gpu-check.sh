@@ -7,7 +7,7 @@
 #   1. the device and toolchain;
 #   2. the CUDA prelude's Philox streams against the CPU's pinned numbers (rng_check);
 #   3. compute-sanitizer memcheck on that run and on a small walk;
-#   4. every library walk's generated device code (compiler/tests/golden/*.cu) built by nvcc
+#   4. every library walk's generated device code (cuda/tests/golden/*.cu) built by nvcc
 #      for sm_90 with the prelude and a kernel that calls each function;
 #   5. the GPU test suite (tests/gpu.rs: exactness of every GPU sampler, CPU = GPU walks), and
 #      the wgpu backend's (tests/wgpu.rs) through the NVIDIA Vulkan driver (carry .gl/);
@@ -34,7 +34,7 @@ GPU="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 
 BUILD="$(mktemp -d)"
 echo "== rng_check" | tee -a "$LOG"
-if run nvcc -O3 -arch=sm_90 -o "$BUILD/rng_check" kernels/tests/rng_check.cu && run "$BUILD/rng_check"; then
+if run nvcc -O3 -arch=sm_90 -o "$BUILD/rng_check" cuda/kernels/tests/rng_check.cu && run "$BUILD/rng_check"; then
     row "Philox streams (prelude vs CPU pins)" ok "20/20 words"
 else
     row "Philox streams (prelude vs CPU pins)" FAIL "see $LOG"
@@ -48,10 +48,10 @@ fi
 
 echo "== generated device code" | tee -a "$LOG"
 ok=0; total=0
-for f in compiler/tests/golden/*.cu; do
+for f in cuda/tests/golden/*.cu; do
     total=$((total + 1))
     name="$(basename "$f" .cu)"
-    { cat kernels/prelude.cuh; cat "$f"; cat kernels/tests/check_kernel.cu; } >"$BUILD/$name.cu"
+    { cat cuda/kernels/prelude.cuh; cat "$f"; cat cuda/kernels/tests/check_kernel.cu; } >"$BUILD/$name.cu"
     if run nvcc -O3 -arch=sm_90 --fmad=false -Xptxas -v -c -o "$BUILD/$name.o" "$BUILD/$name.cu"; then ok=$((ok + 1)); fi
 done
 row "library walks' device code, nvcc sm_90" "$([ $ok = $total ] && echo ok || echo FAIL)" "$ok/$total built"

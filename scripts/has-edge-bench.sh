@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU's one has_edge / intersection primitive (kernels/prelude.cuh: wf_lower_bound, and
+# The GPU's one has_edge / intersection primitive (cuda/kernels/prelude.cuh: wf_lower_bound, and
 # bitmaps for hub rows) measured where it is used: Node2Vec walks (has_edge(prev, dst) in
 # every weight) and triangle counting (the warp kernel's tests), each with the hub-row
 # bitmaps (default) and without them (binary search only).

@@ -68,4 +68,7 @@ RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo test --workspace --doc --locked --f
 echo "== docs build without broken links"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
+echo "== every published crate packages and builds from its package alone (about 4 minutes)"
+cargo package --workspace --exclude wayfarer-ui-tests --exclude wayfarer-user-crate-example --locked --allow-dirty --quiet
+
 echo "all tests passed"

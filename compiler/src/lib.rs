@@ -28,7 +28,6 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
-pub mod cuda_backend;
 pub mod diag;
 pub mod eval;
 pub mod front;
@@ -44,15 +43,15 @@ pub use diag::{Diagnostic, Diagnostics};
 pub use front::{lower_mask_fn, lower_mask_source, lower_sampler_fn, lower_sampler_source, lower_source, lower_walk_impl, lower_weight_fn};
 pub use ir::Program;
 
-/// Writes every stage of a compilation to `dir` (what `WAYFARER_DUMP=dir` does): the IR
-/// listing, the analysis report and the generated Rust.
+/// Writes the compiler's stages of a compilation to `dir` (what `WAYFARER_DUMP=dir` does): the
+/// IR listing, the analysis report and the generated Rust. Each backend dumps its own code
+/// beside them when it compiles the walk (CUDA: `<walk>.device.cu`; Cranelift: `.clif`, `.jit.s`).
 pub fn dump_stages(f: &Program, info: &WalkInfo, dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join(format!("{}.ir.txt", f.name)), print::listing(f))?;
     std::fs::write(dir.join(format!("{}.analysis.txt", f.name)), print::analysis(f, info))?;
     let rust = rust_backend::emit(f, info, &quote::quote!(::wayfarer::runtime), &quote::quote!(pub), &[], None);
-    std::fs::write(dir.join(format!("{}.generated.rs", f.name)), rust.to_string())?;
-    std::fs::write(dir.join(format!("{}.device.cu", f.name)), cuda_backend::emit_device_functions(f, info))
+    std::fs::write(dir.join(format!("{}.generated.rs", f.name)), rust.to_string())
 }
 
 /// Compiles source text to its IR and analysis, honouring `WAYFARER_DUMP`.

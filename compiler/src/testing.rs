@@ -126,3 +126,59 @@ pub fn program(impl_form: bool) -> impl Strategy<Value = String> {
         }
     })
 }
+
+/// One golden-file harness for every stage (IR, analysis, CUDA, Cranelift IR, WGSL): each
+/// stage's test calls [`Golden::check`] per file and [`Golden::finish`] last. With
+/// `WAYFARER_BLESS=1` the files are (re)written instead of compared.
+pub struct Golden {
+    dir: std::path::PathBuf,
+    bless: bool,
+    command: &'static str,
+    stale: Vec<String>,
+}
+
+impl Golden {
+    /// Golden files in `dir`; `command` is the test command that regenerates them.
+    pub fn new(dir: impl Into<std::path::PathBuf>, command: &'static str) -> Self {
+        Golden { dir: dir.into(), bless: std::env::var_os("WAYFARER_BLESS").is_some(), command, stale: Vec::new() }
+    }
+
+    /// Compares `text` with the golden file `name` (or writes it when blessing).
+    pub fn check(&mut self, name: &str, text: &str) {
+        let path = self.dir.join(name);
+        if self.bless {
+            std::fs::create_dir_all(&self.dir).expect("the golden directory");
+            std::fs::write(&path, text).expect("the golden file");
+            return;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(want) if want == text => {}
+            Ok(want) => self.stale.push(format!("{}: differs\n--- golden\n{want}\n+++ now\n{text}", path.display())),
+            Err(_) => self.stale.push(format!("{}: missing", path.display())),
+        }
+    }
+
+    /// Fails with every stale file and the command that regenerates them.
+    pub fn finish(self) {
+        assert!(
+            self.stale.is_empty(),
+            "{}\n\nIf the change is intended, run `WAYFARER_BLESS=1 {}` and review and commit the files.",
+            self.stale.join("\n\n"),
+            self.command
+        );
+    }
+}
+
+/// The library walks (`walks/*.rs`) as `(file stem, source)`, sorted by name.
+pub fn library_walks() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../walks");
+    let mut v: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .expect("the walks/ directory")
+        .map(|e| e.expect("a walks/ entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).expect("a walk's source")))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 7, "the library walks are missing from {}", dir.display());
+    v
+}

@@ -1,13 +1,14 @@
 //! # wayfarer-cuda
 //!
-//! The CUDA backend: a walk's IR is lowered to CUDA C by `wayfarer_compiler::cuda_backend`,
-//! spliced between the prelude and the kernel template (`kernels/`), compiled by NVRTC for
+//! The CUDA backend: a walk's IR is lowered to CUDA C by [`codegen`], spliced between the
+//! prelude and the kernel templates (this crate's `kernels/`), compiled by NVRTC for
 //! the device's own architecture (PTX cached on disk), and run through cudarc on a persistent
 //! grid. Nothing CUDA is needed to build: the driver and NVRTC are loaded at run time, and
 //! their absence is a [`CudaError::Unavailable`], never a panic.
 
 #![warn(missing_docs)]
 
+pub mod codegen;
 mod layout;
 mod run;
 pub mod sample;
@@ -134,25 +135,23 @@ pub(crate) fn fnv64(parts: &[&[u8]]) -> u64 {
 }
 
 /// The kernel template (after the prelude and the generated functions).
-pub const WALK_KERNEL: &str = include_str!("../../kernels/walk.cu");
+pub const WALK_KERNEL: &str = include_str!("../kernels/walk.cu");
 
 /// The preprocessing kernels (per-node arrays, packed edges, hub bitmaps), after the walk kernel.
-pub const PREP_KERNELS: &str = include_str!("../../kernels/prep.cu");
+pub const PREP_KERNELS: &str = include_str!("../kernels/prep.cu");
 
 /// The complete CUDA source of a walk: prelude, generated device functions, walk kernel,
 /// preprocessing kernels.
 pub fn walk_source(program: &wayfarer_compiler::ir::Program, info: &wayfarer_compiler::WalkInfo) -> String {
-    format!(
-        "{}\n{}\n{}\n{}",
-        wayfarer_compiler::cuda_backend::PRELUDE,
-        wayfarer_compiler::cuda_backend::emit_device_functions(program, info),
-        WALK_KERNEL,
-        PREP_KERNELS
-    )
+    if let Some(dir) = std::env::var_os("WAYFARER_DUMP") {
+        // A dump that cannot be written must not fail the run.
+        let _ = codegen::dump(program, info, std::path::Path::new(&dir));
+    }
+    format!("{}\n{}\n{}\n{}", crate::codegen::PRELUDE, crate::codegen::emit_device_functions(program, info), WALK_KERNEL, PREP_KERNELS)
 }
 
 /// The host program appended by [`standalone_source`].
-pub const STANDALONE_MAIN: &str = include_str!("../../kernels/standalone_main.cu");
+pub const STANDALONE_MAIN: &str = include_str!("../kernels/standalone_main.cu");
 
 /// What `wayfarer emit` writes: the walk's complete CUDA source with a `main` that loads a
 /// `.wfg`, runs the walk and writes `.npy`, built by `nvcc -arch=sm_90 walk.cu` on its own.

@@ -14,7 +14,7 @@ use wayfarer_runtime::sample::{Block, DEFAULT_SUPER_BATCH, MiniBatch, Policy, Re
 use wayfarer_runtime::{CsrGraph, WalkError};
 
 /// The sampling kernels, after the prelude.
-pub const SAMPLE_KERNELS: &str = include_str!("../../kernels/sample.cu");
+pub const SAMPLE_KERNELS: &str = include_str!("../kernels/sample.cu");
 
 /// Default `Dmax`: rows of at most this many edges are staged in shared memory (GARDEN's
 /// setting for Papers100M).
@@ -187,7 +187,7 @@ const NAMES: [&str; 13] = [
 
 /// The full CUDA source of the sampler.
 pub fn sample_source() -> String {
-    format!("{}\n{}\n{}", wayfarer_compiler::cuda_backend::PRELUDE, crate::scan::SCAN_KERNELS, SAMPLE_KERNELS)
+    format!("{}\n{}\n{}", crate::codegen::PRELUDE, crate::scan::SCAN_KERNELS, SAMPLE_KERNELS)
 }
 
 struct Gpu<'a> {

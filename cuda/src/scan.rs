@@ -5,7 +5,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConf
 use std::sync::Arc;
 
 /// The scan kernels' source, compiled after the prelude into the modules that use it.
-pub const SCAN_KERNELS: &str = include_str!("../../kernels/scan.cu");
+pub const SCAN_KERNELS: &str = include_str!("../kernels/scan.cu");
 
 /// The element types the scan reads.
 pub(crate) trait ScanInput: cudarc::driver::DeviceRepr {

@@ -26,11 +26,11 @@ use wayfarer_runtime::{CsrGraph, WalkError};
 
 /// The kernels, compiled after the prelude (whose `wf_lower_bound` they share with the walks'
 /// `has_edge`) and the scan kernels.
-pub const TRIANGLE_KERNELS: &str = include_str!("../../kernels/triangles.cu");
+pub const TRIANGLE_KERNELS: &str = include_str!("../kernels/triangles.cu");
 
 /// The complete CUDA source of the triangle counter without a mask.
 pub fn triangle_source() -> String {
-    format!("{}\n{}\n#define WF_T_WARP_EDGE {WARP_EDGE}ull\n{}", wayfarer_compiler::cuda_backend::PRELUDE, SCAN_KERNELS, TRIANGLE_KERNELS)
+    format!("{}\n{}\n#define WF_T_WARP_EDGE {WARP_EDGE}ull\n{}", crate::codegen::PRELUDE, SCAN_KERNELS, TRIANGLE_KERNELS)
 }
 
 /// The complete CUDA source of the triangle counter with `mask` (a `#[mask]` program) compiled

@@ -11,7 +11,7 @@ use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 use std::path::Path;
 
 /// Calls every generated function, so NVRTC compiles all of them.
-const CHECK_KERNEL: &str = include_str!("../../kernels/tests/check_kernel.cu");
+const CHECK_KERNEL: &str = include_str!("../kernels/tests/check_kernel.cu");
 
 fn nvrtc_present() -> bool {
     // SAFETY: only checks whether the shared library can be loaded.
@@ -28,11 +28,8 @@ fn nvrtc_present() -> bool {
 fn compile_to_ptx(src: &str) {
     let f = wayfarer_compiler::lower_source(src).unwrap();
     let info = wayfarer_compiler::analyze(&f);
-    let check = format!(
-        "{}\n{}\n{CHECK_KERNEL}",
-        wayfarer_compiler::cuda_backend::PRELUDE,
-        wayfarer_compiler::cuda_backend::emit_device_functions(&f, &info)
-    );
+    let check =
+        format!("{}\n{}\n{CHECK_KERNEL}", wayfarer_cuda::codegen::PRELUDE, wayfarer_cuda::codegen::emit_device_functions(&f, &info));
     let walk = wayfarer_cuda::walk_source(&f, &info);
     // The out-of-core build (graphs larger than device memory) too.
     let out_of_core = format!("#define WF_OUT_OF_CORE 1\n{walk}");

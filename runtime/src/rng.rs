@@ -312,7 +312,7 @@ mod tests {
         }
     }
 
-    /// The first words of one stream, pinned: `kernels/tests/rng_check.cu` checks the CUDA
+    /// The first words of one stream, pinned: `cuda/kernels/tests/rng_check.cu` checks the CUDA
     /// prelude's `wf_rng` against the same numbers on the GPU.
     #[test]
     fn step_stream_is_pinned_for_the_gpu_check() {

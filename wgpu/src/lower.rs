@@ -23,13 +23,13 @@ use wayfarer_compiler::analysis::WalkInfo;
 use wayfarer_compiler::ir::{self as ir, Arena, BinaryOp, Builtin, Expr, Literal, NodeQuery, ParamType, Program, Scalar, StepField};
 
 /// The kernel template every walk module starts from.
-pub const TEMPLATE: &str = include_str!("../../kernels/walk.wgsl");
+pub const TEMPLATE: &str = include_str!("../kernels/walk.wgsl");
 
 /// The subgroup kernel, appended to [`TEMPLATE`] for [`Kernel::Subgroup`].
-pub const SUBGROUP_TEMPLATE: &str = include_str!("../../kernels/walk_subgroup.wgsl");
+pub const SUBGROUP_TEMPLATE: &str = include_str!("../kernels/walk_subgroup.wgsl");
 
 /// The workgroup kernel, appended to [`TEMPLATE`] for [`Kernel::Workgroup`].
-pub const WORKGROUP_TEMPLATE: &str = include_str!("../../kernels/walk_workgroup.wgsl");
+pub const WORKGROUP_TEMPLATE: &str = include_str!("../kernels/walk_workgroup.wgsl");
 
 /// Which walk kernel a module holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,19 +3,7 @@
 //! `wgpu/tests/golden/`. After an intended change, regenerate with
 //! `WAYFARER_BLESS=1 cargo test -p wayfarer-wgpu --test lower` and review the diff.
 
-use std::path::Path;
-
-fn library() -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../walks");
-    let mut v: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
-        .collect();
-    v.sort();
-    v
-}
+use wayfarer_compiler::testing::{Golden, library_walks};
 
 /// The walk's own part of naga's WGSL: its state variables and the hook functions (from
 /// `wf_flags` to the end of `wf_stop`); the rest is kernels/walk.wgsl, pinned as a source file.
@@ -30,12 +18,8 @@ fn generated_part(wgsl: &str) -> String {
 
 #[test]
 fn library_walks_lower_validate_and_match_their_golden_wgsl() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bless = std::env::var_os("WAYFARER_BLESS").is_some();
-    let walks = library();
-    assert!(walks.len() >= 7, "the library walks are missing");
-    let mut stale = Vec::new();
-    for (name, src) in walks {
+    let mut golden = Golden::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden"), "cargo test -p wayfarer-wgpu --test lower");
+    for (name, src) in library_walks() {
         let (program, info) = wayfarer_compiler::compile_source(&src).unwrap_or_else(|d| panic!("{name}: {}", d.render(&src, &name)));
         let lowered = wayfarer_wgpu::lower::lower(&program, &info).unwrap_or_else(|e| panic!("{name}: {e}"));
         let spv = lowered.spirv().unwrap();
@@ -56,24 +40,9 @@ fn library_walks_lower_validate_and_match_their_golden_wgsl() {
         let wgsl = lowered.wgsl().unwrap();
         // The walk's own functions replaced the template's placeholders.
         assert!(!wgsl.contains("HOOK"), "{name}: naga's writer does not keep comments");
-        let text = generated_part(&wgsl);
-        let golden = root.join("tests/golden").join(format!("{}.wgsl", program.name));
-        if bless {
-            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
-            std::fs::write(&golden, &text).unwrap();
-            continue;
-        }
-        match std::fs::read_to_string(&golden) {
-            Ok(want) if want == text => {}
-            Ok(want) => stale.push(format!("{}: differs\n--- golden\n{want}\n+++ now\n{text}", golden.display())),
-            Err(_) => stale.push(format!("{}: missing", golden.display())),
-        }
+        golden.check(&format!("{}.wgsl", program.name), &generated_part(&wgsl));
     }
-    assert!(
-        stale.is_empty(),
-        "{}\n\nIf the change is intended, run `WAYFARER_BLESS=1 cargo test -p wayfarer-wgpu --test lower` and commit the files.",
-        stale.join("\n\n")
-    );
+    golden.finish();
 }
 
 /// The f64 parameter and time encoding: three f32 whose f64 sum is the value, exactly, for

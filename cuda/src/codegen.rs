@@ -11,12 +11,12 @@
 //! with the IR's semantics through the prelude's helpers: wrapping integers, division by zero
 //! giving 0, saturating float-to-int casts, graph queries on non-nodes giving false / 0.
 
-use crate::analysis::{Scope, WalkInfo};
-use crate::ir::*;
 use std::fmt::Write as _;
+use wayfarer_compiler::ir::*;
+use wayfarer_compiler::{Scope, WalkInfo};
 
 /// The prelude every generated file starts with.
-pub const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
+pub const PRELUDE: &str = include_str!("../kernels/prelude.cuh");
 
 fn c_type(s: Scalar) -> &'static str {
     match s {
@@ -299,4 +299,10 @@ pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
         let _ = writeln!(out, "{assigns}}}\n");
     }
     out
+}
+
+/// Writes the walk's generated device functions to `dir/<walk>.device.cu` (`WAYFARER_DUMP`).
+pub fn dump(program: &Program, info: &WalkInfo, dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join(format!("{}.device.cu", program.name)), emit_device_functions(program, info))
 }
