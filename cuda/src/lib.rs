@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+mod abi;
 pub mod codegen;
 mod layout;
 mod run;

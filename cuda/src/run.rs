@@ -1,6 +1,7 @@
 //! Compiling a walk for the GPU and running it.
 
-use crate::layout::{self, CStruct};
+use crate::abi::{WfGraph, WfRunArgs};
+use crate::layout;
 use crate::{CudaDevice, CudaError, fnv64, walk_source};
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use cudarc::nvrtc::{CompileOptions, Ptx};
@@ -678,15 +679,26 @@ impl<'a> DeviceRun<'a> {
             Some(v) if !v.is_empty() => Some(s.clone_htod(v)?),
             _ => None,
         };
-        let mut args = CStruct::default();
-        args.u64(first).u64(count).u64(self.seed).u32(length).u32(mode);
-        args.f64(cost.ratio).f64(cost.fixed).f64(cost.ratio_short);
-        args.u32(SHORT_ROW as u32).u32(starts.is_none() as u32);
-        args.u64(starts_dev.as_ref().map_or(0, |x| x.device_ptr(s).0));
-        args.u64(out.device_ptr(s).0).u64(lens.device_ptr(s).0).u64(counter.device_ptr(s).0);
-        args.u64(stats_dev.device_ptr(s).0).u64(error.device_ptr(s).0);
-        args.u64(ids_dev.as_ref().map_or(0, |x| x.device_ptr(s).0));
-        let args_dev = s.clone_htod(&args.finish())?;
+        let args = WfRunArgs {
+            first_query: first,
+            num_queries: count,
+            seed: self.seed,
+            length,
+            mode,
+            ratio: cost.ratio,
+            fixed: cost.fixed,
+            ratio_short: cost.ratio_short,
+            short_row: SHORT_ROW as u32,
+            per_node_starts: starts.is_none() as u32,
+            starts: starts_dev.as_ref().map_or(0, |x| x.device_ptr(s).0),
+            out: out.device_ptr(s).0,
+            lens: lens.device_ptr(s).0,
+            counter: counter.device_ptr(s).0,
+            stats: stats_dev.device_ptr(s).0,
+            error: error.device_ptr(s).0,
+            query_ids: ids_dev.as_ref().map_or(0, |x| x.device_ptr(s).0),
+        };
+        let args_dev = s.clone_htod(bytemuck::bytes_of(&args))?;
         let t = Instant::now();
         if count > 0 {
             let mut b = s.launch_builder(&self.function);
@@ -1005,22 +1017,48 @@ pub(crate) fn prepare(
     s.synchronize()?;
     let seconds = t.elapsed().as_secs_f64();
 
-    let mut g = CStruct::default();
     // Out of core, the kernels' edge arrays are the hot rows'; the whole arrays are the cold ones.
     let (k_targets, k_weights, k_labels, k_times, row_base) = match &split {
         None => (targets, weights, labels, times, 0),
         Some(sg) => sg.hot_ptrs,
     };
-    g.u32(n as u32).u64(offsets).u64(k_targets).u64(edges).u64(k_weights).u64(k_labels).u64(k_times);
-    g.u64(node_w).u64(weight_max).u64(weight_min).u64(weight_sum).u32(label_k).u64(label_max).u64(label_sum).u64(label_count);
-    g.u64(nbr_max).u64(nbr_min).u64(props).u64(hub_slot).u64(hub_bits).u64(hubs.words as u64);
-    match &split {
-        None => g.u64(0).u64(0).u64(0).u64(0).u64(0).u64(0),
-        Some(sg) => g.u64(row_base).u64(sg.hot_edges).u64(sg.cold.0).u64(sg.cold.1).u64(sg.cold.2).u64(sg.cold.3),
+    let (hot_edges, cold) = match &split {
+        None => (0, (0, 0, 0, 0)),
+        Some(sg) => (sg.hot_edges, sg.cold),
+    };
+    let g = WfGraph {
+        num_nodes: n as u32,
+        offsets,
+        targets: k_targets,
+        edges,
+        weights: k_weights,
+        labels: k_labels,
+        timestamps: k_times,
+        node_w,
+        weight_max,
+        weight_min,
+        weight_sum,
+        label_k,
+        label_max,
+        label_sum,
+        label_count,
+        nbr_degree_max: nbr_max,
+        nbr_degree_min: nbr_min,
+        node_props: props,
+        hub_slot,
+        hub_bits,
+        hub_words: hubs.words as u64,
+        row_base,
+        hot_edges,
+        cold_targets: cold.0,
+        cold_weights: cold.1,
+        cold_labels: cold.2,
+        cold_times: cold.3,
+        ..WfGraph::default()
     };
     Ok(Prepared {
         up,
-        image: g.finish(),
+        image: bytemuck::bytes_of(&g).to_vec(),
         csr: (offsets, targets),
         split,
         hubs: hubs.nodes.len(),

@@ -124,31 +124,10 @@ struct LayerHost {
     batch_ptr: Vec<u32>,
 }
 
-/// Mirrors `WfSampleArgs` in kernels/sample.cu.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct SampleArgs {
-    frontier: u64,
-    classified: u64,
-    batch_ptr: u64,
-    bound_ptr: u64,
-    full_before: u64,
-    edge_ptr: u64,
-    offsets: u64,
-    targets: u64,
-    out_eid: u64,
-    out_nbr: u64,
-    out_dst: u64,
-    seed: u64,
-    k: u32,
-    n: u32,
-    first_batch: u32,
-    layer: u32,
-    fanout: u32,
-    with_replacement: i32,
-}
+use crate::abi::WfSampleArgs as SampleArgs;
 
-// SAFETY: plain old data with the C layout of the kernel's struct.
+// SAFETY: plain old data (`Pod`) with the C layout of the kernel's struct (checked field by
+// field against the C declaration in `abi`'s tests).
 unsafe impl DeviceRepr for SampleArgs {}
 
 /// Mirrors `WfTable`.
