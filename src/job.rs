@@ -11,6 +11,9 @@ use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_compiler::ir::Program;
 
+pub mod sample;
+pub mod triangles;
+
 /// A `#[walk]` program as wayfarer's compiler built it, with its parameter values: what the
 /// backends that compile walks themselves (Cranelift, CUDA, wgpu) take.
 pub struct CompiledProgram {
@@ -255,10 +258,11 @@ pub trait Runner {
     fn run(&self, job: &WalkJob, sink: &mut WalkSink) -> Result<JobReport, WalkError>;
 }
 
-/// The backend [`select`] chose, with what to tell the user about the choice.
-pub struct Selected {
+/// The backend [`select`] (or [`triangles::select`], [`sample::select`]) chose, with what to
+/// tell the user about the choice.
+pub struct Selected<R: ?Sized = dyn Runner> {
     /// The backend.
-    pub runner: Box<dyn Runner>,
+    pub runner: Box<R>,
     /// Notes (`backend auto: running on the CPU (no CUDA driver)`), for stderr unless quiet.
     pub notes: Vec<String>,
     /// Warnings, printed even when quiet.
@@ -269,39 +273,68 @@ pub struct Selected {
 /// program, else the CPU; `Cuda` and `Wgpu` are errors when the device or the program is
 /// missing.
 pub fn select(kind: Backend, job: &WalkJob) -> Result<Selected, WalkError> {
+    let mut warnings = Vec::new();
+    if kind == Backend::Wgpu {
+        if !job.walk.has_program() {
+            return Err(job.walk.hand_written("wgpu"));
+        }
+        warnings.push(
+            "warning: the wgpu backend samples with uniform proposals only (eRJS, eRVS); the walks follow the same \
+             distribution as the CPU's, not the same walks for a seed (decisions in f32)"
+                .to_string(),
+        );
+        return Ok(Selected { runner: wgpu_runner()?, notes: Vec::new(), warnings });
+    }
+    let gpu_code = if job.walk.has_program() { Ok(()) } else { Err(job.walk.hand_written("CUDA")) };
+    let (device, notes) = choose(kind, gpu_code, &job.gpus, "walk")?;
+    let runner: Box<dyn Runner> = match device {
+        Device::Cpu => Box::new(CpuRunner),
+        Device::Cuda(devices) => Box::new(CudaRunner { devices }),
+    };
+    Ok(Selected { runner, notes, warnings })
+}
+
+/// Where [`choose`] puts a job.
+pub(crate) enum Device {
+    /// All CPU cores.
+    Cpu,
+    /// These CUDA GPUs.
+    Cuda(Vec<CudaDevice>),
+}
+
+/// The one device rule for every kind of job (walks, sampling, triangles): `Cpu` is the CPU;
+/// `Cuda` the GPUs `gpus` names, an error without one or when the job cannot run there
+/// (`gpu_code` says why); `Auto` the GPU when the job can run there and one is usable, else
+/// the CPU, with a note that says which. `Wgpu` is for walks only: an error here. `what`
+/// names the command in messages.
+pub(crate) fn choose(kind: Backend, gpu_code: Result<(), WalkError>, gpus: &Gpus, what: &str) -> Result<(Device, Vec<String>), WalkError> {
     let cuda_error = |e: CudaError| match e {
         CudaError::Walk(w) => w,
         other => WalkError::Config(other.to_string()),
     };
     let mut notes = Vec::new();
-    let mut warnings = Vec::new();
-    let runner: Box<dyn Runner> = match kind {
-        Backend::Cpu => Box::new(CpuRunner),
-        Backend::Auto if !job.walk.has_program() => Box::new(CpuRunner),
-        Backend::Cuda | Backend::Wgpu if !job.walk.has_program() => {
-            return Err(job.walk.hand_written(if kind == Backend::Cuda { "CUDA" } else { "wgpu" }));
+    let device = match kind {
+        Backend::Cpu => Device::Cpu,
+        Backend::Wgpu => {
+            return Err(WalkError::param("backend", format!("wgpu runs walks only; `wayfarer {what}` runs on cpu or cuda")));
         }
-        Backend::Cuda => Box::new(CudaRunner { devices: open_cuda(&job.gpus).map_err(cuda_error)? }),
-        Backend::Auto => match open_cuda(&job.gpus) {
+        Backend::Cuda => {
+            gpu_code?;
+            Device::Cuda(open_cuda(gpus).map_err(cuda_error)?)
+        }
+        Backend::Auto if gpu_code.is_err() => Device::Cpu,
+        Backend::Auto => match open_cuda(gpus) {
             Ok(devices) => {
                 notes.push(format!("backend auto: running on the GPU ({}, {})", gpus_name(&devices), devices[0].arch));
-                Box::new(CudaRunner { devices })
+                Device::Cuda(devices)
             }
             Err(e) => {
                 notes.push(format!("backend auto: running on the CPU ({e})"));
-                Box::new(CpuRunner)
+                Device::Cpu
             }
         },
-        Backend::Wgpu => {
-            warnings.push(
-                "warning: the wgpu backend samples with uniform proposals only (eRJS, eRVS); the walks follow the same \
-                 distribution as the CPU's, not the same walks for a seed (decisions in f32)"
-                    .to_string(),
-            );
-            wgpu_runner()?
-        }
     };
-    Ok(Selected { runner, notes, warnings })
+    Ok((device, notes))
 }
 
 /// The CUDA devices `gpus` names: GPU 0 and the next ones up to the count (0: all), or the

@@ -95,3 +95,34 @@ fn a_failing_sink_stops_the_run_with_its_error() {
         assert_eq!(batches, 2, "{threads:?}: nothing more is handed over after the error");
     }
 }
+
+#[test]
+fn sampling_and_triangles_take_the_same_device_rule() {
+    use wayfarer::job::sample::{SampleJob, select as select_sampler};
+    use wayfarer::job::triangles::{TriangleJob, select as select_triangles};
+    use wayfarer::sample::{Policy, Replacement, SampleConfig};
+    let g = graph();
+    let tri = TriangleJob { graph: &g, mask: None, detail: wayfarer::triangles::Detail::Total, gpus: Default::default() };
+    let e = select_triangles(Backend::Wgpu, &tri).err().expect("wgpu counts no triangles").to_string();
+    assert!(e.contains("wgpu runs walks only") && e.contains("wayfarer triangles"), "{e}");
+    let cpu = select_triangles(Backend::Cpu, &tri).unwrap().runner.count(&tri).unwrap();
+    assert_eq!(cpu.counts.total, wayfarer::triangles::count_masked(&g, None, wayfarer::triangles::Detail::Total).total);
+    let auto = select_triangles(Backend::Auto, &tri).unwrap();
+    assert!(auto.notes.iter().any(|n| n.starts_with("backend auto: running on the")), "{:?}", auto.notes);
+    // Weighted sampling is the CPU's: chosen under auto, refused under cuda.
+    let seeds: Vec<u32> = (0..64).collect();
+    let cfg = SampleConfig {
+        fanouts: vec![3, 2],
+        batch_size: 16,
+        replacement: Replacement::Without,
+        policy: Policy::EdgeWeight,
+        seed: 1,
+        super_batch: 0,
+    };
+    let job = SampleJob { graph: &g, seeds: &seeds, cfg: cfg.clone(), policy: None, gpu: Default::default() };
+    assert_eq!(select_sampler(Backend::Auto, &job).unwrap().runner.kind(), Backend::Cpu);
+    let e = select_sampler(Backend::Cuda, &job).err().expect("the GPU samples uniformly only").to_string();
+    assert!(e.contains("runs on the CPU only"), "{e}");
+    let blocks = select_sampler(Backend::Cpu, &job).unwrap().runner.sample(&job).unwrap().batches;
+    assert_eq!(blocks, wayfarer::sample::sample(&g, &seeds, &cfg).unwrap(), "the runner's blocks are the sampler's");
+}

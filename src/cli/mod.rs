@@ -8,7 +8,6 @@ pub(crate) mod sample;
 pub(crate) mod triangles;
 pub(crate) mod walk;
 
-pub(crate) use crate::procs::Procs;
 pub(crate) use anyhow::{Context, Result, bail};
 pub(crate) use clap::Args;
 pub(crate) use std::path::{Path, PathBuf};
@@ -19,28 +18,6 @@ pub(crate) use wayfarer::job::gpu_cost;
 pub(crate) use wayfarer::library::{LibraryWalk, WALKS};
 pub(crate) use wayfarer::output::{AtomicFile, IdSpace, PerNodeFile};
 pub(crate) use wayfarer::{CostRatio, CsrGraph};
-
-/// `first` and the next GPUs up to `wanted` of them (0: every visible one); under mpirun, the
-/// one GPU of this process's local rank.
-pub(crate) fn open_gpus(first: wayfarer::gpu::CudaDevice, wanted: usize, procs: &Procs) -> Result<Vec<wayfarer::gpu::CudaDevice>> {
-    let visible = wayfarer::gpu::CudaDevice::count();
-    if procs.sharded() {
-        if wanted > 1 {
-            bail!("--gpus {wanted} under mpirun: each process uses one GPU (local rank mod the visible GPUs)");
-        }
-        let mine = procs.local_rank % visible.max(1);
-        return Ok(vec![if mine == 0 { first } else { wayfarer::gpu::CudaDevice::open(mine)? }]);
-    }
-    let wanted = if wanted == 0 { visible.max(1) } else { wanted };
-    if wanted > visible.max(1) {
-        bail!("--gpus {wanted}: {visible} GPU(s) visible");
-    }
-    let mut devs = vec![first];
-    for i in 1..wanted {
-        devs.push(wayfarer::gpu::CudaDevice::open(i)?);
-    }
-    Ok(devs)
-}
 
 /// `1234`, `64K`, `512M`, `2G` (powers of 1024).
 pub(crate) fn parse_bytes(s: &str) -> Result<usize> {
@@ -168,9 +145,7 @@ pub(crate) fn read_seeds(g: &CsrGraph, path: &Path) -> Result<Vec<u32>> {
 
 /// A `#[sampler]` or `#[mask]` file, lowered, analyzed, its parameters set and JIT-compiled.
 pub(crate) struct EdgeProgram {
-    pub(crate) program: wayfarer_compiler::ir::Program,
-    pub(crate) info: wayfarer_compiler::WalkInfo,
-    pub(crate) values: Vec<wayfarer_compiler::eval::ParamValue>,
+    pub(crate) compiled: wayfarer::job::CompiledProgram,
     pub(crate) jit: wayfarer_jit::JitWalk,
 }
 
@@ -194,7 +169,7 @@ pub(crate) fn compile_edge_program(
     let info = wayfarer_compiler::analyze(&program);
     let values = wayfarer::gpu::program_values(&program, &parse_params(params)?)?;
     let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some())?;
-    Ok(EdgeProgram { program, info, values, jit })
+    Ok(EdgeProgram { compiled: wayfarer::job::CompiledProgram { program, info, values }, jit })
 }
 
 /// `--cost-ratio R[,F[,R_SHORT]]` or `profile`.

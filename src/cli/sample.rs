@@ -100,31 +100,25 @@ pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
         None => None,
     };
     let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
-    not_wgpu(backend, "sample")?;
     let kernel: wayfarer_cuda::sample::RandomKernel = a.kernel.parse().map_err(|e: String| anyhow::anyhow!("--kernel: {e}"))?;
-    let uniform = policy.is_none() && !a.weighted;
-    if backend == wayfarer::gpu::Backend::Cuda && !uniform {
-        bail!("--backend cuda: weighted sampling (--weighted, --policy) runs on the CPU only; use --backend cpu");
-    }
-    let (device, note) = if uniform || backend == wayfarer::gpu::Backend::Cpu { wayfarer::gpu::device_for(backend)? } else { (None, None) };
-    if let (Some(why), false) = (&note, a.quiet) {
-        eprintln!("no GPU ({why}): sampling on the CPU");
+    use wayfarer::job::sample::{SampleJob, select};
+    let cfg = if policy.is_some() { SampleConfig { policy: Policy::Custom, ..cfg } } else { cfg };
+    let job = SampleJob {
+        graph: &g,
+        seeds: &seeds,
+        cfg,
+        policy: policy.as_ref(),
+        gpu: wayfarer_cuda::sample::GpuSampleOptions { kernel, dmax: a.dmax },
+    };
+    let chosen = select(backend, &job)?;
+    if !a.quiet {
+        for n in &chosen.notes {
+            eprintln!("{n}");
+        }
     }
     let t = Instant::now();
-    let mut where_ = format!("cpu, {} threads", rayon::current_num_threads());
-    let batches = match (&policy, &device) {
-        (Some(jit), _) => wayfarer::sample::sample_with(&g, &seeds, &cfg, jit)?,
-        (None, Some(dev)) => {
-            let opts = wayfarer_cuda::sample::GpuSampleOptions { kernel, dmax: a.dmax };
-            let (b, r) = wayfarer_cuda::sample::sample(dev, &g, &seeds, &cfg, opts)?;
-            where_ = format!(
-                "{} ({:?} kernel; sampling kernels {:.3} s, downloads {:.3} s, {} super-batches, graph upload {:.3} s)",
-                dev.name, kernel, r.sample_kernel_seconds, r.download_seconds, r.super_batches, r.upload_seconds
-            );
-            b
-        }
-        (None, None) => wayfarer::runtime::sample::sample(&g, &seeds, &cfg)?,
-    };
+    let done = chosen.runner.sample(&job)?;
+    let (batches, where_) = (done.batches, done.backend);
     let secs = t.elapsed().as_secs_f64();
     let edges: usize = batches.iter().flat_map(|b| &b.blocks).map(|b| b.edge_ids.len()).sum();
     if !a.quiet {

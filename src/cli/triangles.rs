@@ -39,7 +39,6 @@ pub(crate) struct TrianglesArgs {
 pub(crate) fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     use wayfarer::output::NpyArray;
     let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
-    not_wgpu(backend, "triangles")?;
     let g = load_graph(a.graph.as_deref(), a.quiet)?;
     // Created before the count, so a bad path fails at once.
     let per_node_file = a.per_node.as_deref().map(|p| PerNodeFile::create(p, &g, "per-node")).transpose()?;
@@ -51,45 +50,22 @@ pub(crate) fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     };
     use wayfarer::triangles::Detail;
     let detail = if a.per_node.is_some() || a.clustering.is_some() { Detail::PerNode } else { Detail::Total };
-    let (first, note) = wayfarer::gpu::device_for(backend)?;
-    if let (Some(why), false) = (&note, a.quiet) {
-        eprintln!("no GPU ({why}): counting on the CPU");
+    use wayfarer::job::triangles::{EdgeMask, TriangleJob, select};
+    let job = TriangleJob {
+        graph: &g,
+        mask: mask.as_ref().map(|m| EdgeMask { jit: &m.jit, program: &m.compiled }),
+        detail,
+        gpus: wayfarer::job::Gpus { count: a.gpus, ..Default::default() },
+    };
+    let chosen = select(backend, &job)?;
+    if !a.quiet {
+        for n in &chosen.notes {
+            eprintln!("{n}");
+        }
     }
     let t = Instant::now();
-    let mut where_ = format!("cpu, {} threads", rayon::current_num_threads());
-    let counts = match first {
-        None => match &mask {
-            Some(m) => wayfarer::triangles::count_with(&g, &m.jit, detail)?,
-            None => wayfarer::triangles::count_masked(&g, None, detail),
-        },
-        Some(first) => {
-            let devs = open_gpus(first, a.gpus, &Procs::single())?;
-            // Undirected graphs are oriented (and masked) on the device; directed ones are
-            // symmetrized and oriented on the host (the mask then runs on the CPU).
-            let on_host = g.orientation() == wayfarer::graph::Orientation::Directed;
-            let both = mask
-                .as_ref()
-                .map(|m| (&m.jit, wayfarer_cuda::triangles::GpuMask { program: &m.program, info: &m.info, values: &m.values }));
-            let (counts, r) = wayfarer::gpu::count_triangles_with(&devs, &g, both, detail)?;
-            where_ = format!(
-                "{} x {} (upload {:.3} s, orientation {:.3} s, kernels {:.3} s; {} edges by warps, {} by threads, {} rows as bitmaps; {})",
-                devs.len(),
-                devs[0].name,
-                r.upload_seconds,
-                r.orient_seconds,
-                r.kernel_seconds,
-                r.warp_edges,
-                r.thread_edges,
-                r.hub_rows,
-                if on_host {
-                    format!("directed input: symmetrized and oriented{} on the CPU", if mask.is_some() { ", mask evaluated" } else { "" })
-                } else {
-                    format!("oriented{} on the GPU", if mask.is_some() { " and masked" } else { "" })
-                }
-            );
-            counts
-        }
-    };
+    let done = chosen.runner.count(&job)?;
+    let (counts, where_) = (done.counts, done.backend);
     let secs = t.elapsed().as_secs_f64();
     println!("{}", counts.total);
     if !a.quiet {

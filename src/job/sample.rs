@@ -1,0 +1,94 @@
+//! GNN neighbour sampling through the same seam as walks: a [`SampleJob`], the
+//! [`SampleRunner`] trait (CPU, CUDA) and [`select`] with the one device rule.
+
+use super::{Device, Gpus, Selected, choose};
+use crate::gpu::{Backend, CudaDevice, CudaError};
+use crate::sample::{MiniBatch, Policy, SampleConfig};
+use crate::{CsrGraph, WalkError};
+use wayfarer_cuda::sample::GpuSampleOptions;
+
+/// One sampling run: every mini-batch of `seeds`.
+pub struct SampleJob<'a> {
+    /// The graph (a node's neighbours are its row: its out-edges).
+    pub graph: &'a CsrGraph,
+    /// Seed nodes (internal ids), in mini-batches of `cfg.batch_size`.
+    pub seeds: &'a [u32],
+    /// Fanouts, batch size, replacement, policy, seed, super-batch size.
+    pub cfg: SampleConfig,
+    /// A compiled `#[sampler]` policy (CPU only), with `cfg.policy` = [`Policy::Custom`].
+    pub policy: Option<&'a wayfarer_jit::JitWalk>,
+    /// The GPU's kernel options.
+    pub gpu: GpuSampleOptions,
+}
+
+/// The blocks and where they were made, in words.
+pub struct SampleReport {
+    /// One entry per mini-batch, in order.
+    pub batches: Vec<MiniBatch>,
+    /// The backend and its timings, for the summary line.
+    pub backend: String,
+}
+
+/// A backend that samples neighbours.
+pub trait SampleRunner {
+    /// `cpu` or `cuda`.
+    fn kind(&self) -> Backend;
+    /// Samples every mini-batch of `job`.
+    fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError>;
+}
+
+/// The backend for `job` by the one device rule: the GPU samples uniformly only, so a
+/// weighted or policy job is the CPU's under `auto` and an error under `cuda`.
+pub fn select(kind: Backend, job: &SampleJob) -> Result<Selected<dyn SampleRunner>, WalkError> {
+    let gpu_code = if job.policy.is_none() && job.cfg.policy == Policy::Uniform {
+        Ok(())
+    } else {
+        Err(WalkError::param("backend", "cuda: weighted sampling (--weighted, --policy) runs on the CPU only; use --backend cpu"))
+    };
+    let (device, notes) = choose(kind, gpu_code, &Gpus { count: 1, ..Default::default() }, "sample")?;
+    let runner: Box<dyn SampleRunner> = match device {
+        Device::Cpu => Box::new(CpuSampler),
+        Device::Cuda(mut devices) => Box::new(CudaSampler { device: devices.remove(0) }),
+    };
+    Ok(Selected { runner, notes, warnings: Vec::new() })
+}
+
+/// All CPU cores: uniform, edge-weight or policy sampling.
+pub struct CpuSampler;
+
+impl SampleRunner for CpuSampler {
+    fn kind(&self) -> Backend {
+        Backend::Cpu
+    }
+
+    fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError> {
+        let batches = match job.policy {
+            Some(p) => crate::sample::sample_with(job.graph, job.seeds, &job.cfg, p)?,
+            None => crate::sample::sample(job.graph, job.seeds, &job.cfg)?,
+        };
+        Ok(SampleReport { batches, backend: format!("cpu, {} threads", rayon::current_num_threads()) })
+    }
+}
+
+/// One CUDA GPU: the super-batch classifier, copy kernel and random kernel (uniform only).
+pub struct CudaSampler {
+    device: CudaDevice,
+}
+
+impl SampleRunner for CudaSampler {
+    fn kind(&self) -> Backend {
+        Backend::Cuda
+    }
+
+    fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError> {
+        let (batches, r) = wayfarer_cuda::sample::sample(&self.device, job.graph, job.seeds, &job.cfg, job.gpu).map_err(|e| match e {
+            CudaError::Walk(w) => w,
+            other => WalkError::Config(other.to_string()),
+        })?;
+        let backend = format!(
+            "{} ({:?} kernel; sampling kernels {:.3} s, downloads {:.3} s, {} super-batches, graph upload {:.3} s)",
+            self.device.name, job.gpu.kernel, r.sample_kernel_seconds, r.download_seconds, r.super_batches, r.upload_seconds
+        );
+        Ok(SampleReport { batches, backend })
+    }
+}

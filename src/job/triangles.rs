@@ -1,0 +1,113 @@
+//! Triangle counting through the same seam as walks: a [`TriangleJob`], the
+//! [`TriangleRunner`] trait (CPU, CUDA) and [`select`] with the one device rule.
+
+use super::{Device, Gpus, Selected, choose, gpus_name};
+use crate::gpu::{Backend, CudaDevice, CudaError};
+use crate::triangles::{Detail, TriangleCounts};
+use crate::{CsrGraph, WalkError};
+
+/// An edge mask (`#[mask]`), as the CPU runs it (compiled by Cranelift) and as the GPU does
+/// (its IR, analysis and parameter values).
+pub struct EdgeMask<'a> {
+    /// The compiled mask for the CPU.
+    pub jit: &'a wayfarer_jit::JitWalk,
+    /// Its program, for CUDA.
+    pub program: &'a super::CompiledProgram,
+}
+
+/// One triangle count.
+pub struct TriangleJob<'a> {
+    /// The graph (a directed one is counted in its symmetrized graph).
+    pub graph: &'a CsrGraph,
+    /// Count only triangles whose three edges the mask keeps.
+    pub mask: Option<EdgeMask<'a>>,
+    /// The total only, or per-node counts too.
+    pub detail: Detail,
+    /// GPU: which devices (the work is split over them by estimated cost).
+    pub gpus: Gpus,
+}
+
+/// What a count found and where it ran, in words.
+pub struct TriangleReport {
+    /// The counts.
+    pub counts: TriangleCounts,
+    /// The backend and its timings, for the summary line.
+    pub backend: String,
+}
+
+/// A backend that counts triangles.
+pub trait TriangleRunner {
+    /// `cpu` or `cuda`.
+    fn kind(&self) -> Backend;
+    /// Counts `job`'s triangles.
+    fn count(&self, job: &TriangleJob) -> Result<TriangleReport, WalkError>;
+}
+
+/// The backend for `job` by the one device rule (`wgpu` is an error: it runs walks only).
+pub fn select(kind: Backend, job: &TriangleJob) -> Result<Selected<dyn TriangleRunner>, WalkError> {
+    let (device, notes) = choose(kind, Ok(()), &job.gpus, "triangles")?;
+    let runner: Box<dyn TriangleRunner> = match device {
+        Device::Cpu => Box::new(CpuTriangles),
+        Device::Cuda(devices) => Box::new(CudaTriangles { devices }),
+    };
+    Ok(Selected { runner, notes, warnings: Vec::new() })
+}
+
+/// All CPU cores: orientation by (degree, id), merge / binary search / hub bitmaps.
+pub struct CpuTriangles;
+
+impl TriangleRunner for CpuTriangles {
+    fn kind(&self) -> Backend {
+        Backend::Cpu
+    }
+
+    fn count(&self, job: &TriangleJob) -> Result<TriangleReport, WalkError> {
+        let counts = match &job.mask {
+            Some(m) => crate::triangles::count_with(job.graph, m.jit, job.detail)?,
+            None => crate::triangles::count_masked(job.graph, None, job.detail),
+        };
+        Ok(TriangleReport { counts, backend: format!("cpu, {} threads", rayon::current_num_threads()) })
+    }
+}
+
+/// One or more CUDA GPUs.
+pub struct CudaTriangles {
+    devices: Vec<CudaDevice>,
+}
+
+impl TriangleRunner for CudaTriangles {
+    fn kind(&self) -> Backend {
+        Backend::Cuda
+    }
+
+    fn count(&self, job: &TriangleJob) -> Result<TriangleReport, WalkError> {
+        // Undirected graphs are oriented (and masked) on the device; directed ones are
+        // symmetrized and oriented on the host (the mask then runs on the CPU).
+        let on_host = job.graph.orientation() == crate::graph::Orientation::Directed;
+        let both = job.mask.as_ref().map(|m| {
+            let c = m.program;
+            (m.jit, wayfarer_cuda::triangles::GpuMask { program: &c.program, info: &c.info, values: &c.values })
+        });
+        let (counts, r) = crate::gpu::count_triangles_with(&self.devices, job.graph, both, job.detail).map_err(|e| match e {
+            CudaError::Walk(w) => w,
+            other => WalkError::Config(other.to_string()),
+        })?;
+        let masked = job.mask.is_some();
+        let backend = format!(
+            "{} (upload {:.3} s, orientation {:.3} s, kernels {:.3} s; {} edges by warps, {} by threads, {} rows as bitmaps; {})",
+            gpus_name(&self.devices),
+            r.upload_seconds,
+            r.orient_seconds,
+            r.kernel_seconds,
+            r.warp_edges,
+            r.thread_edges,
+            r.hub_rows,
+            if on_host {
+                format!("directed input: symmetrized and oriented{} on the CPU", if masked { ", mask evaluated" } else { "" })
+            } else {
+                format!("oriented{} on the GPU", if masked { " and masked" } else { "" })
+            }
+        );
+        Ok(TriangleReport { counts, backend })
+    }
+}
