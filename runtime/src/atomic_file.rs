@@ -94,18 +94,6 @@ impl AtomicFile {
     }
 }
 
-impl AtomicFile {
-    /// A second buffered writer on the same open file (the descriptor is duplicated, so both
-    /// share one offset), for a writer that must own its output, as npyz's does. Nothing may
-    /// be written through `self` while it is in use, and it must be flushed (or dropped)
-    /// before [`AtomicFile::commit`].
-    pub fn shared_writer(&mut self) -> std::io::Result<std::io::BufWriter<std::fs::File>> {
-        let w = self.w.as_mut().expect("not committed");
-        w.flush()?;
-        Ok(std::io::BufWriter::with_capacity(1 << 20, w.get_ref().try_clone()?))
-    }
-}
-
 impl std::io::Seek for AtomicFile {
     fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
         self.w.as_mut().expect("not committed").seek(pos)
