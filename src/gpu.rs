@@ -34,20 +34,6 @@ impl std::str::FromStr for Backend {
     }
 }
 
-/// The GPU to use for `backend`: `Ok(None)` means the CPU (`Auto` without a usable GPU says
-/// why in `note`); `Cuda` without one is an error.
-pub fn device_for(backend: Backend) -> Result<(Option<CudaDevice>, Option<String>), CudaError> {
-    match backend {
-        // wgpu devices are opened by `wayfarer::wgpu`.
-        Backend::Cpu | Backend::Wgpu => Ok((None, None)),
-        Backend::Cuda => CudaDevice::open(0).map(|d| (Some(d), None)),
-        Backend::Auto => match CudaDevice::open(0) {
-            Ok(d) => Ok((Some(d), None)),
-            Err(e) => Ok((None, Some(e.to_string()))),
-        },
-    }
-}
-
 /// Where the GPU's adaptive rule gets its cost model.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum GpuCost {

@@ -235,7 +235,8 @@ impl<'a> WalkJob<'a> {
     }
 }
 
-/// The most walk output a run hands over at once, by default: larger outputs stream.
+/// The most walk output a run hands over at once, by default: larger outputs stream to the
+/// sink batch by batch (on every backend), and a CLI run without `-o` keeps only the preview.
 pub const DEFAULT_BATCH_BYTES: usize = 1 << 30;
 
 /// What a job did: the engine's report and where it ran, in words (`cpu`, `cuda (NAME,

@@ -176,7 +176,12 @@ pub fn metrics(g: &CsrGraph, cfg: &PartitionConfig, backend: Backend) -> Result<
     if !(0.0..=1.0).contains(&cfg.alpha) {
         return Err(WalkError::param("alpha", format!("{} is outside [0, 1]", cfg.alpha)));
     }
-    let dev = crate::gpu::device_for(backend).map_err(|e| WalkError::Config(e.to_string()))?.0;
+    // The one device rule of every job (`auto`: the GPU when one is usable).
+    let gpus = crate::job::Gpus { count: 1, ..Default::default() };
+    let dev = match crate::job::choose(backend, Ok(()), &gpus, "partition")?.0 {
+        crate::job::Device::Cuda(mut devs) => Some(devs.remove(0)),
+        crate::job::Device::Cpu => None,
+    };
     let degree: Vec<u64> = (0..g.num_nodes() as u32).map(|v| g.degree(v)).collect();
     let density = density(g, cfg.walks, cfg.length, cfg.seed, dev.as_ref())?;
     let hybrid = hybrid(&degree, &density, cfg.alpha);

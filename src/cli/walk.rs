@@ -93,10 +93,6 @@ pub(crate) struct WalkArgs {
     pub(crate) quiet: bool,
 }
 
-/// The most walk output a run holds in memory at once: larger outputs stream to the file batch
-/// by batch (on every backend), and a run without `-o` keeps only the preview.
-pub(crate) const HOST_BATCH_BYTES: usize = 1 << 30;
-
 /// Walks printed when no `-o` is given.
 const PREVIEW_WALKS: usize = 5;
 
@@ -316,7 +312,6 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
     job.gpus = wayfarer::job::Gpus { count: a.gpus, only: procs.sharded().then_some(procs.local_rank), memory_budget };
     job.progress = Some(&progress);
     job.verbose = !a.quiet;
-    job.batch_bytes = HOST_BATCH_BYTES;
     let chosen_backend = wayfarer::job::select(backend, &job)?;
     for w in &chosen_backend.warnings {
         eprintln!("{w}");
