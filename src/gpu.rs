@@ -2,7 +2,7 @@
 
 use crate::library::LibraryWalk;
 use crate::{CsrGraph, RunReport, SamplerMode, Starts, WalkError, Walks};
-use wayfarer_compiler::eval::{ParamValue, Value};
+use wayfarer_compiler::eval::ParamValue;
 /// GNN neighbor sampling on the GPU (uniform; the same blocks as [`crate::sample::sample`]).
 pub use wayfarer_cuda::sample::{GpuSampleOptions, GpuSampleReport, RandomKernel, sample as sample_neighbors};
 pub use wayfarer_cuda::{CudaDevice, CudaError, GpuReport};
@@ -54,59 +54,10 @@ pub enum GpuCost {
 /// lane's, so an eRJS trial costs about as much as a few edges of eRVS.
 pub const GPU_COST_MODEL: CostModel = CostModel { ratio: 4.0, fixed: 64.0, ratio_short: 4.0 };
 
-/// Hyperparameter values for `program` from `name=value` pairs, parsed by each parameter's
-/// declared type (arrays as comma lists); every parameter must be given.
+/// Hyperparameter values for `program` from `name=value` pairs (see
+/// [`wayfarer_compiler::params::values`]: declared types, defaults and checks).
 pub fn program_values(program: &wayfarer_compiler::ir::Program, pairs: &[(String, String)]) -> Result<Vec<ParamValue>, WalkError> {
-    use wayfarer_compiler::ir::{ParamType, Scalar};
-    let scalar = |t: Scalar, text: &str, name: &str| -> Result<Value, WalkError> {
-        let bad = || WalkError::Parameter { name: name.into(), message: format!("`{text}` is not a {}", t.name()) };
-        let text = text.trim();
-        Ok(match t {
-            Scalar::F32 => Value::F32(text.parse().map_err(|_| bad())?),
-            Scalar::F64 => Value::F64(text.parse().map_err(|_| bad())?),
-            Scalar::I32 => Value::I32(text.parse().map_err(|_| bad())?),
-            Scalar::U32 => Value::U32(text.parse().map_err(|_| bad())?),
-            Scalar::Bool => Value::Bool(text.parse().map_err(|_| bad())?),
-        })
-    };
-    for (k, _) in pairs {
-        if !program.params.iter().any(|p| &p.name == k) {
-            let names: Vec<&str> = program.params.iter().map(|p| p.name.as_str()).collect();
-            return Err(WalkError::Parameter {
-                name: k.clone(),
-                message: format!(
-                    "`{}` has no such parameter; it has {}",
-                    program.name,
-                    if names.is_empty() { "none".into() } else { names.join(", ") }
-                ),
-            });
-        }
-    }
-    program
-        .params
-        .iter()
-        .map(|p| {
-            let Some((_, text)) = pairs.iter().find(|(k, _)| *k == p.name) else {
-                return Err(WalkError::Parameter {
-                    name: p.name.clone(),
-                    message: format!("`{}` needs a value for it (-p {}=...)", program.name, p.name),
-                });
-            };
-            Ok(match p.ty {
-                ParamType::Scalar(t) => ParamValue::Scalar(scalar(t, text, &p.name)?),
-                ParamType::Array(t, n) => {
-                    let xs: Vec<Value> = text.split(',').map(|x| scalar(t, x, &p.name)).collect::<Result<_, _>>()?;
-                    if xs.len() > n {
-                        return Err(WalkError::Parameter {
-                            name: p.name.clone(),
-                            message: format!("{} values for an array of {n}", xs.len()),
-                        });
-                    }
-                    ParamValue::Array(xs)
-                }
-            })
-        })
-        .collect()
+    wayfarer_compiler::params::values(program, pairs).map_err(|e| WalkError::Parameter { name: e.name, message: e.message })
 }
 
 /// Compiles `source` (one `#[walk]` item) for the GPU; a compile error renders the compiler's

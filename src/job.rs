@@ -379,8 +379,8 @@ impl Runner for CpuRunner {
     fn run(&self, job: &WalkJob, sink: &mut WalkSink) -> Result<JobReport, WalkError> {
         let cfg = job.cpu_config();
         let batch = job.batch_bytes as u64;
-        // The program (not `Sync`: its IR holds source spans) is compiled here, before the run
-        // moves to a pool; only the native code and the graph go with it.
+        // The program is compiled here, once, before the run moves to a pool; only the native
+        // code and the graph go with it.
         let jit = match job.walk.native {
             Some(_) => None,
             None => {

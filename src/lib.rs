@@ -38,8 +38,8 @@ pub use wayfarer_runtime::sample;
 /// Exact triangle counting with DSL edge masks (CPU): [`triangles::count`], [`triangles::count_with`].
 pub use wayfarer_runtime::triangles;
 pub use wayfarer_runtime::{
-    Bound, BoundScope, CostRatio, CsrGraph, Ctx, GraphError, NO_NODE, NodeStats, Requirements, RunReport, SamplerMode, Starts, Step,
-    StepRng, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk,
+    Bound, BoundScope, CostRatio, CsrGraph, Ctx, FromParams, GraphError, NO_NODE, NodeStats, ParamValue, Requirements, RunReport,
+    SamplerMode, Starts, Step, StepRng, Value, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk,
 };
 
 /// The walk library: every walk written in the `#[walk]` DSL (`walks/*.rs`), compiled into
@@ -56,7 +56,7 @@ use std::sync::atomic::AtomicU64;
 /// Everything a typical program needs.
 pub mod prelude {
     pub use crate::output::IdSpace;
-    pub use crate::walks::{Deepwalk, Metapath, Node2vec, Ppr, Ppr2, PprStop, Temporal};
+    pub use crate::walks::types::*;
     pub use crate::{
         CostRatio, CsrGraph, NO_NODE, RunOutput, SamplerMode, Starts, Step, StepRng, Walk, WalkExt, WalkRun, Walks, sampler, walk,
     };

@@ -1,56 +1,58 @@
 //! The built-in walks by name, with their hyperparameters parsed from `name=value` pairs —
-//! what the CLI's `wayfarer walk <name> -p a=2` and the benchmark drivers use.
+//! what the CLI's `wayfarer walk <name> -p a=2`, the benchmark drivers and the Python package
+//! use. The walks of `walks/` are listed by the build script; their parameters, defaults,
+//! checks and help text are read from their files by the compiler (one declaration, no table
+//! to keep in step). The hand-written references (`*-ref`) and `anonymous` are added here.
 
 use crate::reference::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
-use crate::{CsrGraph, RunReport, Starts, WalkConfig, WalkError, Walks, engine};
+use crate::{CsrGraph, ParamValue, RunReport, Starts, Walk, WalkConfig, WalkError, Walks, engine};
+use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
-use wayfarer_compiler::eval::{ParamValue, Value};
+use wayfarer_compiler::ir::Program;
+
+/// Code generic over the walk type, run on a library walk's params struct or reference walk
+/// (see [`LibraryWalk::visit`]): the engine stays monomorphized behind one match.
+pub trait WalkVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Runs on one walk.
+    fn visit<W: Walk>(self, walk: &W) -> Self::Output;
+}
+
+/// The hand-written references, CPU only: the compiled library's oracles.
+#[derive(Clone, Debug)]
+enum Reference {
+    DeepWalk(DeepWalk),
+    Node2vec(Node2vec),
+    MetaPath(MetaPath),
+    Ppr2(Ppr2),
+}
+
+/// The references: name, the library walk whose parameters they take, help.
+const REFERENCES: &[(&str, &str, &str)] = &[
+    ("deepwalk-ref", "deepwalk", "hand-written reference of deepwalk"),
+    ("node2vec-ref", "node2vec", "a=2, b=0.5; hand-written reference of node2vec"),
+    ("metapath-ref", "metapath", "schema=0,1,2,3,4 (any length); hand-written reference of metapath"),
+    ("ppr2-ref", "ppr2", "gamma=0.2; hand-written reference of ppr2"),
+];
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// A walk of `walks/`, with its parameter values; `anonymous` writes first-visit indices.
+    Dsl {
+        native: dsl::Native,
+        values: Vec<ParamValue>,
+        anonymous: bool,
+    },
+    Reference(Reference),
+}
 
 /// A built-in walk with its parameters.
 #[derive(Clone, Debug)]
-pub enum LibraryWalk {
-    /// `deepwalk` (`walks/deepwalk.rs`).
-    DeepWalk(dsl::Deepwalk),
-    /// `node2vec`: `a` (return, default 2), `b` (in-out, default 0.5) (`walks/node2vec.rs`).
-    Node2vec(dsl::Node2vec),
-    /// `metapath`: `schema` (comma list of 1 to 16 labels, default 0,1,2,3,4)
-    /// (`walks/metapath.rs`).
-    MetaPath(dsl::Metapath),
-    /// `ppr2`: `gamma` (default 0.2), unweighted second-order PageRank (`walks/ppr2.rs`).
-    Ppr2(dsl::Ppr2),
-    /// `ppr`: `alpha` (restart probability, default 0.15) (`walks/ppr.rs`).
-    Ppr(dsl::Ppr),
-    /// `ppr-stop`: `alpha` (stop probability, default 0.15) (`walks/ppr_stop.rs`).
-    PprStop(dsl::PprStop),
-    /// `temporal`: strictly increasing edge timestamps (`walks/temporal.rs`).
-    Temporal(dsl::Temporal),
-    /// `anonymous`: DeepWalk recorded as first-visit indices ([`Walks::to_anonymous`]).
-    Anonymous(dsl::Deepwalk),
-    /// `deepwalk-ref`: the hand-written reference [`DeepWalk`].
-    DeepWalkRef(DeepWalk),
-    /// `node2vec-ref`: the hand-written reference [`Node2vec`].
-    Node2vecRef(Node2vec),
-    /// `metapath-ref`: the hand-written reference [`MetaPath`] (any schema length).
-    MetaPathRef(MetaPath),
-    /// `ppr2-ref`: the hand-written reference [`Ppr2`].
-    Ppr2Ref(Ppr2),
+pub struct LibraryWalk {
+    name: &'static str,
+    kind: Kind,
 }
-
-/// The built-in walk names with their parameters and defaults.
-pub const WALKS: &[(&str, &str)] = &[
-    ("deepwalk", "(no parameters)"),
-    ("node2vec", "a=2 (return p), b=0.5 (in-out q)"),
-    ("metapath", "schema=0,1,2,3,4 (1 to 16 edge labels, cycled; default length = schema length)"),
-    ("ppr2", "gamma=0.2 (second-order PageRank, unweighted)"),
-    ("ppr", "alpha=0.15 (restart probability after each move)"),
-    ("ppr-stop", "alpha=0.15 (stop probability after each move)"),
-    ("temporal", "(no parameters; needs edge timestamps: edge lists with --time-col)"),
-    ("anonymous", "(no parameters; DeepWalk written as first-visit indices)"),
-    ("deepwalk-ref", "hand-written reference of deepwalk"),
-    ("node2vec-ref", "a=2, b=0.5; hand-written reference of node2vec"),
-    ("metapath-ref", "schema=0,1,2,3,4 (any length); hand-written reference of metapath"),
-    ("ppr2-ref", "gamma=0.2; hand-written reference of ppr2"),
-];
 
 /// The most labels a `metapath` schema holds (the DSL walk's array length).
 pub const MAX_SCHEMA: usize = 16;
@@ -70,137 +72,159 @@ impl dsl::Metapath {
     }
 }
 
-fn take_f32(params: &mut Vec<(String, String)>, name: &str, default: f32) -> Result<f32, WalkError> {
-    match params.iter().position(|(k, _)| k == name) {
-        None => Ok(default),
-        Some(i) => {
-            let (_, v) = params.remove(i);
-            v.trim().parse::<f32>().map_err(|_| WalkError::Parameter { name: name.into(), message: format!("`{v}` is not a number") })
-        }
-    }
-}
-
-fn take_probability(params: &mut Vec<(String, String)>, name: &str, default: f32) -> Result<f32, WalkError> {
-    let p = take_f32(params, name, default)?;
-    if !(0.0..=1.0).contains(&p) {
-        return Err(WalkError::Parameter { name: name.into(), message: format!("{p} is not a probability in [0, 1]") });
-    }
-    Ok(p)
-}
-
-fn take_schema(params: &mut Vec<(String, String)>) -> Result<Vec<u32>, WalkError> {
-    match params.iter().position(|(k, _)| k == "schema") {
-        None => Ok(vec![0, 1, 2, 3, 4]),
-        Some(i) => {
-            let (_, v) = params.remove(i);
-            v.split(',').map(|x| x.trim().parse::<u32>()).collect::<Result<Vec<_>, _>>().map_err(|_| WalkError::Parameter {
-                name: "schema".into(),
-                message: format!("`{v}` is not a comma list of labels, e.g. 0,1,2"),
+/// A library walk's declaration: its program as the compiler reads it from its file.
+fn declared(name: &str) -> Option<&'static Program> {
+    static PROGRAMS: OnceLock<Vec<Program>> = OnceLock::new();
+    let programs = PROGRAMS.get_or_init(|| {
+        dsl::NAMES
+            .iter()
+            .map(|n| {
+                let src = dsl::source(n).expect("every library walk has a source");
+                // The macro compiled the same text, so it lowers.
+                wayfarer_compiler::lower_source(src).unwrap_or_else(|d| panic!("walks/{n}: {d}"))
             })
-        }
+            .collect()
+    });
+    dsl::NAMES.iter().position(|n| *n == name).map(|i| &programs[i])
+}
+
+/// Every built-in walk with a one-line help: its parameters with their defaults, and the first
+/// sentence of its documentation.
+pub fn catalog() -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = dsl::NAMES
+        .iter()
+        .map(|&n| {
+            let p = declared(n).expect("listed");
+            let first = p.doc.split(". ").next().unwrap_or("").replace('\n', " ");
+            (n, format!("{}; {}", wayfarer_compiler::params::describe(&p.params), first.trim_end_matches('.')))
+        })
+        .collect();
+    out.push(("anonymous", "no parameters; DeepWalk written as first-visit indices".into()));
+    out.extend(REFERENCES.iter().map(|&(n, _, h)| (n, h.to_string())));
+    out
+}
+
+/// The names of every built-in walk.
+pub fn names() -> Vec<&'static str> {
+    catalog().into_iter().map(|(n, _)| n).collect()
+}
+
+fn parameter_error(e: wayfarer_compiler::params::ParamError) -> WalkError {
+    WalkError::Parameter { name: e.name, message: e.message }
+}
+
+struct Check<'g>(&'g CsrGraph);
+
+impl WalkVisitor for Check<'_> {
+    type Output = Result<(), WalkError>;
+    fn visit<W: Walk>(self, walk: &W) -> Self::Output {
+        walk.check(self.0)
+    }
+}
+
+/// `metapath-ref`'s schema: a comma list of any length.
+fn ref_schema(params: &[(String, String)]) -> Result<Vec<u32>, WalkError> {
+    match params.iter().find(|(k, _)| k == "schema") {
+        None => Ok(vec![0, 1, 2, 3, 4]),
+        Some((_, v)) => v.split(',').map(|x| x.trim().parse::<u32>()).collect::<Result<Vec<_>, _>>().map_err(|_| WalkError::Parameter {
+            name: "schema".into(),
+            message: format!("`{v}` is not a comma list of labels, e.g. 0,1,2"),
+        }),
     }
 }
 
 impl LibraryWalk {
-    /// Builds a walk from its name and `name=value` parameters. `unweighted` ignores the
-    /// graph's edge weights (the `#[walk]`-compiled walks read the weights whenever the graph
-    /// they run on has them: run those on a graph without weights, as the CLI does).
+    /// Builds a walk from its name and `name=value` parameters (defaults and checks as the
+    /// walk's file declares them). `unweighted` ignores the graph's edge weights (the
+    /// `#[walk]`-compiled walks read the weights whenever the graph they run on has them: run
+    /// those on a graph without weights, as the CLI does).
     pub fn from_name(name: &str, params: &[(String, String)], graph: &CsrGraph, unweighted: bool) -> Result<Self, WalkError> {
-        let weighting = Weighting::for_graph(graph, unweighted);
-        let mut p: Vec<(String, String)> = params.to_vec();
-        for (i, (k, _)) in p.iter().enumerate() {
-            if p[..i].iter().any(|(j, _)| j == k) {
-                return Err(WalkError::Parameter { name: k.clone(), message: "given twice".into() });
-            }
-        }
-        let walk = match name {
-            "deepwalk" => LibraryWalk::DeepWalk(dsl::Deepwalk),
-            "anonymous" => LibraryWalk::Anonymous(dsl::Deepwalk),
-            "node2vec" => {
-                let a = take_f32(&mut p, "a", 2.0)?;
-                let b = take_f32(&mut p, "b", 0.5)?;
-                Node2vec::new(a, b, weighting)?; // the same validation as the reference
-                LibraryWalk::Node2vec(dsl::Node2vec { a, b })
-            }
-            "metapath" => {
-                let labels = take_schema(&mut p)?;
-                MetaPath::new(labels.clone(), weighting)?; // validates the labels against the graph
-                LibraryWalk::MetaPath(dsl::Metapath::new(&labels)?)
-            }
-            "ppr2" => {
-                let gamma = take_f32(&mut p, "gamma", 0.2)?;
-                Ppr2::new(gamma, Weighting::Unweighted)?;
-                LibraryWalk::Ppr2(dsl::Ppr2 { gamma })
-            }
-            "ppr" => LibraryWalk::Ppr(dsl::Ppr { alpha: take_probability(&mut p, "alpha", 0.15)? }),
-            "ppr-stop" => LibraryWalk::PprStop(dsl::PprStop { alpha: take_probability(&mut p, "alpha", 0.15)? }),
-            "temporal" => LibraryWalk::Temporal(dsl::Temporal),
-            "deepwalk-ref" => LibraryWalk::DeepWalkRef(DeepWalk { weighting }),
-            "node2vec-ref" => {
-                let a = take_f32(&mut p, "a", 2.0)?;
-                let b = take_f32(&mut p, "b", 0.5)?;
-                LibraryWalk::Node2vecRef(Node2vec::new(a, b, weighting)?)
-            }
-            "metapath-ref" => LibraryWalk::MetaPathRef(MetaPath::new(take_schema(&mut p)?, weighting)?),
-            "ppr2-ref" => LibraryWalk::Ppr2Ref(Ppr2::new(take_f32(&mut p, "gamma", 0.2)?, weighting)?),
-            other => {
-                return Err(WalkError::Config(format!(
-                    "unknown walk `{other}`; built-in walks: {} (or a program file: see `wayfarer explain`)",
-                    WALKS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
-                )));
-            }
+        let unknown = || {
+            WalkError::Config(format!(
+                "unknown walk `{name}`; built-in walks: {} (or a program file: see `wayfarer explain`)",
+                names().join(", ")
+            ))
         };
-        if let Some((k, _)) = p.first() {
-            let known = WALKS.iter().find(|w| w.0 == name).map_or("", |w| w.1);
-            return Err(WalkError::Parameter {
-                name: k.clone(),
-                message: format!("walk `{name}` has no such parameter; it takes {known}"),
-            });
+        if let Some(&(ref_name, of, _)) = REFERENCES.iter().find(|r| r.0 == name) {
+            let weighting = Weighting::for_graph(graph, unweighted);
+            let values = |given: &[(String, String)]| {
+                wayfarer_compiler::params::values(declared(of).expect("references follow library walks"), given).map_err(parameter_error)
+            };
+            let f = |v: &ParamValue| match v {
+                ParamValue::Scalar(x) => x.as_f64() as f32,
+                ParamValue::Array(_) => 0.0,
+            };
+            let reference = match ref_name {
+                "deepwalk-ref" => {
+                    values(params)?;
+                    Reference::DeepWalk(DeepWalk { weighting })
+                }
+                "node2vec-ref" => {
+                    let v = values(params)?;
+                    Reference::Node2vec(Node2vec::new(f(&v[0]), f(&v[1]), weighting)?)
+                }
+                "ppr2-ref" => Reference::Ppr2(Ppr2::new(f(&values(params)?[0]), weighting)?),
+                _ => {
+                    if let Some((k, _)) = params.iter().find(|(k, _)| k != "schema") {
+                        return Err(WalkError::Parameter {
+                            name: k.clone(),
+                            message: format!("walk `{name}` has no such parameter; it takes schema"),
+                        });
+                    }
+                    Reference::MetaPath(MetaPath::new(ref_schema(params)?, weighting)?)
+                }
+            };
+            return Ok(LibraryWalk { name: ref_name, kind: Kind::Reference(reference) });
         }
-        walk.check(graph)?;
+        let (program_name, anonymous) = if name == "anonymous" { ("deepwalk", true) } else { (name, false) };
+        let program = declared(program_name).ok_or_else(unknown)?;
+        let values = wayfarer_compiler::params::values(program, params).map_err(parameter_error)?;
+        let native = dsl::Native::from_params(program_name, &values).ok_or_else(unknown)??;
+        let name = if anonymous { "anonymous" } else { native.name() };
+        let walk = LibraryWalk { name, kind: Kind::Dsl { native, values, anonymous } };
+        walk.visit(Check(graph))?;
         Ok(walk)
     }
 
+    /// A library walk from its params struct, e.g. `LibraryWalk::native(dsl::Node2vec { a: 2.0, b: 0.5 })`.
+    pub fn native(walk: impl Into<dsl::Native>) -> Self {
+        let native = walk.into();
+        let values = native.values();
+        LibraryWalk { name: native.name(), kind: Kind::Dsl { native, values, anonymous: false } }
+    }
+
+    /// Runs `v` on the walk's native code.
+    pub fn visit<V: WalkVisitor>(&self, v: V) -> V::Output {
+        match &self.kind {
+            Kind::Dsl { native, .. } => native.visit(v),
+            Kind::Reference(Reference::DeepWalk(w)) => v.visit(w),
+            Kind::Reference(Reference::Node2vec(w)) => v.visit(w),
+            Kind::Reference(Reference::MetaPath(w)) => v.visit(w),
+            Kind::Reference(Reference::Ppr2(w)) => v.visit(w),
+        }
+    }
+
     /// The walk's `#[walk]` source and its parameter values, for the backends that compile the
-    /// IR themselves (CUDA). `None` for the hand-written references, which run on the CPU only.
+    /// IR themselves (CUDA, wgpu). `None` for the hand-written references, which run on the CPU only.
     pub fn program(&self) -> Option<(&'static str, Vec<ParamValue>)> {
-        let f = |x: f32| ParamValue::Scalar(Value::F32(x));
-        let (name, params) = match self {
-            LibraryWalk::DeepWalk(_) | LibraryWalk::Anonymous(_) => ("deepwalk", vec![]),
-            LibraryWalk::Node2vec(w) => ("node2vec", vec![f(w.a), f(w.b)]),
-            LibraryWalk::MetaPath(w) => (
-                "metapath",
-                vec![ParamValue::Array(w.schema.iter().map(|&l| Value::U32(l)).collect()), ParamValue::Scalar(Value::U32(w.len))],
-            ),
-            LibraryWalk::Ppr2(w) => ("ppr2", vec![f(w.gamma)]),
-            LibraryWalk::Ppr(w) => ("ppr", vec![f(w.alpha)]),
-            LibraryWalk::PprStop(w) => ("ppr-stop", vec![f(w.alpha)]),
-            LibraryWalk::Temporal(_) => ("temporal", vec![]),
-            _ => return None,
-        };
-        Some((dsl::source(name).expect("every library walk has a source"), params))
+        match &self.kind {
+            Kind::Dsl { native, values, .. } => {
+                Some((dsl::source(native.name()).expect("every library walk has a source"), values.clone()))
+            }
+            Kind::Reference(_) => None,
+        }
     }
 
     /// Whether the output holds first-visit indices instead of node ids.
     pub fn is_anonymous(&self) -> bool {
-        matches!(self, LibraryWalk::Anonymous(_))
-    }
-
-    /// Checks that the graph has what the walk reads (labels, timestamps).
-    fn check(&self, graph: &CsrGraph) -> Result<(), WalkError> {
-        use wayfarer_runtime::Walk;
-        match self {
-            LibraryWalk::Temporal(w) => w.check(graph),
-            LibraryWalk::MetaPath(w) => w.check(graph),
-            _ => Ok(()),
-        }
+        matches!(self.kind, Kind::Dsl { anonymous: true, .. })
     }
 
     /// The length used when the user gives none: the schema length for MetaPath, else 80.
     pub fn default_length(&self) -> u32 {
-        match self {
-            LibraryWalk::MetaPathRef(m) => m.schema.len() as u32,
-            LibraryWalk::MetaPath(m) => m.len,
+        match &self.kind {
+            Kind::Reference(Reference::MetaPath(m)) => m.schema.len() as u32,
+            Kind::Dsl { native: dsl::Native::Metapath(m), .. } => m.len,
             _ => 80,
         }
     }
@@ -208,25 +232,12 @@ impl LibraryWalk {
     /// Whether this is a `#[walk]`-compiled walk. Those read the graph's weights whenever it
     /// has them; `--unweighted` runs them on the graph without its weights.
     pub fn is_compiled(&self) -> bool {
-        !matches!(self, LibraryWalk::DeepWalkRef(_) | LibraryWalk::Node2vecRef(_) | LibraryWalk::MetaPathRef(_) | LibraryWalk::Ppr2Ref(_))
+        matches!(self.kind, Kind::Dsl { .. })
     }
 
     /// The walk's name.
     pub fn name(&self) -> &'static str {
-        match self {
-            LibraryWalk::DeepWalk(_) => "deepwalk",
-            LibraryWalk::Node2vec(_) => "node2vec",
-            LibraryWalk::MetaPath(_) => "metapath",
-            LibraryWalk::Ppr2(_) => "ppr2",
-            LibraryWalk::Ppr(_) => "ppr",
-            LibraryWalk::PprStop(_) => "ppr-stop",
-            LibraryWalk::Temporal(_) => "temporal",
-            LibraryWalk::Anonymous(_) => "anonymous",
-            LibraryWalk::DeepWalkRef(_) => "deepwalk-ref",
-            LibraryWalk::Node2vecRef(_) => "node2vec-ref",
-            LibraryWalk::MetaPathRef(_) => "metapath-ref",
-            LibraryWalk::Ppr2Ref(_) => "ppr2-ref",
-        }
+        self.name
     }
 
     /// Runs the walk on the CPU with every walk in memory (see [`engine::run`]).
@@ -253,65 +264,110 @@ impl LibraryWalk {
         batch_bytes: u64,
         sink: &mut dyn FnMut(Walks) -> Result<(), WalkError>,
     ) -> Result<RunReport, WalkError> {
-        match self {
-            LibraryWalk::DeepWalk(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::Node2vec(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::MetaPath(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::Ppr2(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::Ppr(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::PprStop(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::Temporal(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::Anonymous(w) => {
-                engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, &mut |b| sink(b.to_anonymous()))
-            }
-            LibraryWalk::DeepWalkRef(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::Node2vecRef(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::MetaPathRef(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-            LibraryWalk::Ppr2Ref(w) => engine::run_streaming(w, graph, starts, cfg, progress, batch_bytes, sink),
-        }
+        let anonymous = self.is_anonymous();
+        let mut convert = |b: Walks| sink(if anonymous { b.to_anonymous() } else { b });
+        self.visit(Stream { graph, starts, cfg, progress, batch_bytes, sink: &mut convert })
+    }
+}
+
+struct Stream<'a> {
+    graph: &'a CsrGraph,
+    starts: &'a Starts,
+    cfg: &'a WalkConfig,
+    progress: Option<&'a AtomicU64>,
+    batch_bytes: u64,
+    sink: &'a mut dyn FnMut(Walks) -> Result<(), WalkError>,
+}
+
+impl WalkVisitor for Stream<'_> {
+    type Output = Result<RunReport, WalkError>;
+    fn visit<W: Walk>(self, walk: &W) -> Self::Output {
+        engine::run_streaming(walk, self.graph, self.starts, self.cfg, self.progress, self.batch_bytes, self.sink)
     }
 }
 
 /// The library walks, written in the `#[walk]` DSL (sources in `walks/`) and compiled by the
-/// macro. `wayfarer explain <name>` shows their IR and analysis. The exactness suite checks
-/// them against exact transition probabilities, and against the hand-written references of
+/// macro; the build script lists `walks/`, so adding a walk is adding a file there.
+/// `wayfarer explain <name>` shows their IR and analysis. The exactness suite checks them
+/// against exact transition probabilities, and against the hand-written references of
 /// `wayfarer::walks` (the `*-ref` walks).
 pub mod dsl {
+    use super::WalkVisitor;
+    use crate::{ParamValue, WalkError};
+    use wayfarer_runtime::FromParams;
+
     macro_rules! library {
-        ($($(#[$doc:meta])* $module:ident $file:literal $name:literal => $ty:ident;)*) => {
+        ($(#[doc = $doc:literal] $module:ident $file:literal $name:literal => $ty:ident $(, $state:ident)?;)*) => {
             $(
-                $(#[$doc])*
+                #[doc = $doc]
                 pub mod $module {
-                    include!(concat!("../walks/", $file));
+                    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/walks/", $file));
                 }
                 pub use $module::$ty;
+                $(pub use $module::$state;)?
             )*
+
+            /// The library walks' names (their files' names, `_` read as `-`), in file order.
+            pub const NAMES: &[&str] = &[$($name),*];
+
             /// The DSL source of a library walk, by name.
             pub fn source(name: &str) -> Option<&'static str> {
                 match name {
-                    $($name => Some(include_str!(concat!("../walks/", $file))),)*
+                    $($name => Some(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/walks/", $file))),)*
                     _ => None,
                 }
             }
+
+            /// A library walk's native code: its params struct, as `#[walk]` generated it.
+            #[derive(Clone, Debug, PartialEq)]
+            pub enum Native {
+                $(#[doc = $doc] $ty($ty),)*
+            }
+
+            $(impl From<$ty> for Native {
+                fn from(w: $ty) -> Self {
+                    Native::$ty(w)
+                }
+            })*
+
+            impl Native {
+                /// The walk's name.
+                pub fn name(&self) -> &'static str {
+                    match self {
+                        $(Native::$ty(_) => $name,)*
+                    }
+                }
+
+                /// The walk `name` with these parameter values (declaration order), or `None`
+                /// for a name outside the library.
+                pub fn from_params(name: &str, values: &[ParamValue]) -> Option<Result<Native, WalkError>> {
+                    match name {
+                        $($name => Some(<$ty as FromParams>::from_params(values).map(Native::$ty)),)*
+                        _ => None,
+                    }
+                }
+
+                /// The parameter values, in declaration order.
+                pub fn values(&self) -> Vec<ParamValue> {
+                    match self {
+                        $(Native::$ty(w) => w.to_params(),)*
+                    }
+                }
+
+                /// Runs `v` on the params struct (one monomorphized call per walk type).
+                pub fn visit<V: WalkVisitor>(&self, v: V) -> V::Output {
+                    match self {
+                        $(Native::$ty(w) => v.visit(w),)*
+                    }
+                }
+            }
+
+            /// The params structs, for the prelude.
+            pub mod types {
+                pub use super::{$($ty),*};
+            }
         };
     }
-    library! {
-        /// DeepWalk.
-        deepwalk "deepwalk.rs" "deepwalk" => Deepwalk;
-        /// Node2Vec.
-        node2vec "node2vec.rs" "node2vec" => Node2vec;
-        /// MetaPath with a schema of up to 16 labels.
-        metapath "metapath.rs" "metapath" => Metapath;
-        /// Second-order PageRank.
-        ppr2 "ppr2.rs" "ppr2" => Ppr2;
-        /// Personalized PageRank with restarts.
-        ppr "ppr.rs" "ppr" => Ppr;
-        /// Personalized PageRank by stopping.
-        ppr_stop "ppr_stop.rs" "ppr-stop" => PprStop;
-        /// Temporal walks.
-        temporal "temporal.rs" "temporal" => Temporal;
-    }
-    pub use ppr::PprState;
-    pub use ppr_stop::PprStopState;
-    pub use temporal::TemporalState;
+
+    include!(concat!(env!("OUT_DIR"), "/library.rs"));
 }

@@ -2,7 +2,6 @@
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
-use wayfarer::library::WALKS;
 
 mod cli;
 mod procs;
@@ -114,7 +113,7 @@ fn main() {
         eprintln!("error: {}", error_chain(&e));
         if e.to_string().starts_with("unknown walk") {
             eprintln!("built-in walks:");
-            for (n, p) in WALKS {
+            for (n, p) in wayfarer::library::catalog() {
                 eprintln!("  {n:10} {p}");
             }
         }

@@ -132,6 +132,14 @@ struct SameEverywhere<'g> {
     runs: usize,
 }
 
+/// Library walks are visited the same way, through the library's visitor.
+impl wayfarer::library::WalkVisitor for &mut SameEverywhere<'_> {
+    type Output = ();
+    fn visit<W: Walk>(self, walk: &W) {
+        Visitor::visit(self, walk)
+    }
+}
+
 impl Visitor for SameEverywhere<'_> {
     fn visit<W: Walk>(&mut self, walk: &W) {
         let starts = Starts::EveryNode { per_node: 2 };
@@ -176,15 +184,7 @@ fn library_walks_walk_identically_on_every_cpu_backend() {
     let mut v = SameEverywhere { g: &g, what: String::new(), ok: 0, runs: 0 };
     for name in ["deepwalk", "node2vec", "metapath", "ppr2", "ppr", "ppr-stop"] {
         v.what = name.to_string();
-        match LibraryWalk::from_name(name, &[], &g, false).unwrap() {
-            LibraryWalk::DeepWalk(w) => v.visit(&w),
-            LibraryWalk::Node2vec(w) => v.visit(&w),
-            LibraryWalk::MetaPath(w) => v.visit(&w),
-            LibraryWalk::Ppr2(w) => v.visit(&w),
-            LibraryWalk::Ppr(w) => v.visit(&w),
-            LibraryWalk::PprStop(w) => v.visit(&w),
-            other => panic!("unexpected {}", other.name()),
-        }
+        LibraryWalk::from_name(name, &[], &g, false).unwrap().visit(&mut v);
     }
     assert_eq!(v.ok, v.runs, "library walks all run");
 }

@@ -164,9 +164,9 @@ fn bad_input_is_a_clear_error() {
     std::fs::write(&bad, "0 1\n1 two\n").unwrap();
     fails(&["convert", bad.to_str().unwrap(), "-o", d.join("x.wfg").to_str().unwrap()], "bad.txt:2: column 2");
     fails(&["walk", "nosuchwalk"], "unknown walk `nosuchwalk`");
-    fails(&["walk", "ppr", "-p", "alpha=1.5"], "not a probability");
+    fails(&["walk", "ppr", "-p", "alpha=1.5"], "alpha=1.5 does not meet `alpha >= 0.0 && alpha <= 1.0`");
     fails(&["walk", "temporal"], "needs edge timestamps");
-    fails(&["walk", "metapath", "-p", "schema=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"], "takes 1 to 16");
+    fails(&["walk", "metapath", "-p", "schema=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"], "17 values; `schema` holds at most 16");
     fails(&["walk", "node2vec", "-p", "c=1"], "parameter `c`");
     fails(&["walk", "node2vec", "-p", "a=-1"], "parameter `a`");
     fails(&["walk", "node2vec", "-p", "a"], "expected NAME=VALUE");
@@ -201,7 +201,7 @@ fn bench_prints_a_table() {
 #[test]
 fn explain_shows_ir_and_analysis_and_points_at_errors() {
     let (out, _) = ok(&["explain", "node2vec"]);
-    assert!(out.contains("walk node2vec(a: f32, b: f32) -> f32") && out.contains("bound B:       PerStep"), "{out}");
+    assert!(out.contains("walk node2vec(a: f32 = 2, b: f32 = 0.5) -> f32") && out.contains("bound B:       PerStep"), "{out}");
     assert!(out.contains("h_back(cur, prev)"), "{out}");
     let d = dir();
     let bad = d.join("bad_walk.rs");

@@ -173,3 +173,28 @@ fn node_properties_are_read_and_unbounded_walks_fall_back_to_ervs() {
     let exact: HashMap<u32, f64> = targets.iter().map(|&t| (t, (score[t as usize] + 0.5 * score[0]) as f64 / total)).collect();
     assert!(chi_square_p(&counts, &exact, "scored") > ALPHA, "{counts:?} vs {exact:?}");
 }
+
+/// Defaults and checks declared in the attribute reach the generated struct: `Default`, the
+/// values conversions the registry uses, and `Walk::check` before a run.
+#[test]
+fn declared_defaults_and_checks_reach_the_generated_struct() {
+    use wayfarer::{FromParams, ParamValue, Value};
+    assert_eq!(Node2vec::default(), Node2vec { a: 2.0, b: 0.5 });
+    assert_eq!(wayfarer::walks::Ppr::default().alpha, 0.15);
+    let m = Metapath::default();
+    assert_eq!((&m.schema[..6], m.len), (&[0, 1, 2, 3, 4, 0][..], 5));
+    let values = Node2vec { a: 3.0, b: 0.25 }.to_params();
+    assert_eq!(values, vec![ParamValue::Scalar(Value::F32(3.0)), ParamValue::Scalar(Value::F32(0.25))]);
+    assert_eq!(Node2vec::from_params(&values).unwrap(), Node2vec { a: 3.0, b: 0.25 });
+    assert!(Node2vec::from_params(&values[..1]).is_err(), "a value short");
+    assert!(Node2vec::from_params(&[ParamValue::Scalar(Value::U32(1)), values[1].clone()]).is_err(), "a value of another type");
+    let short = Metapath::from_params(&[ParamValue::Array(vec![Value::U32(7)]), ParamValue::Scalar(Value::U32(1))]).unwrap();
+    assert_eq!((short.schema[0], short.schema[1], short.len), (7, 0, 1));
+
+    let g = wayfarer::default_graph().unwrap();
+    let Err(err) = Node2vec { a: 0.0, b: 0.5 }.on(&g).length(3).run() else { panic!("a = 0 ran") };
+    assert!(err.to_string().contains("a=0 does not meet `a > 0.0`"), "{err}");
+    let Err(err) = wayfarer::walks::Ppr { alpha: 1.5 }.on(&g).length(3).run() else { panic!("alpha = 1.5 ran") };
+    assert!(err.to_string().contains("alpha"), "{err}");
+    assert!(Node2vec::default().on(&g).length(3).starts(Starts::Nodes(vec![0])).run().is_ok());
+}

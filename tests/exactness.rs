@@ -119,13 +119,13 @@ fn ppr2_is_exact() {
 
 #[test]
 fn cranelift_deepwalk_is_exact() {
-    check(Source::Cranelift, cranelift(LibraryWalk::DeepWalk(dsl::Deepwalk)), |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
+    check(Source::Cranelift, cranelift(LibraryWalk::native(dsl::Deepwalk)), |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
 }
 
 #[test]
 fn cranelift_node2vec_is_exact() {
     for (a, b) in [(2.0, 0.5), (0.25, 4.0)] {
-        let walk = cranelift(LibraryWalk::Node2vec(dsl::Node2vec { a, b }));
+        let walk = cranelift(LibraryWalk::native(dsl::Node2vec { a, b }));
         check(Source::Cranelift, walk, |weighted| Model::Node2vec { a, b, weighted }, &[true, false], 3);
     }
 }
@@ -133,14 +133,14 @@ fn cranelift_node2vec_is_exact() {
 #[test]
 fn cranelift_metapath_is_exact() {
     for schema in [vec![0, 1, 2], vec![1]] {
-        let walk = cranelift(LibraryWalk::MetaPath(dsl::Metapath::new(&schema).unwrap()));
+        let walk = cranelift(LibraryWalk::native(dsl::Metapath::new(&schema).unwrap()));
         check(Source::Cranelift, walk, |weighted| Model::MetaPath { schema: schema.clone(), weighted }, &[true, false], 3);
     }
 }
 
 #[test]
 fn cranelift_ppr2_is_exact() {
-    let walk = cranelift(LibraryWalk::Ppr2(dsl::Ppr2 { gamma: 0.2 }));
+    let walk = cranelift(LibraryWalk::native(dsl::Ppr2 { gamma: 0.2 }));
     check(Source::Cranelift, walk, |weighted| Model::Ppr2 { gamma: 0.2, weighted }, &[false], 3);
 }
 

@@ -1,7 +1,8 @@
 use wayfarer::prelude::*;
 
-/// Node2Vec: `a` is the return parameter p, `b` the in-out parameter q.
-#[walk]
+/// Node2Vec: `a` is the return parameter p, `b` the in-out parameter q (PyG and DGL call
+/// them p and q).
+#[walk(defaults(a = 2.0, b = 0.5), check(a > 0.0, b > 0.0))]
 pub fn node2vec(s: &Step, a: f32, b: f32) -> f32 {
     if s.step() == 0 {
         return s.weight(); // no previous node yet: a plain weighted step

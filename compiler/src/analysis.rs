@@ -22,7 +22,7 @@
 
 use crate::ir::*;
 use std::collections::HashMap;
-pub use wayfarer_runtime::Requirements;
+pub use wayfarer_core::Requirements;
 
 /// When a derived expression must be recomputed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

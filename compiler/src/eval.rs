@@ -6,54 +6,8 @@
 //! all 0.
 
 use crate::ir::*;
-use wayfarer_runtime::graph::{CsrGraph, NO_NODE};
-
-/// A run-time value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Value {
-    /// `f32`
-    F32(f32),
-    /// `f64`
-    F64(f64),
-    /// `i32`
-    I32(i32),
-    /// `u32`
-    U32(u32),
-    /// `bool`
-    Bool(bool),
-}
-
-impl Value {
-    /// As f64 (numbers only; bools are 0/1).
-    pub fn as_f64(self) -> f64 {
-        match self {
-            Value::F32(x) => x as f64,
-            Value::F64(x) => x,
-            Value::I32(x) => x as f64,
-            Value::U32(x) => x as f64,
-            Value::Bool(b) => b as u8 as f64,
-        }
-    }
-    fn as_bool(self) -> bool {
-        matches!(self, Value::Bool(true))
-    }
-    fn as_u32(self) -> u32 {
-        match self {
-            Value::U32(x) => x,
-            Value::I32(x) => x as u32,
-            other => other.as_f64() as u32,
-        }
-    }
-}
-
-/// A hyperparameter value.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ParamValue {
-    /// A scalar.
-    Scalar(Value),
-    /// An array.
-    Array(Vec<Value>),
-}
+use wayfarer_core::{GraphView, NO_NODE};
+pub use wayfarer_core::{ParamValue, Value};
 
 /// The walker state an expression is evaluated in.
 #[derive(Clone, Copy, Debug)]
@@ -71,7 +25,7 @@ pub struct State {
 /// Evaluates expressions of one arena in one state (and, for weights, one candidate edge).
 pub struct Evaluator<'a> {
     /// The graph.
-    pub graph: &'a CsrGraph,
+    pub graph: &'a dyn GraphView,
     /// Hyperparameter values, in declaration order.
     pub params: &'a [ParamValue],
     /// The walker.

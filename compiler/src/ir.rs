@@ -11,7 +11,6 @@
 //! - Comparisons on floats follow IEEE (NaN compares false).
 //! - `prev()` is `NO_NODE` (`u32::MAX`) before the first move.
 
-use proc_macro2::Span;
 use std::marker::PhantomData;
 
 /// A typed index into an [`Arena`].
@@ -48,6 +47,22 @@ impl<T> std::fmt::Debug for Handle<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "%{}", self.index)
     }
+}
+
+/// Where an IR node came from in the walk's source: the first and last character's line (from
+/// 1) and column (from 0), as rustc counts them. The IR's own type, so backends and run-time
+/// users (threads, Python) never hold a proc-macro span; `Span::default()` (line 0) is a node
+/// with no place of its own (derived bounds, desugared code).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// Line of the first character, from 1 (0: no place).
+    pub line: u32,
+    /// Column of the first character, from 0.
+    pub column: u32,
+    /// Line of the last character.
+    pub end_line: u32,
+    /// Column just past the last character.
+    pub end_column: u32,
 }
 
 /// An append-only store of `T` with a span per item.
@@ -458,7 +473,7 @@ impl Derived {
     /// Appends an expression.
     pub fn push(&mut self, e: Expr, ty: Scalar) -> Handle<Expr> {
         self.types.push(ty);
-        self.exprs.append(e, Span::call_site())
+        self.exprs.append(e, Span::default())
     }
 }
 
@@ -469,6 +484,33 @@ pub struct Param {
     pub name: String,
     /// Its type.
     pub ty: ParamType,
+    /// The value it takes when none is given (`params(alpha: f32 = 0.15)`, or the function
+    /// form's `defaults(a = 2.0)`); without one, a value must be given.
+    pub default: Option<ParamDefault>,
+}
+
+/// A hyperparameter's default.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamDefault {
+    /// This value. An array's default may be shorter than the array: the rest is zero.
+    Value(crate::eval::ParamValue),
+    /// The number of values given for the array hyperparameter at this index
+    /// (`len = schema.len()`).
+    LengthOf(usize),
+}
+
+/// A condition the hyperparameters must meet (`check(a > 0.0, ...)` in the attribute),
+/// checked before a run; a value that fails it is an error naming the check.
+#[derive(Debug)]
+pub struct ParamCheck {
+    /// The condition as written.
+    pub text: String,
+    /// Its expressions (hyperparameters and literals only); operands precede their users.
+    pub exprs: Arena<Expr>,
+    /// The type of every expression, by handle index.
+    pub types: Vec<Scalar>,
+    /// The `bool` result.
+    pub result: Handle<Expr>,
 }
 
 /// A field of the per-walker program state (the impl form's `state(...)`).
@@ -535,6 +577,10 @@ pub struct Program {
     pub result: Handle<Expr>,
     /// Names of the node properties the walk reads (indexed by [`Builtin::NodeProp`]).
     pub props: Vec<String>,
+    /// Conditions on the hyperparameter values.
+    pub checks: Vec<ParamCheck>,
+    /// The item's documentation (its `///` lines), for help texts.
+    pub doc: String,
     /// The span of the whole item.
     pub span: Span,
 }

@@ -10,6 +10,9 @@
 //! declared in the attribute, with `init`, `update` and `stop` beside `get_weight`). The
 //! native Rust backend is what the macro emits; other backends follow the same IR.
 //!
+//! The front end (syn), its diagnostics and the native Rust backend are feature `front`
+//! (default); the backend crates take the IR and build without it.
+//!
 //! ```
 //! let src = r#"
 //!     #[walk]
@@ -28,21 +31,30 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+#[cfg(feature = "front")]
 pub mod diag;
 pub mod eval;
+#[cfg(feature = "front")]
 pub mod front;
 pub mod ir;
+pub mod params;
 pub mod print;
+#[cfg(feature = "front")]
 pub mod rust_backend;
 pub mod simplify;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use analysis::{Scope, WalkInfo, analyze};
+#[cfg(feature = "front")]
 pub use diag::{Diagnostic, Diagnostics};
-pub use front::{lower_mask_fn, lower_mask_source, lower_sampler_fn, lower_sampler_source, lower_source, lower_walk_impl, lower_weight_fn};
+#[cfg(feature = "front")]
+pub use front::{
+    lower_mask_fn, lower_mask_source, lower_sampler_fn, lower_sampler_source, lower_source, lower_walk_fn, lower_walk_impl, lower_weight_fn,
+};
 pub use ir::Program;
 
+#[cfg(feature = "front")]
 /// Writes the compiler's stages of a compilation to `dir` (what `WAYFARER_DUMP=dir` does): the
 /// IR listing, the analysis report and the generated Rust. Each backend dumps its own code
 /// beside them when it compiles the walk (CUDA: `<walk>.device.cu`; Cranelift: `.clif`, `.jit.s`).
@@ -54,6 +66,7 @@ pub fn dump_stages(f: &Program, info: &WalkInfo, dir: &std::path::Path) -> std::
     std::fs::write(dir.join(format!("{}.generated.rs", f.name)), rust.to_string())
 }
 
+#[cfg(feature = "front")]
 /// Compiles source text to its IR and analysis, honouring `WAYFARER_DUMP`.
 pub fn compile_source(source: &str) -> Result<(Program, WalkInfo), Diagnostics> {
     let f = lower_source(source)?;

@@ -21,7 +21,7 @@ fn literal(l: &Literal) -> String {
 /// properties it reads): the same for the same program however often and wherever it is
 /// parsed, and different when an edit changes what it computes. Caches key on it.
 pub fn fingerprint(f: &Program) -> u64 {
-    let mut h = wayfarer_runtime::hash::Fnv64::default();
+    let mut h = wayfarer_core::hash::Fnv64::default();
     h.write(listing(f).as_bytes());
     for p in &f.props {
         h.write(p.as_bytes());
@@ -81,12 +81,26 @@ pub fn listing(f: &Program) -> String {
     let params: Vec<String> = f
         .params
         .iter()
-        .map(|p| match p.ty {
-            ParamType::Scalar(s) => format!("{}: {}", p.name, s.name()),
-            ParamType::Array(s, n) => format!("{}: [{}; {n}]", p.name, s.name()),
+        .map(|p| {
+            let ty = match p.ty {
+                ParamType::Scalar(s) => format!("{}: {}", p.name, s.name()),
+                ParamType::Array(s, n) => format!("{}: [{}; {n}]", p.name, s.name()),
+            };
+            match &p.default {
+                None => ty,
+                Some(ParamDefault::LengthOf(j)) => format!("{ty} = {}.len()", f.params[*j].name),
+                Some(ParamDefault::Value(crate::eval::ParamValue::Array(xs))) => {
+                    let xs: Vec<String> = xs.iter().map(|x| crate::params::show_value(&crate::eval::ParamValue::Scalar(*x))).collect();
+                    format!("{ty} = [{}]", xs.join(", "))
+                }
+                Some(ParamDefault::Value(v)) => format!("{ty} = {}", crate::params::show_value(v)),
+            }
         })
         .collect();
     let mut out = format!("walk {}({}) -> f32\n", f.name, params.join(", "));
+    for c in &f.checks {
+        let _ = writeln!(out, "  check {}", c.text);
+    }
     let number = ssa(&mut out, f, &f.exprs, &f.types, &[f.result]);
     let _ = writeln!(out, "  return %{}", number[f.result.index()]);
     if f.form == Form::Impl {

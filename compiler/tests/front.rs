@@ -40,7 +40,7 @@ fn smooth(s: &Step, k: [f32; 3]) -> f32 {
 fn library_walks_lower() {
     let f = lower_source(NODE2VEC).unwrap();
     let text = print::listing(&f);
-    assert!(text.starts_with("walk node2vec(a: f32, b: f32) -> f32\n"), "{text}");
+    assert!(text.starts_with("walk node2vec(a: f32 = 2, b: f32 = 0.5) -> f32\n  check a > 0.0\n  check b > 0.0\n"), "{text}");
     assert!(text.contains("has_edge(") && text.contains("select"), "{text}");
     assert_eq!(print::formula(&f, f.result).matches("weight()").count(), 4, "{}", print::formula(&f, f.result));
     let m = lower_source(METAPATH).unwrap();

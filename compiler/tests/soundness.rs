@@ -4,9 +4,10 @@
 
 use proptest::prelude::*;
 use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
-use wayfarer_compiler::testing::{graph, param_value, program};
+use wayfarer_compiler::testing::{param_value, program};
 use wayfarer_compiler::{analyze, lower_source};
 use wayfarer_runtime::graph::NO_NODE;
+use wayfarer_runtime::testing::graph;
 
 const PROGRAMS: &[&str] = &[
     "#[walk] fn node2vec(s: &Step, a: f32, b: f32) -> f32 {

@@ -4,9 +4,10 @@
 
 use proptest::prelude::*;
 use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
-use wayfarer_compiler::testing::{graph, param_value, program};
+use wayfarer_compiler::testing::{param_value, program};
 use wayfarer_jit::{JitState, JitWalk};
 use wayfarer_runtime::graph::NO_NODE;
+use wayfarer_runtime::testing::graph;
 use wayfarer_runtime::{Bound, Ctx, NodeStats, Walk, Walker};
 
 fn same(a: f32, b: f32) -> bool {

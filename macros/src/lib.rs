@@ -4,6 +4,8 @@
 //! (it is ordinary Rust against `wayfarer::Step`, so it can be called and tested) and adds a
 //! params struct `Name { hyperparameters }` implementing `wayfarer::Walk` with native code
 //! for the weight, the bound `B` and the sum estimate `Ŝ` derived by the compiler.
+//! `#[walk(defaults(a = 2.0), check(a > 0.0))]` gives defaults (the struct then implements
+//! `Default`) and conditions every run checks.
 //!
 //! On an `impl Name { fn get_weight .. fn init .. fn update .. fn stop .. }` with
 //! `#[walk(params(..), state(..))]`, it generates the params struct `Name`, the per-walker
@@ -22,18 +24,19 @@ pub fn walk(attr: TokenStream, item: TokenStream) -> TokenStream {
     let attr: proc_macro2::TokenStream = attr.into();
     let parsed = match syn::parse::<syn::Item>(item) {
         Ok(syn::Item::Fn(f)) => {
-            let mut errors = proc_macro2::TokenStream::new();
-            if !attr.is_empty() {
-                errors.extend(
-                    syn::Error::new_spanned(attr, "a `#[walk]` function takes no arguments: its hyperparameters are its arguments")
-                        .to_compile_error(),
-                );
-            }
             let vis = f.vis.clone();
             let docs: Vec<syn::Attribute> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
             let at = f.sig.ident.span();
-            let source = quote!(#[walk] #f).to_string();
-            (wayfarer_compiler::lower_weight_fn(&f), quote!(#[allow(dead_code)] #f), errors, quote!(#vis), docs, at, source)
+            let source = if attr.is_empty() { quote!(#[walk] #f).to_string() } else { quote!(#[walk(#attr)] #f).to_string() };
+            (
+                wayfarer_compiler::lower_walk_fn(attr, &f),
+                quote!(#[allow(dead_code)] #f),
+                proc_macro2::TokenStream::new(),
+                quote!(#vis),
+                docs,
+                at,
+                source,
+            )
         }
         Ok(syn::Item::Impl(m)) => {
             let docs: Vec<syn::Attribute> = m.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();

@@ -23,7 +23,6 @@ pub mod cost;
 pub mod engine;
 pub mod error;
 pub mod graph;
-pub mod hash;
 pub mod memory;
 pub mod npy;
 pub mod output;
@@ -31,13 +30,18 @@ pub mod rng;
 pub mod run;
 pub mod sample;
 pub mod sampler;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod triangles;
 pub mod turn;
 pub mod walk;
 pub mod walks;
 
+pub use wayfarer_core::hash;
+pub use wayfarer_core::{ParamValue, Value};
+
 pub use engine::{CostRatio, RunReport, SamplerMode, Starts, WalkConfig, Walks};
 pub use error::{GraphError, WalkError};
 pub use graph::{CsrGraph, NO_NODE};
 pub use rng::StepRng;
-pub use walk::{Bound, BoundScope, Ctx, NodeStats, Prepared, Requirements, Step, StepEstimates, Walk, WalkSource, Walker};
+pub use walk::{Bound, BoundScope, Ctx, FromParams, NodeStats, Prepared, Requirements, Step, StepEstimates, Walk, WalkSource, Walker};

@@ -17,6 +17,7 @@
 use crate::graph::{CsrGraph, NO_NODE};
 use crate::rng::StepRng;
 use rayon::prelude::*;
+use wayfarer_core::ParamValue;
 
 /// A walker's built-in state plus the program's own state `S`. `repr(C)` so that code
 /// generated at run time (the Cranelift backend) can read it in place.
@@ -76,16 +77,7 @@ pub enum BoundScope {
     None,
 }
 
-/// Per-node arrays a walk needs precomputed before the run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Requirements {
-    /// Max and sum of the edge weights over each node's row.
-    pub weight_stats: bool,
-    /// Per-label max and sum of edge weights (or counts, unweighted) over each row.
-    pub label_stats: bool,
-    /// Min and max out-degree of each row's destinations.
-    pub neighbor_degree: bool,
-}
+pub use wayfarer_core::Requirements;
 
 /// Labels above this many get no per-label arrays (they would cost `n × k` floats twice).
 pub const MAX_LABEL_STATS: u32 = 64;
@@ -402,6 +394,16 @@ pub struct WalkSource {
     pub source: &'static str,
     /// `(name, value)` per hyperparameter, in declaration order.
     pub params: Vec<(String, String)>,
+}
+
+/// A walk's params struct built from hyperparameter values in declaration order, and back:
+/// how the library registry, the CLI and Python (which hold values, not structs) make the
+/// native walk. `#[walk]` implements it. Arrays may be given short: the rest is zero.
+pub trait FromParams: Sized {
+    /// The struct from `values`; a value of another type than declared is an error.
+    fn from_params(values: &[ParamValue]) -> Result<Self, crate::WalkError>;
+    /// The values, in declaration order (arrays at their full length).
+    fn to_params(&self) -> Vec<ParamValue>;
 }
 
 /// A walk program. See the [module docs](self) for the semantics every backend implements.

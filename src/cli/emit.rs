@@ -120,7 +120,7 @@ impl WalkSpec {
         }
         match self.name.as_str() {
             "anonymous" => Some("deepwalk"),
-            n => WALKS.iter().map(|w| w.0).find(|&w| w == n && wayfarer::walks::source(w).is_some()),
+            n => wayfarer::walks::NAMES.iter().copied().find(|&w| w == n),
         }
     }
 }

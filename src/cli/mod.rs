@@ -15,7 +15,7 @@ pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub(crate) use std::time::{Duration, Instant};
 pub(crate) use wayfarer::graph::{Dedup, EdgeListOptions, LabelSpec, WeightSpec, generate};
 pub(crate) use wayfarer::job::gpu_cost;
-pub(crate) use wayfarer::library::{LibraryWalk, WALKS};
+pub(crate) use wayfarer::library::LibraryWalk;
 pub(crate) use wayfarer::output::{AtomicFile, IdSpace, PerNodeFile};
 pub(crate) use wayfarer::{CostRatio, CsrGraph};
 

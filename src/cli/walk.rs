@@ -214,7 +214,7 @@ pub(crate) fn unbounded_warning(name: &str, why: &str, path: &str) -> String {
 
 pub(crate) fn cmd_walk(mut a: WalkArgs, procs: &Procs) -> Result<()> {
     if a.list {
-        for (name, params) in wayfarer::library::WALKS {
+        for (name, params) in wayfarer::library::catalog() {
             println!("{name:14} {params}");
         }
         return Ok(());

@@ -13,6 +13,7 @@ use syn::spanned::Spanned;
 
 mod builtins;
 mod expr;
+mod params;
 mod stmt;
 mod surface;
 
@@ -38,12 +39,43 @@ enum Returns {
 
 /// Lowers a `#[walk] fn name(s: &Step, params...) -> f32 { ... }` to a [`Program`].
 pub fn lower_weight_fn(item: &syn::ItemFn) -> Result<Program, Diagnostics> {
-    lower_fn(item, Returns::Weight)
+    lower_walk_fn(proc_macro2::TokenStream::new(), item)
 }
 
-fn lower_fn(item: &syn::ItemFn, returns: Returns) -> Result<Program, Diagnostics> {
+/// Lowers a `#[walk(defaults(..), check(..))] fn ...`; `attr` is the attribute's argument
+/// tokens (empty for a bare `#[walk]`).
+pub fn lower_walk_fn(attr: proc_macro2::TokenStream, item: &syn::ItemFn) -> Result<Program, Diagnostics> {
+    lower_fn(attr, item, Returns::Weight).map(|(program, _)| program)
+}
+
+/// The `///` documentation of an item, one line per doc attribute, trimmed.
+pub(crate) fn doc_of(attrs: &[syn::Attribute]) -> String {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value().trim().to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    lines.join("\n").trim().to_string()
+}
+
+/// The IR's place for a token span.
+pub(crate) fn ir_span(span: Span) -> crate::ir::Span {
+    let (start, end) = (span.start(), span.end());
+    let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+    crate::ir::Span { line: n(start.line), column: n(start.column), end_line: n(end.line), end_column: n(end.column) }
+}
+
+/// Lowers a function-form item; with the program comes each expression's token span, by
+/// handle index, for diagnostics found after lowering.
+fn lower_fn(attr: proc_macro2::TokenStream, item: &syn::ItemFn, returns: Returns) -> Result<(Program, Vec<Span>), Diagnostics> {
     let mut l = Lowerer::new(Mode::Weight, false);
     l.signature(&item.sig, returns);
+    let checks = surface::fn_attribute(&mut l, attr);
     let mut result = l.body(&item.block).map(|v| v[0]);
     if let Ok(r) = result
         && l.diags.is_empty()
@@ -51,15 +83,15 @@ fn lower_fn(item: &syn::ItemFn, returns: Returns) -> Result<Program, Diagnostics
         let t = l.types[r.index()];
         match returns {
             Returns::Weight if t != Scalar::F32 => l.diags.push(
-                Diagnostic::error(l.exprs.span(r), format!("the weight must be an `f32`, found `{}`", t.name()))
+                Diagnostic::error(l.token_span(r), format!("the weight must be an `f32`, found `{}`", t.name()))
                     .help("convert it with `as f32`"),
             ),
             Returns::Keep if t != Scalar::Bool => l.diags.push(
-                Diagnostic::error(l.exprs.span(r), format!("a mask returns a `bool` (keep the edge or not), found `{}`", t.name()))
+                Diagnostic::error(l.token_span(r), format!("a mask returns a `bool` (keep the edge or not), found `{}`", t.name()))
                     .help("compare, e.g. `s.weight() > t`"),
             ),
             Returns::Keep => {
-                let span = l.exprs.span(r);
+                let span = l.token_span(r);
                 let one = l.push_new(Expr::Literal(Literal::Float(1.0, Scalar::F32)), Scalar::F32, span);
                 let zero = l.push_new(Expr::Literal(Literal::Float(0.0, Scalar::F32)), Scalar::F32, span);
                 if let (Ok(then), Ok(other)) = (one, zero) {
@@ -70,27 +102,40 @@ fn lower_fn(item: &syn::ItemFn, returns: Returns) -> Result<Program, Diagnostics
         }
     }
     match result {
-        Ok(result) if l.diags.is_empty() => Ok(Program {
-            name: item.sig.ident.to_string(),
-            type_name: crate::rust_backend::struct_name(&item.sig.ident.to_string()),
-            form: Form::Function,
-            state: Vec::new(),
-            init: None,
-            update: None,
-            stop: None,
-            params: l.params,
-            exprs: l.exprs,
-            types: l.types,
-            result,
-            props: l.props,
-            span: item.span(),
-        }),
+        Ok(result) if l.diags.is_empty() => Ok((
+            Program {
+                name: item.sig.ident.to_string(),
+                type_name: crate::rust_backend::struct_name(&item.sig.ident.to_string()),
+                form: Form::Function,
+                state: Vec::new(),
+                init: None,
+                update: None,
+                stop: None,
+                params: l.params,
+                exprs: l.exprs,
+                types: l.types,
+                result,
+                props: l.props,
+                checks,
+                doc: doc_of(&item.attrs),
+                span: ir_span(item.span()),
+            },
+            l.tokens,
+        )),
         _ => {
             if l.diags.is_empty() {
                 l.diags.push(Diagnostic::error(item.sig.ident.span(), "the walk could not be compiled"));
             }
             Err(Diagnostics(l.diags))
         }
+    }
+}
+
+/// The argument tokens of `#[walk(...)]` (none for a bare `#[walk]`).
+fn attr_tokens(attr: &syn::Attribute) -> proc_macro2::TokenStream {
+    match &attr.meta {
+        syn::Meta::List(l) => l.tokens.clone(),
+        _ => proc_macro2::TokenStream::new(),
     }
 }
 
@@ -104,14 +149,8 @@ pub fn lower_source(source: &str) -> Result<Program, Diagnostics> {
         _ => None,
     });
     match (walks.next(), walks.next()) {
-        (Some((syn::Item::Fn(f), _)), None) => lower_weight_fn(f),
-        (Some((syn::Item::Impl(m), attr)), None) => {
-            let tokens = match &attr.meta {
-                syn::Meta::List(l) => l.tokens.clone(),
-                _ => proc_macro2::TokenStream::new(),
-            };
-            lower_walk_impl(tokens, m)
-        }
+        (Some((syn::Item::Fn(f), attr)), None) => lower_walk_fn(attr_tokens(&attr), f),
+        (Some((syn::Item::Impl(m), attr)), None) => lower_walk_impl(attr_tokens(&attr), m),
         (None, _) => Err(Diagnostics(vec![Diagnostic::error(Span::call_site(), "no `#[walk]` function or impl in this file")])),
         (Some(_), Some((second, _))) => {
             Err(Diagnostics(vec![Diagnostic::error(second.span(), "a file holds one `#[walk]` item; this is a second one")]))
@@ -255,23 +294,25 @@ pub fn lower_mask_source(source: &str) -> Result<Program, Diagnostics> {
 
 /// Lowers a `#[mask]` function (see [`lower_mask_source`]).
 pub fn lower_mask_fn(f: &syn::ItemFn) -> Result<Program, Diagnostics> {
-    no_walker_history(lower_fn(f, Returns::Keep)?, "an edge mask")
+    let (program, tokens) = lower_fn(proc_macro2::TokenStream::new(), f, Returns::Keep)?;
+    no_walker_history(program, &tokens, "an edge mask")
 }
 
 /// Lowers a `#[sampler]` function (see [`lower_sampler_source`]): a function-form walk whose
 /// weight reads no walker history.
 pub fn lower_sampler_fn(f: &syn::ItemFn) -> Result<Program, Diagnostics> {
-    no_walker_history(lower_weight_fn(f)?, "a sampling policy")
+    let (program, tokens) = lower_fn(proc_macro2::TokenStream::new(), f, Returns::Weight)?;
+    no_walker_history(program, &tokens, "a sampling policy")
 }
 
 /// Errors at every walker-history accessor of a program that weighs single edges.
-fn no_walker_history(program: Program, what: &str) -> Result<Program, Diagnostics> {
+fn no_walker_history(program: Program, tokens: &[Span], what: &str) -> Result<Program, Diagnostics> {
     let diags: Vec<Diagnostic> = program
         .exprs
         .iter()
         .filter_map(|(h, e)| match e {
             Expr::Step(field @ (StepField::Prev | StepField::Start | StepField::Step)) => Some(
-                Diagnostic::error(program.exprs.span(h), format!("{what} has no walker: `s.{}()` is a walk's", field.signature().0))
+                Diagnostic::error(tokens[h.index()], format!("{what} has no walker: `s.{}()` is a walk's", field.signature().0))
                     .help("it sees one edge, from s.cur() to s.dst(): use s.cur(), s.dst(), s.weight(), s.label(), s.edge(), s.time() and graph queries"),
             ),
             _ => None,
@@ -380,6 +421,9 @@ struct Lowerer {
     /// Leaves (step accessors, scalar parameters) are shared: one node each.
     leaves: std::collections::HashMap<Leaf, Handle<Expr>>,
     exprs: Arena<Expr>,
+    /// Each expression's token span, by handle index (the arena keeps the IR's own spans;
+    /// diagnostics point at tokens).
+    tokens: Vec<Span>,
     types: Vec<Scalar>,
     params: Vec<Param>,
     step: String,
@@ -453,6 +497,7 @@ impl Lowerer {
             props: Vec::new(),
             leaves: Default::default(),
             exprs: Arena::default(),
+            tokens: Vec::new(),
             types: Vec::new(),
             params: Vec::new(),
             step: String::new(),
@@ -461,6 +506,7 @@ impl Lowerer {
     }
 
     fn routine(&mut self, outputs: Vec<Handle<Expr>>) -> Routine {
+        self.tokens.clear();
         Routine { outputs, draws: self.draws, exprs: std::mem::take(&mut self.exprs), types: std::mem::take(&mut self.types) }
     }
 
@@ -498,9 +544,15 @@ impl Lowerer {
             );
             return Err(());
         }
-        let h = self.exprs.append(e, span);
+        let h = self.exprs.append(e, ir_span(span));
+        self.tokens.push(span);
         self.types.push(ty);
         Ok(h)
+    }
+
+    /// The token span of an expression lowered here.
+    fn token_span(&self, h: Handle<Expr>) -> Span {
+        self.tokens[h.index()]
     }
 
     fn ty(&self, h: Handle<Expr>) -> Scalar {

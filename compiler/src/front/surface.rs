@@ -1,38 +1,121 @@
 //! The surface forms: the impl form's attribute (`params(...)`, `state(...)`) and methods,
 //! and the function form's signature.
 
+use super::params::DefaultDecl;
 use super::*;
 use crate::diag::Diagnostic;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
-/// One `name: Type` of the attribute's `params(...)` or `state(...)`.
+/// One `name: Type` of the attribute's `params(...)` or `state(...)`, with `= default` for a
+/// parameter.
 struct Decl {
     name: syn::Ident,
     ty: syn::Type,
+    default: Option<syn::Expr>,
 }
 
 impl syn::parse::Parse for Decl {
     fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
         let name = input.parse()?;
         input.parse::<syn::Token![:]>()?;
-        Ok(Decl { name, ty: input.parse()? })
+        let ty = input.parse()?;
+        let default = if input.peek(syn::Token![=]) {
+            input.parse::<syn::Token![=]>()?;
+            Some(input.parse()?)
+        } else {
+            None
+        };
+        Ok(Decl { name, ty, default })
     }
 }
 
-/// `params(...)` or `state(...)` in `#[walk(...)]`.
-struct Section {
+/// What one section of `#[walk(...)]` holds.
+enum SectionBody {
+    /// `params(name: T [= default], ..)` or `state(name: T, ..)`.
+    Decls(syn::punctuated::Punctuated<Decl, syn::Token![,]>),
+    /// `defaults(name = value, ..)` (function form).
+    Defaults(syn::punctuated::Punctuated<DefaultDecl, syn::Token![,]>),
+    /// `check(cond, ..)`.
+    Checks(syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>),
+}
+
+/// `params(...)`, `state(...)`, `defaults(...)` or `check(...)` in `#[walk(...)]`.
+pub(super) struct Section {
     kind: syn::Ident,
-    decls: syn::punctuated::Punctuated<Decl, syn::Token![,]>,
+    body: SectionBody,
 }
 
 impl syn::parse::Parse for Section {
     fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
-        let kind = input.parse()?;
+        let kind: syn::Ident = input.parse()?;
+        if !input.peek(syn::token::Paren) {
+            return Err(syn::Error::new(kind.span(), format!("unknown `#[walk]` argument `{kind}`")));
+        }
         let content;
         syn::parenthesized!(content in input);
-        Ok(Section { kind, decls: content.parse_terminated(Decl::parse, syn::Token![,])? })
+        let body = match kind.to_string().as_str() {
+            "defaults" => SectionBody::Defaults(content.parse_terminated(DefaultDecl::parse, syn::Token![,])?),
+            "check" => SectionBody::Checks(content.parse_terminated(syn::Expr::parse, syn::Token![,])?),
+            _ => SectionBody::Decls(content.parse_terminated(Decl::parse, syn::Token![,])?),
+        };
+        Ok(Section { kind, body })
     }
+}
+
+/// The sections of `#[walk(...)]`, or the parse error recorded in `l`.
+pub(super) fn sections(l: &mut Lowerer, attr: proc_macro2::TokenStream, example: &str) -> Vec<Section> {
+    let parser = syn::punctuated::Punctuated::<Section, syn::Token![,]>::parse_terminated;
+    match syn::parse::Parser::parse2(parser, attr) {
+        Ok(sections) => {
+            let mut seen: Vec<String> = Vec::new();
+            let mut out = Vec::new();
+            for sec in sections {
+                let kind = sec.kind.to_string();
+                if seen.contains(&kind) {
+                    l.err(sec.kind.span(), format!("`{kind}(...)` is given twice"));
+                } else {
+                    seen.push(kind);
+                    out.push(sec);
+                }
+            }
+            out
+        }
+        Err(e) => {
+            l.err_help(e.span(), e.to_string(), format!("write e.g. `{example}`"));
+            Vec::new()
+        }
+    }
+}
+
+/// The function form's attribute: `defaults(..)` and `check(..)`, applied to the parameters
+/// of the signature; the checks are returned.
+pub(super) fn fn_attribute(l: &mut Lowerer, attr: proc_macro2::TokenStream) -> Vec<ParamCheck> {
+    let mut checks = Vec::new();
+    let mut spans = Vec::new();
+    for sec in sections(l, attr, "#[walk(defaults(a = 2.0), check(a > 0.0))]") {
+        match sec.body {
+            SectionBody::Defaults(d) => l.defaults(d),
+            SectionBody::Checks(c) => {
+                spans.extend(c.iter().map(|e| e.span()));
+                checks = l.checks(c);
+            }
+            SectionBody::Decls(_) if sec.kind == "params" || sec.kind == "state" => l.err_help(
+                sec.kind.span(),
+                format!("a `#[walk]` function declares no `{}(...)`", sec.kind),
+                "its hyperparameters are its arguments (defaults go in `defaults(a = 2.0)`); state needs the `impl` form",
+            ),
+            SectionBody::Decls(_) => l.err_help(
+                sec.kind.span(),
+                format!("unknown `#[walk]` argument `{}`", sec.kind),
+                "a `#[walk]` function takes `defaults(name = value, ..)` and `check(condition, ..)`",
+            ),
+        }
+    }
+    if l.diags.is_empty() && checks.len() == spans.len() {
+        l.check_defaults(&checks, &spans);
+    }
+    checks
 }
 
 /// `PprRestart` -> `ppr_restart`.
@@ -83,48 +166,57 @@ pub fn lower_walk_impl(attr: proc_macro2::TokenStream, item: &syn::ItemImpl) -> 
         diags.push(Diagnostic::error(u.span(), "a walk cannot be `unsafe`"));
     }
     let mut base = Lowerer::new(Mode::Weight, true);
-    // The attribute: `params(name: T, ..)` and `state(name: T, ..)`, each at most once.
-    let parser = syn::punctuated::Punctuated::<Section, syn::Token![,]>::parse_terminated;
-    match syn::parse::Parser::parse2(parser, attr) {
-        Ok(sections) => {
-            let mut seen: Vec<String> = Vec::new();
-            for sec in sections {
-                let kind = sec.kind.to_string();
-                if seen.contains(&kind) {
-                    base.err(sec.kind.span(), format!("`{kind}(...)` is given twice"));
-                    continue;
-                }
-                seen.push(kind.clone());
-                for d in sec.decls {
+    // The attribute: `params(name: T [= default], ..)`, `state(name: T, ..)` and
+    // `check(cond, ..)`, each at most once. Defaults are read once every parameter is known
+    // (`len = schema.len()` may name a later one).
+    let mut defaults = Vec::new();
+    let mut check_exprs = Vec::new();
+    for sec in sections(&mut base, attr, "#[walk(params(a: f32 = 1.0), state(last: f64))]") {
+        let kind = sec.kind.to_string();
+        match sec.body {
+            SectionBody::Decls(decls) if kind == "params" || kind == "state" => {
+                for d in decls {
                     let name = d.name.to_string();
                     let taken = base.params.iter().any(|p| p.name == name) || base.state.iter().any(|f| f.name == name);
                     if taken {
                         base.err(d.name.span(), format!("`{name}` is declared twice"));
                         continue;
                     }
-                    match kind.as_str() {
-                        "params" => {
-                            if let Some(ty) = base.param_type(&d.ty) {
-                                base.params.push(Param { name, ty });
+                    if kind == "params" {
+                        if let Some(ty) = base.param_type(&d.ty) {
+                            base.params.push(Param { name, ty, default: None });
+                            if let Some(e) = d.default {
+                                defaults.push((base.params.len() - 1, e));
                             }
                         }
-                        "state" => match scalar_of(&d.ty) {
+                    } else if let Some(e) = d.default {
+                        base.err_help(e.span(), "state fields start at zero", "set them in `init`");
+                    } else {
+                        match scalar_of(&d.ty) {
                             Some(ty) => base.state.push(StateField { name, ty }),
                             None => base.err_help(d.ty.span(), "state fields are scalars", "use f32, f64, i32, u32 or bool"),
-                        },
-                        _ => {}
+                        }
                     }
                 }
-                if kind != "params" && kind != "state" {
-                    base.err_help(
-                        sec.kind.span(),
-                        format!("unknown `#[walk]` argument `{kind}`"),
-                        "the arguments are `params(name: Type, ..)` and `state(name: Type, ..)`",
-                    );
-                }
             }
+            SectionBody::Checks(c) => check_exprs = c.into_iter().collect(),
+            SectionBody::Defaults(_) => {
+                base.err_help(sec.kind.span(), "an `impl` walk gives defaults in `params(...)`", "write `params(alpha: f32 = 0.15)`")
+            }
+            SectionBody::Decls(_) => base.err_help(
+                sec.kind.span(),
+                format!("unknown `#[walk]` argument `{kind}`"),
+                "the arguments are `params(name: Type [= default], ..)`, `state(name: Type, ..)` and `check(condition, ..)`",
+            ),
         }
-        Err(e) => base.err_help(e.span(), e.to_string(), "write `#[walk(params(a: f32), state(last: f64))]`"),
+    }
+    for (i, e) in &defaults {
+        base.set_default(*i, e);
+    }
+    let check_spans: Vec<Span> = check_exprs.iter().map(|e| e.span()).collect();
+    let checks = base.checks(check_exprs);
+    if base.diags.is_empty() && checks.len() == check_spans.len() {
+        base.check_defaults(&checks, &check_spans);
     }
     diags.append(&mut base.diags);
 
@@ -172,7 +264,7 @@ pub fn lower_walk_impl(attr: proc_macro2::TokenStream, item: &syn::ItemImpl) -> 
                 if l.diags.is_empty() && l.ty(v[0]) != Scalar::F32 {
                     let t = l.ty(v[0]).name();
                     l.diags.push(
-                        Diagnostic::error(l.exprs.span(v[0]), format!("the weight must be an `f32`, found `{t}`"))
+                        Diagnostic::error(l.token_span(v[0]), format!("the weight must be an `f32`, found `{t}`"))
                             .help("convert it with `as f32`"),
                     );
                 }
@@ -181,7 +273,7 @@ pub fn lower_walk_impl(attr: proc_macro2::TokenStream, item: &syn::ItemImpl) -> 
             (Mode::Stop, Ok(v)) => {
                 if l.diags.is_empty() && l.ty(v[0]) != Scalar::Bool {
                     let t = l.ty(v[0]).name();
-                    l.diags.push(Diagnostic::error(l.exprs.span(v[0]), format!("`stop` decides with a `bool`, found `{t}`")));
+                    l.diags.push(Diagnostic::error(l.token_span(v[0]), format!("`stop` decides with a `bool`, found `{t}`")));
                 }
                 routines[2] = Some(l.routine(v));
             }
@@ -223,7 +315,9 @@ pub fn lower_walk_impl(attr: proc_macro2::TokenStream, item: &syn::ItemImpl) -> 
                 types: w.types,
                 result,
                 props,
-                span: item.span(),
+                checks,
+                doc: super::doc_of(&item.attrs),
+                span: super::ir_span(item.span()),
             })
         }
         _ => Err(Diagnostics(diags)),
@@ -415,7 +509,7 @@ impl Lowerer {
                 self.err(pt.pat.span(), format!("`{name}` is declared twice"));
                 continue;
             }
-            self.params.push(Param { name, ty });
+            self.params.push(Param { name, ty, default: None });
         }
         let (want, msg) = match returns {
             Returns::Weight => (Scalar::F32, "a walk returns its weight as `f32`"),

@@ -22,10 +22,7 @@ use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The node id that marks "no node": a walk's previous node before its first move, and the
-/// padding after a walk that ended early in padded outputs. It is `u32::MAX`, so graphs hold at
-/// most `u32::MAX` nodes (ids `0..u32::MAX`).
-pub const NO_NODE: u32 = u32::MAX;
+pub use wayfarer_core::NO_NODE;
 
 /// A read-only array that is either owned or a view into a memory-mapped `.wfg` file.
 pub struct Buf<T: bytemuck::Pod> {
@@ -517,5 +514,36 @@ impl CsrGraph {
             + self.timestamps.as_ref().map_or(0, |_| 8 * m)
             + self.node_props.len() as u64 * 4 * n
             + if matches!(self.ids, IdMap::Table(_)) { 8 * n } else { 0 }
+    }
+}
+
+/// The reference interpreter's view of the graph (`wayfarer-compiler`'s `eval`).
+impl wayfarer_core::GraphView for CsrGraph {
+    fn num_nodes(&self) -> usize {
+        CsrGraph::num_nodes(self)
+    }
+    fn row(&self, v: u32) -> std::ops::Range<usize> {
+        CsrGraph::row(self, v)
+    }
+    fn degree(&self, v: u32) -> u64 {
+        CsrGraph::degree(self, v)
+    }
+    fn targets(&self) -> &[u32] {
+        CsrGraph::targets(self)
+    }
+    fn weights(&self) -> Option<&[f32]> {
+        CsrGraph::weights(self)
+    }
+    fn labels(&self) -> Option<&[u32]> {
+        CsrGraph::labels(self)
+    }
+    fn timestamps(&self) -> Option<&[i64]> {
+        CsrGraph::timestamps(self)
+    }
+    fn node_property(&self, name: &str) -> Option<&[f32]> {
+        CsrGraph::node_property(self, name)
+    }
+    fn has_edge(&self, u: u32, v: u32) -> bool {
+        CsrGraph::has_edge(self, u, v)
     }
 }

@@ -11,6 +11,8 @@ use crate::ir::*;
 use proc_macro2::{Ident, Literal as Lit, Span, TokenStream};
 use quote::{format_ident, quote};
 
+mod params;
+
 /// `node2vec` -> `Node2vec`, `deep_walk` -> `DeepWalk`.
 pub fn struct_name(fn_name: &str) -> String {
     fn_name
@@ -323,6 +325,7 @@ pub fn emit(
     let def = if fields.is_empty() { quote!(#vis struct #name;) } else { quote!(#vis struct #name { #(#fields),* }) };
     let routines = routines(f, rt, &st);
     let check = check(f, rt);
+    let conversions = params::conversions(f, rt, &name);
     let source_fn = match source {
         None => quote!(),
         Some(text) => {
@@ -402,6 +405,8 @@ pub fn emit(
             #check
             #source_fn
         }
+
+        #conversions
     }
 }
 
@@ -410,7 +415,7 @@ pub fn emit(
 fn check(f: &Program, rt: &TokenStream) -> TokenStream {
     let reads = |field: StepField| f.reads(field);
     let walk_name = &f.name;
-    let mut body = TokenStream::new();
+    let mut body = params::checks(f, rt);
     if reads(StepField::Time) {
         body.extend(quote! {
             if __g.timestamps().is_none() {
