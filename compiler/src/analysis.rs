@@ -522,7 +522,23 @@ impl Analyzer<'_> {
                     Builtin::Min | Builtin::Max => {
                         let (a, b) = self.range(args[0], sel)?;
                         let (c, d) = self.range(args[1], sel)?;
-                        Ok((self.call(func, vec![a, c], t), self.call(func, vec![b, d], t)))
+                        // Rust's min/max return the other operand when one is NaN (sqrt or ln
+                        // of a negative, 0/0, inf - inf), so an operand that may be NaN gets the
+                        // hull of both ranges, not the tighter min/max of the bounds.
+                        let nan = |x: Handle<Expr>| {
+                            crate::ir::any_in(&self.f.exprs, x, &|e| {
+                                matches!(
+                                    e,
+                                    Expr::Call { func: Builtin::Sqrt | Builtin::Ln | Builtin::Powf | Builtin::Exp, .. }
+                                        | Expr::Binary { op: BinaryOp::Div | BinaryOp::Rem | BinaryOp::Sub, .. }
+                                )
+                            })
+                        };
+                        if nan(args[0]) || nan(args[1]) {
+                            Ok((self.call(Builtin::Min, vec![a, c], t), self.call(Builtin::Max, vec![b, d], t)))
+                        } else {
+                            Ok((self.call(func, vec![a, c], t), self.call(func, vec![b, d], t)))
+                        }
                     }
                     // Monotone increasing on their domains.
                     Builtin::Exp | Builtin::Sqrt | Builtin::Ln => {

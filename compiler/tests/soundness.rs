@@ -96,3 +96,24 @@ proptest! {
         }
     }
 }
+
+/// Found by the random programs: `sqrt` of a negative is NaN, and `min` then returns its other
+/// operand, so the bound of `min(x, y)` may not take the smaller bound when `x` may be NaN.
+#[test]
+fn min_with_a_nan_operand_keeps_a_sound_bound() {
+    use wayfarer_runtime::graph::{CsrGraph, CsrParts, Orientation};
+    let src = "#[walk] fn random(s: &Step, a: f32, b: f32) -> f32 { (((-s.weight())).sqrt()).min(s.weight()) }";
+    let f = wayfarer_compiler::lower_source(src).unwrap();
+    let info = wayfarer_compiler::analyze(&f);
+    let g = CsrGraph::from_parts(
+        CsrParts { offsets: vec![0, 2], targets: vec![0, 0], weights: Some(vec![0.0, 1e-30]), ..Default::default() },
+        Orientation::Directed,
+    )
+    .unwrap();
+    let params = [ParamValue::Scalar(Value::F32(0.0)), ParamValue::Scalar(Value::F32(0.0))];
+    let state = State { cur: 0, prev: NO_NODE, start: 0, step: 0 };
+    let ev = |edge| Evaluator { graph: &g, params: &params, state, edge, props: &f.props, fields: &[], draws: &[] };
+    let bound = ev(None).eval(&info.derived.exprs, &info.derived.types, info.bound.expect("bounded")).as_f64();
+    let weight = ev(Some(1)).eval(&f.exprs, &f.types, f.result).as_f64();
+    assert!(weight > 0.0 && bound >= weight, "weight {weight} > bound {bound}");
+}
