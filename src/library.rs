@@ -109,10 +109,6 @@ pub fn names() -> Vec<&'static str> {
     catalog().into_iter().map(|(n, _)| n).collect()
 }
 
-fn parameter_error(e: wayfarer_compiler::params::ParamError) -> WalkError {
-    WalkError::Parameter { name: e.name, message: e.message }
-}
-
 struct Check<'g>(&'g CsrGraph);
 
 impl WalkVisitor for Check<'_> {
@@ -147,9 +143,8 @@ impl LibraryWalk {
         };
         if let Some(&(ref_name, of, _)) = REFERENCES.iter().find(|r| r.0 == name) {
             let weighting = Weighting::for_graph(graph, unweighted);
-            let values = |given: &[(String, String)]| {
-                wayfarer_compiler::params::values(declared(of).expect("references follow library walks"), given).map_err(parameter_error)
-            };
+            let values =
+                |given: &[(String, String)]| crate::gpu::program_values(declared(of).expect("references follow library walks"), given);
             let f = |v: &ParamValue| match v {
                 ParamValue::Scalar(x) => x.as_f64() as f32,
                 ParamValue::Array(_) => 0.0,
@@ -178,7 +173,7 @@ impl LibraryWalk {
         }
         let (program_name, anonymous) = if name == "anonymous" { ("deepwalk", true) } else { (name, false) };
         let program = declared(program_name).ok_or_else(unknown)?;
-        let values = wayfarer_compiler::params::values(program, params).map_err(parameter_error)?;
+        let values = crate::gpu::program_values(program, params)?;
         let native = dsl::Native::from_params(program_name, &values).ok_or_else(unknown)??;
         let name = if anonymous { "anonymous" } else { native.name() };
         let walk = LibraryWalk { name, kind: Kind::Dsl { native, values, anonymous } };

@@ -148,14 +148,7 @@ pub(crate) fn cmd_emit(a: EmitArgs) -> Result<()> {
                 ..Default::default()
             };
             let g = CsrGraph::from_parts(parts, wayfarer::graph::Orientation::Directed)?;
-            let name = walk.name.as_str();
-            let w = LibraryWalk::from_name(name, &params, &g, false).or_else(|e| match e {
-                // Label checks against the stand-in graph are not meaningful here.
-                wayfarer::WalkError::Parameter { ref name, .. } if name == "schema" => {
-                    LibraryWalk::from_name(&walk.name, &params, &g, false)
-                }
-                other => Err(other),
-            })?;
+            let w = LibraryWalk::from_name(&walk.name, &params, &g, false)?;
             let (src, values) = w.program().expect("library walks have programs");
             (src.to_string(), format!("walks/{}.rs", w.name().replace('-', "_")), values)
         }
