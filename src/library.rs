@@ -72,20 +72,16 @@ impl dsl::Metapath {
     }
 }
 
-/// A library walk's declaration: its program as the compiler reads it from its file.
+/// A library walk's declaration: its program as the compiler reads it from its file (each
+/// file lowered once, when first asked for).
 fn declared(name: &str) -> Option<&'static Program> {
-    static PROGRAMS: OnceLock<Vec<Program>> = OnceLock::new();
-    let programs = PROGRAMS.get_or_init(|| {
-        dsl::NAMES
-            .iter()
-            .map(|n| {
-                let src = dsl::source(n).expect("every library walk has a source");
-                // The macro compiled the same text, so it lowers.
-                wayfarer_compiler::lower_source(src).unwrap_or_else(|d| panic!("walks/{n}: {d}"))
-            })
-            .collect()
-    });
-    dsl::NAMES.iter().position(|n| *n == name).map(|i| &programs[i])
+    static PROGRAMS: [OnceLock<Program>; dsl::NAMES.len()] = [const { OnceLock::new() }; dsl::NAMES.len()];
+    let i = dsl::NAMES.iter().position(|n| *n == name)?;
+    Some(PROGRAMS[i].get_or_init(|| {
+        let src = dsl::source(name).expect("every library walk has a source");
+        // The macro compiled the same text, so it lowers.
+        wayfarer_compiler::lower_source(src).unwrap_or_else(|d| panic!("walks/{name}: {d}"))
+    }))
 }
 
 /// Every built-in walk with a one-line help: its parameters with their defaults, and the first
