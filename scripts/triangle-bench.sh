@@ -37,14 +37,20 @@ for scale in $SCALES; do
     base=""; want=""; want_mask=""
     MASK="$DIR/light.rs"
     printf '#[mask]\nfn light(s: &Step, k: u32) -> bool {\n    s.degree(s.dst()) < k\n}\n' >"$MASK"
+    # A wayfarer run's summary line; a failed run stops the script with its message.
+    wf_line() {
+        local out
+        out="$("$WF" triangles --graph "$G" "$@" 2>&1 >/dev/null)" || { echo "$name: wayfarer triangles $*: $out" >&2; return 1; }
+        echo "$out" | grep '^triangles'
+    }
     for row in ${ROWS//,/ }; do
         case "$row" in
             wayfarer-cpu|wayfarer-cuda)
-                line="$("$WF" triangles --graph "$G" --backend "${row#wayfarer-}" 2>&1 >/dev/null | grep '^triangles')";;
+                line="$(wf_line --backend "${row#wayfarer-}")";;
             wayfarer-cpu-per-node|wayfarer-cuda-per-node)
-                b="${row#wayfarer-}"; line="$("$WF" triangles --graph "$G" --backend "${b%-per-node}" --per-node "$DIR/pn.npy" 2>&1 >/dev/null | grep '^triangles')";;
+                b="${row#wayfarer-}"; line="$(wf_line --backend "${b%-per-node}" --per-node "$DIR/pn.npz")";;
             wayfarer-cpu-mask|wayfarer-cuda-mask)
-                b="${row#wayfarer-}"; line="$("$WF" triangles --graph "$G" --backend "${b%-mask}" --mask "$MASK" -p k=1000 2>&1 >/dev/null | grep '^triangles')";;
+                b="${row#wayfarer-}"; line="$(wf_line --backend "${b%-mask}" --mask "$MASK" -p k=1000)";;
             igraph|networkx)
                 if [ "$row" = networkx ] && [ "$scale" != wordnet ] && [ "$scale" -gt 16 ]; then continue; fi
                 line="$("$REF_PYTHON" bench/triangle_ref.py "$G" "$row" | tail -1)";;

@@ -16,10 +16,12 @@ pub(crate) struct TrianglesArgs {
     /// Mask parameter `name=value` (repeatable).
     #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
     pub(crate) params: Vec<String>,
-    /// Write each node's triangle count (uint64, by internal node id) to this .npy.
+    /// Write each node's triangle count (uint64) to this .npz (`ids`, `values`: the input's node
+    /// ids), or to a .npy indexed by node id when the ids are 0..n.
     #[arg(long)]
     pub(crate) per_node: Option<PathBuf>,
-    /// Write each node's local clustering coefficient (float64, by internal node id) to this .npy.
+    /// Write each node's local clustering coefficient (float64) to this .npz (`ids`, `values`), or
+    /// to a .npy indexed by node id when the ids are 0..n.
     #[arg(long)]
     pub(crate) clustering: Option<PathBuf>,
     /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda. On the GPU
