@@ -211,12 +211,15 @@ impl LibraryWalk {
         matches!(self.kind, Kind::Dsl { anonymous: true, .. })
     }
 
-    /// The length used when the user gives none: the schema length for MetaPath, else 80.
+    /// The length used when the user gives none: what the walk's file declares
+    /// (`length(len)`: MetaPath's schema length), the schema length for `metapath-ref`, else 80.
     pub fn default_length(&self) -> u32 {
         match &self.kind {
             Kind::Reference(Reference::MetaPath(m)) => m.schema.len() as u32,
-            Kind::Dsl { native: dsl::Native::Metapath(m), .. } => m.len,
-            _ => 80,
+            Kind::Dsl { native, values, .. } => {
+                declared(native.name()).and_then(|p| wayfarer_compiler::params::default_length(p, values)).unwrap_or(80)
+            }
+            Kind::Reference(_) => 80,
         }
     }
 

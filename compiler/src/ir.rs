@@ -579,6 +579,9 @@ pub struct Program {
     pub props: Vec<String>,
     /// Conditions on the hyperparameter values.
     pub checks: Vec<ParamCheck>,
+    /// The `u32` hyperparameter whose value is the walk length when none is given
+    /// (`length(len)` in the attribute); without one, the caller's default.
+    pub length: Option<usize>,
     /// The item's documentation (its `///` lines), for help texts.
     pub doc: String,
     /// The span of the whole item.

@@ -90,6 +90,15 @@ pub fn values(program: &Program, given: &[(String, String)]) -> Result<Vec<Param
     Ok(values)
 }
 
+/// The walk length the program declares for when none is given (`length(len)`: that
+/// parameter's value), if it declares one.
+pub fn default_length(program: &Program, values: &[ParamValue]) -> Option<u32> {
+    match values.get(program.length?)? {
+        ParamValue::Scalar(v) => Some(v.as_u32()),
+        ParamValue::Array(_) => None,
+    }
+}
+
 /// Whether `text` names `name` as a whole word.
 pub(crate) fn mentions(text: &str, name: &str) -> bool {
     text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == name)

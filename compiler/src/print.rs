@@ -101,6 +101,9 @@ pub fn listing(f: &Program) -> String {
     for c in &f.checks {
         let _ = writeln!(out, "  check {}", c.text);
     }
+    if let Some(i) = f.length {
+        let _ = writeln!(out, "  length {}", f.params[i].name);
+    }
     let number = ssa(&mut out, f, &f.exprs, &f.types, &[f.result]);
     let _ = writeln!(out, "  return %{}", number[f.result.index()]);
     if f.form == Form::Impl {

@@ -104,3 +104,23 @@ fn every_library_walk_declares_every_default() {
         assert!(!f.doc.is_empty(), "walks/{file}.rs: documented (the help text)");
     }
 }
+
+#[test]
+fn length_names_the_parameter_that_sets_the_default_walk_length() {
+    let src = "#[walk(defaults(schema = [1, 2, 3], len = schema.len()), length(len))]\n\
+        fn m(s: &Step, schema: [u32; 8], len: u32) -> f32 { if s.label() == schema[(s.step() % len) as usize] { 1.0 } else { 0.0 } }\n";
+    let f = lower_source(src).unwrap();
+    assert_eq!(f.length, Some(1));
+    let d = default_values(&f.params).unwrap();
+    assert_eq!(wayfarer_compiler::params::default_length(&f, &d), Some(3));
+    let v = values(&f, &given(&[("schema", "4,5")])).unwrap();
+    assert_eq!(wayfarer_compiler::params::default_length(&f, &v), Some(2));
+    assert_eq!(wayfarer_compiler::params::default_length(&lower_source(NODE2VEC).unwrap(), &d), None);
+    for (src, want) in [
+        ("#[walk(length(n))]\nfn w(s: &Step, a: f32) -> f32 { a }\n", "no hyperparameter `n`"),
+        ("#[walk(length(a))]\nfn w(s: &Step, a: f32) -> f32 { a }\n", "must be a `u32` hyperparameter"),
+    ] {
+        let text = lower_source(src).unwrap_err().render(src, "w.rs");
+        assert!(text.contains(want) && text.contains("w.rs:1:"), "{text}");
+    }
+}

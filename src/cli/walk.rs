@@ -180,7 +180,7 @@ impl Chosen {
     fn default_length(&self) -> u32 {
         match self {
             Chosen::Library(w) => w.default_length(),
-            Chosen::Program(_) => 80,
+            Chosen::Program(c) => wayfarer_compiler::params::default_length(&c.program, &c.values).unwrap_or(80),
         }
     }
 }

@@ -75,7 +75,7 @@ pub(crate) fn ir_span(span: Span) -> crate::ir::Span {
 fn lower_fn(attr: proc_macro2::TokenStream, item: &syn::ItemFn, returns: Returns) -> Result<(Program, Vec<Span>), Diagnostics> {
     let mut l = Lowerer::new(Mode::Weight, false);
     l.signature(&item.sig, returns);
-    let checks = surface::fn_attribute(&mut l, attr);
+    let (checks, length) = surface::fn_attribute(&mut l, attr);
     let mut result = l.body(&item.block).map(|v| v[0]);
     if let Ok(r) = result
         && l.diags.is_empty()
@@ -117,6 +117,7 @@ fn lower_fn(attr: proc_macro2::TokenStream, item: &syn::ItemFn, returns: Returns
                 result,
                 props: l.props,
                 checks,
+                length,
                 doc: doc_of(&item.attrs),
                 span: ir_span(item.span()),
             },

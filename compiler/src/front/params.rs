@@ -2,7 +2,8 @@
 //! `#[walk(params(alpha: f32 = 0.15), check(alpha >= 0.0 && alpha <= 1.0))]` (impl form) or
 //! `#[walk(defaults(a = 2.0, b = 0.5), check(a > 0.0, b > 0.0))]` (function form). A default
 //! is a literal of the parameter's type, an array of them (the rest of the array is zero), or
-//! `name.len()`: the number of values given for array `name`.
+//! `name.len()`: the number of values given for array `name`. `length(name)` makes a `u32`
+//! parameter the default walk length.
 
 use super::*;
 use crate::eval::{ParamValue, Value};
@@ -106,6 +107,25 @@ impl Lowerer {
             }
         };
         self.params[index].default = Some(default);
+    }
+
+    /// The index of `length(name)`'s parameter: a `u32` hyperparameter.
+    pub(super) fn length_param(&mut self, name: &syn::Ident) -> Option<usize> {
+        match self.params.iter().position(|p| *name == p.name) {
+            Some(i) if self.params[i].ty == ParamType::Scalar(Scalar::U32) => Some(i),
+            Some(_) => {
+                self.err(name.span(), format!("the walk length `{name}` must be a `u32` hyperparameter"));
+                None
+            }
+            None => {
+                self.err_help(
+                    name.span(),
+                    format!("no hyperparameter `{name}`"),
+                    "`length(n)` names the `u32` hyperparameter that sets the default walk length",
+                );
+                None
+            }
+        }
     }
 
     /// Records `defaults(name = value, ..)` of the function form.

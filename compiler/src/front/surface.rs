@@ -38,6 +38,8 @@ enum SectionBody {
     Defaults(syn::punctuated::Punctuated<DefaultDecl, syn::Token![,]>),
     /// `check(cond, ..)`.
     Checks(syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>),
+    /// `length(param)`: the walk length when none is given is this `u32` parameter's value.
+    Length(syn::Ident),
 }
 
 /// `params(...)`, `state(...)`, `defaults(...)` or `check(...)` in `#[walk(...)]`.
@@ -57,6 +59,7 @@ impl syn::parse::Parse for Section {
         let body = match kind.to_string().as_str() {
             "defaults" => SectionBody::Defaults(content.parse_terminated(DefaultDecl::parse, syn::Token![,])?),
             "check" => SectionBody::Checks(content.parse_terminated(syn::Expr::parse, syn::Token![,])?),
+            "length" => SectionBody::Length(content.parse()?),
             _ => SectionBody::Decls(content.parse_terminated(Decl::parse, syn::Token![,])?),
         };
         Ok(Section { kind, body })
@@ -88,14 +91,16 @@ pub(super) fn sections(l: &mut Lowerer, attr: proc_macro2::TokenStream, example:
     }
 }
 
-/// The function form's attribute: `defaults(..)` and `check(..)`, applied to the parameters
-/// of the signature; the checks are returned.
-pub(super) fn fn_attribute(l: &mut Lowerer, attr: proc_macro2::TokenStream) -> Vec<ParamCheck> {
+/// The function form's attribute: `defaults(..)`, `check(..)` and `length(..)`, applied to the
+/// parameters of the signature; the checks and the length parameter are returned.
+pub(super) fn fn_attribute(l: &mut Lowerer, attr: proc_macro2::TokenStream) -> (Vec<ParamCheck>, Option<usize>) {
     let mut checks = Vec::new();
     let mut spans = Vec::new();
+    let mut length = None;
     for sec in sections(l, attr, "#[walk(defaults(a = 2.0), check(a > 0.0))]") {
         match sec.body {
             SectionBody::Defaults(d) => l.defaults(d),
+            SectionBody::Length(name) => length = l.length_param(&name),
             SectionBody::Checks(c) => {
                 spans.extend(c.iter().map(|e| e.span()));
                 checks = l.checks(c);
@@ -108,14 +113,14 @@ pub(super) fn fn_attribute(l: &mut Lowerer, attr: proc_macro2::TokenStream) -> V
             SectionBody::Decls(_) => l.err_help(
                 sec.kind.span(),
                 format!("unknown `#[walk]` argument `{}`", sec.kind),
-                "a `#[walk]` function takes `defaults(name = value, ..)` and `check(condition, ..)`",
+                "a `#[walk]` function takes `defaults(name = value, ..)`, `check(condition, ..)` and `length(param)`",
             ),
         }
     }
     if l.diags.is_empty() && checks.len() == spans.len() {
         l.check_defaults(&checks, &spans);
     }
-    checks
+    (checks, length)
 }
 
 /// `PprRestart` -> `ppr_restart`.
@@ -171,6 +176,7 @@ pub fn lower_walk_impl(attr: proc_macro2::TokenStream, item: &syn::ItemImpl) -> 
     // (`len = schema.len()` may name a later one).
     let mut defaults = Vec::new();
     let mut check_exprs = Vec::new();
+    let mut length_name = None;
     for sec in sections(&mut base, attr, "#[walk(params(a: f32 = 1.0), state(last: f64))]") {
         let kind = sec.kind.to_string();
         match sec.body {
@@ -200,19 +206,21 @@ pub fn lower_walk_impl(attr: proc_macro2::TokenStream, item: &syn::ItemImpl) -> 
                 }
             }
             SectionBody::Checks(c) => check_exprs = c.into_iter().collect(),
+            SectionBody::Length(name) => length_name = Some(name),
             SectionBody::Defaults(_) => {
                 base.err_help(sec.kind.span(), "an `impl` walk gives defaults in `params(...)`", "write `params(alpha: f32 = 0.15)`")
             }
             SectionBody::Decls(_) => base.err_help(
                 sec.kind.span(),
                 format!("unknown `#[walk]` argument `{kind}`"),
-                "the arguments are `params(name: Type [= default], ..)`, `state(name: Type, ..)` and `check(condition, ..)`",
+                "the arguments are `params(name: Type [= default], ..)`, `state(name: Type, ..)`, `check(condition, ..)` and `length(param)`",
             ),
         }
     }
     for (i, e) in &defaults {
         base.set_default(*i, e);
     }
+    let length = length_name.and_then(|n| base.length_param(&n));
     let check_spans: Vec<Span> = check_exprs.iter().map(|e| e.span()).collect();
     let checks = base.checks(check_exprs);
     if base.diags.is_empty() && checks.len() == check_spans.len() {
@@ -316,6 +324,7 @@ pub fn lower_walk_impl(attr: proc_macro2::TokenStream, item: &syn::ItemImpl) -> 
                 result,
                 props,
                 checks,
+                length,
                 doc: super::doc_of(&item.attrs),
                 span: super::ir_span(item.span()),
             })
