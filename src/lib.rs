@@ -39,7 +39,8 @@ pub use wayfarer_runtime::sample;
 pub use wayfarer_runtime::triangles;
 pub use wayfarer_runtime::{
     Bound, BoundScope, CostRatio, CsrGraph, Ctx, FromParams, GraphError, NO_NODE, NodeStats, ParamValue, Requirements, RunReport,
-    SamplerMode, Starts, Step, StepRng, Value, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, rng, sampler, walk,
+    SamplerMode, Starts, Step, StepRng, Value, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, proposal, rng, sampler,
+    walk,
 };
 
 /// The walk library: every walk written in the `#[walk]` DSL (`walks/*.rs`), compiled into

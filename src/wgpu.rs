@@ -51,6 +51,7 @@ pub fn run_program_streaming(
         threads: 0,
         sampler,
         compiled_turns: false,
+        proposal: crate::gpu::unstructured_report(info, "wgpu"),
     };
     Ok((report, rep))
 }

@@ -23,7 +23,7 @@ fn second_order_pr(s: &Step, gamma: f32) -> f32 {
     w
 }
 
-const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
+const MODES: [SamplerMode; 4] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Structured, SamplerMode::Reservoir];
 
 fn starts() -> Starts {
     let mut v = vec![0u32; 60_000];
@@ -42,6 +42,9 @@ fn check<W: Walk>(walk: &W, model: &Model) {
             check_tally(&t, model, &edges, &format!("#[walk] {} {shape:?} {mode}", walk.name()));
             if mode == SamplerMode::Rejection && !t.moves.is_empty() {
                 assert!(report.stats.rejection_steps > 0, "the compiled bound let eRJS run");
+            }
+            if mode == SamplerMode::Structured && !walk.proposal().is_empty() && !t.moves.is_empty() {
+                assert!(report.stats.structured_steps > 0, "the walk's proposal plan ran: {:?}", report.stats);
             }
         }
     }

@@ -13,8 +13,14 @@ use wayfarer::reference::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
 use wayfarer::walks as dsl;
 use wayfarer::{Bound, BoundScope, CostRatio, Ctx, SamplerMode, Starts, Walk, WalkConfig, Walker};
 
-const MODES: [SamplerMode; 5] =
-    [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir, SamplerMode::InverseTransform, SamplerMode::ReservoirPrefix];
+const MODES: [SamplerMode; 6] = [
+    SamplerMode::Adaptive,
+    SamplerMode::Rejection,
+    SamplerMode::Structured,
+    SamplerMode::Reservoir,
+    SamplerMode::InverseTransform,
+    SamplerMode::ReservoirPrefix,
+];
 
 /// Walkers per start node: enough that a 2% shift of probability between two next nodes is
 /// rejected (see `chi_square_detects_a_two_percent_bias`).
@@ -77,7 +83,11 @@ fn check<W: Walk>(source: Source, make: impl Fn(Weighting) -> W, model: impl Fn(
                     assert!(report.stats.rejection_steps > 0, "{what}: eRJS never ran");
                 }
                 if walk.static_weight() && mode == SamplerMode::Adaptive && weighted && matches!(shape, Shape::Pareto1 | Shape::Outlier) {
-                    assert!(report.stats.table_steps > 0, "{what}: the prefix table never ran: {:?}", report.stats);
+                    let tables = report.stats.table_steps + report.stats.structured_steps;
+                    assert!(tables > 0, "{what}: neither the prefix table nor the alias table ran: {:?}", report.stats);
+                }
+                if mode == SamplerMode::Structured && !walk.proposal().is_empty() && !t.moves.is_empty() {
+                    assert!(report.stats.structured_steps > 0, "{what}: the proposal plan never ran: {:?}", report.stats);
                 }
             }
         }

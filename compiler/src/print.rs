@@ -258,7 +258,11 @@ pub fn analysis(f: &Program, info: &crate::analysis::WalkInfo) -> String {
         }
     }
     branches(&mut out, "estimate Ŝ:    ", &info.estimate_scope, info.sum_estimate);
-    let roots: Vec<Handle<Expr>> = info.bound.into_iter().chain([info.sum_estimate]).collect();
+    proposal(&mut out, f, info);
+    let mut roots: Vec<Handle<Expr>> = info.bound.into_iter().chain([info.sum_estimate]).collect();
+    if let Ok(p) = &info.proposal {
+        roots.extend(p.terms.iter().map(|t| t.bound).chain(p.label));
+    }
     let used = crate::analysis::reachable(d, &roots);
     let mut legend: Vec<&str> = Vec::new();
     for h in used {
@@ -276,6 +280,52 @@ pub fn analysis(f: &Program, info: &crate::analysis::WalkInfo) -> String {
         }
     }
     out
+}
+
+/// The proposal plan: each term, the proposal that serves it and its bound `R` per branch, or
+/// why the walk proposes uniformly.
+fn proposal(out: &mut String, f: &Program, info: &crate::analysis::WalkInfo) {
+    use crate::analysis::ProposalCond;
+    let p = match &info.proposal {
+        Ok(p) => p,
+        Err(why) => {
+            let _ = writeln!(out, "proposal:      uniform ({why})");
+            return;
+        }
+    };
+    let d = &info.derived;
+    let _ = writeln!(
+        out,
+        "proposal:      structured: w(e) <= sum of R_k * s_k(e) over the edges term k selects; a trial picks a term by its mass, draws from it, accepts with w / envelope"
+    );
+    for (k, t) in p.terms.iter().enumerate() {
+        let s = t.factor.map_or("1".to_string(), |i| formula(f, p.factors[i]));
+        let (edges, how) = match (t.cond, t.factor) {
+            (ProposalCond::All, None) => ("every edge of cur", "a uniform edge"),
+            (ProposalCond::All, Some(_)) => ("every edge of cur", "an alias table of s per row (built once)"),
+            (ProposalCond::Label, None) => ("cur's edges labelled L", "a uniform edge of the (cur, L) segment"),
+            (ProposalCond::Label, Some(_)) => ("cur's edges labelled L", "an alias table of s per (node, label) segment"),
+            (ProposalCond::Back, _) => ("cur's edges back to prev", "one of the edges back, by s"),
+            (ProposalCond::PrevNeighbor, _) => {
+                ("cur's edges to neighbours of prev (has_edge(prev, dst))", "a uniform edge of prev's row, kept if cur has it")
+            }
+        };
+        let _ = writeln!(out, "    term {}: s = {s} over {edges}; proposal: {how}", k + 1);
+        let parts = crate::simplify::branch_formulas(d, &f.params, &f.state, t.bound);
+        match parts.as_slice() {
+            [(when, formula)] if when.is_empty() => {
+                let _ = writeln!(out, "        R = {formula}");
+            }
+            _ => {
+                for (when, formula) in &parts {
+                    let _ = writeln!(out, "        R when {when}: {formula}");
+                }
+            }
+        }
+    }
+    if let Some(l) = p.label {
+        let _ = writeln!(out, "    L = {}", crate::print::formula_in(&d.exprs, &f.params, &f.state, l));
+    }
 }
 
 /// What a per-node quantity in a bound means, in words (`h` is the weight's edge term).

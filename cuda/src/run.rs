@@ -358,7 +358,7 @@ pub fn run_multi_streaming(
         SamplerMode::Reservoir => 2,
         other => {
             return Err(CudaError::from(WalkError::Config(format!(
-                "sampler {other} is a CPU reference; the GPU runs adaptive, erjs or ervs"
+                "sampler {other} runs on the CPU only (structured proposals are not on the GPU yet; its and prefix-reservoir are references); the GPU runs adaptive, erjs or ervs"
             ))));
         }
     };

@@ -101,6 +101,7 @@ unsafe impl Sync for JitPrepared {}
 const STACK_DRAWS: usize = 16;
 
 type ValueFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> f32;
+type U32Fn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, u64) -> u32;
 type RoutineFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut u64, *const f64);
 type PairFn = unsafe extern "C" fn(*const JitCtx, *const JitWalker, *mut f32);
 use wayfarer_runtime::engine::{CompiledTurn, ReservoirFn, TurnFn, UpdateFn};
@@ -155,6 +156,12 @@ pub struct JitWalk {
     stop: Option<RoutineFn>,
     /// How the engine samples this walk's steps.
     engine_turns: EngineTurns,
+    /// The structured proposal plan and its compiled parts: each static factor, each term's
+    /// per-step bound, the label.
+    proposal: Vec<wayfarer_runtime::proposal::TermPlan>,
+    factors: Vec<ValueFn>,
+    term_bounds: Vec<ValueFn>,
+    term_label: Option<U32Fn>,
     /// [`Walk::fingerprint`]: a hash of the program's IR, its parameter values and weightedness.
     fingerprint: u64,
     /// Seconds Cranelift took.
@@ -254,6 +261,20 @@ impl JitWalk {
         let bound_estimate =
             c.pair_fn("wf_bound_estimate", &info.derived.exprs, &info.derived.types, bound_h, info.sum_estimate).map_err(err)?;
         let envelope = c.envelope_fn("wf_envelope").map_err(err)?;
+        // The structured proposal's static factors, per-step bounds and label.
+        let (mut factor_ids, mut term_bound_ids, mut label_id) = (Vec::new(), Vec::new(), None);
+        if let Ok(p) = &info.proposal {
+            for (i, h) in p.factors.iter().enumerate() {
+                factor_ids.push(c.value_fn(&format!("wf_factor{i}"), &program.exprs, &program.types, *h).map_err(err)?);
+            }
+            for (k, t) in p.terms.iter().enumerate() {
+                term_bound_ids
+                    .push(c.value_fn(&format!("wf_term_bound{k}"), &info.derived.exprs, &info.derived.types, t.bound).map_err(err)?);
+            }
+            if let Some(l) = p.label {
+                label_id = Some(c.u32_fn("wf_term_label", &info.derived.exprs, &info.derived.types, l).map_err(err)?);
+            }
+        }
         let shape = lower::TurnShape {
             has_bound: info.bound.is_some(),
             possible_zero: info.possible_zero,
@@ -314,6 +335,36 @@ impl JitWalk {
         let reservoir = unsafe { std::mem::transmute::<*const u8, ReservoirFn>(module.get_finalized_function(reservoir)) };
         // SAFETY: defined above with exactly this signature.
         let turn_update = turn_update.map(|id| unsafe { std::mem::transmute::<*const u8, UpdateFn>(module.get_finalized_function(id)) });
+        // SAFETY: defined above with exactly these signatures.
+        let factors: Vec<ValueFn> = factor_ids
+            .into_iter()
+            .map(|id| unsafe { std::mem::transmute::<*const u8, ValueFn>(module.get_finalized_function(id)) })
+            .collect();
+        // SAFETY: as above.
+        let term_bounds: Vec<ValueFn> = term_bound_ids
+            .into_iter()
+            .map(|id| unsafe { std::mem::transmute::<*const u8, ValueFn>(module.get_finalized_function(id)) })
+            .collect();
+        // SAFETY: as above.
+        let term_label = label_id.map(|id| unsafe { std::mem::transmute::<*const u8, U32Fn>(module.get_finalized_function(id)) });
+        let proposal = match &info.proposal {
+            Ok(p) => p
+                .terms
+                .iter()
+                .map(|t| wayfarer_runtime::proposal::TermPlan {
+                    factor: t.factor.map_or(wayfarer_runtime::proposal::StaticFactor::One, |i| {
+                        wayfarer_runtime::proposal::StaticFactor::Table(i as u8)
+                    }),
+                    cond: match t.cond {
+                        wayfarer_compiler::analysis::ProposalCond::All => wayfarer_runtime::proposal::TermCond::All,
+                        wayfarer_compiler::analysis::ProposalCond::Label => wayfarer_runtime::proposal::TermCond::Label,
+                        wayfarer_compiler::analysis::ProposalCond::Back => wayfarer_runtime::proposal::TermCond::Back,
+                        wayfarer_compiler::analysis::ProposalCond::PrevNeighbor => wayfarer_runtime::proposal::TermCond::PrevNeighbor,
+                    },
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
         use wayfarer_compiler::ir::StepField;
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(JitWalk {
@@ -350,6 +401,10 @@ impl JitWalk {
             update,
             stop,
             engine_turns: EngineTurns::Compiled,
+            proposal,
+            factors,
+            term_bounds,
+            term_label,
             fingerprint: wayfarer_runtime::hash::fnv64(&[
                 &wayfarer_compiler::print::fingerprint(program).to_le_bytes(),
                 format!("{values:?}|{weighted}").as_bytes(),
@@ -612,6 +667,24 @@ impl Walk for JitWalk {
     }
     fn static_weight(&self) -> bool {
         self.static_weight
+    }
+    fn proposal(&self) -> Vec<wayfarer_runtime::proposal::TermPlan> {
+        self.proposal.clone()
+    }
+    #[inline(always)]
+    fn term_static(&self, ctx: &Ctx, factor: usize, e: usize) -> f32 {
+        // The factor reads only the edge: any walker will do.
+        self.call_value(self.factors[factor], ctx, &Walker::new(0), e as u64)
+    }
+    #[inline(always)]
+    fn term_bounds(&self, ctx: &Ctx, w: &Walker<JitState>, out: &mut wayfarer_runtime::proposal::TermBounds) {
+        for (k, f) in self.term_bounds.iter().enumerate() {
+            out.bound[k] = self.call_value(*f, ctx, w, 0);
+        }
+        if let Some(f) = self.term_label {
+            // SAFETY: as in `call_value`.
+            out.label = self.with_jit_ctx(ctx, |jc| unsafe { f(jc, w, 0) });
+        }
     }
     #[inline(always)]
     fn step_estimates(&self, ctx: &Ctx, w: &Walker<JitState>) -> Option<wayfarer_runtime::StepEstimates> {

@@ -354,6 +354,21 @@ impl<'m> Compiler<'m> {
         })
     }
 
+    /// `fn(ctx, walker, edge) -> u32` computing `root` (a `u32` expression: a proposal's label).
+    pub(crate) fn u32_fn(&mut self, name: &str, exprs: &Arena<Expr>, types_: &[Scalar], root: Handle<Expr>) -> Result<FuncId, String> {
+        let mut sig = self.module.make_signature();
+        sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(types::I64)]);
+        sig.returns.push(AbiParam::new(types::I32));
+        self.define(name, sig, exprs, types_, |l| {
+            if l.types[root.index()] != Scalar::U32 {
+                return Err(format!("`{name}` is not a u32"));
+            }
+            let v = l.lower(root)?;
+            l.b.ins().return_(&[v]);
+            Ok(())
+        })
+    }
+
     /// `fn(ctx, walker, edge, out: *mut f32)` writing the weight's squeeze envelope `(lo, hi)`,
     /// or `None` if the weight has no expensive part to skip (or no envelope).
     pub(crate) fn envelope_fn(&mut self, name: &str) -> Result<Option<FuncId>, String> {

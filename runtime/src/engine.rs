@@ -20,7 +20,9 @@ use crate::cost::cached_model;
 pub use crate::cost::{CPU_COST_MODEL, CostModel, CostRatio, SHORT_ROW, cost_cache_key, cost_cache_path, profile_cost_model};
 use crate::error::WalkError;
 use crate::graph::{CsrGraph, NO_NODE};
+use crate::proposal::{ProposalTables, TermBounds};
 use crate::rng::{INIT_STEP, Purpose, StepRng};
+pub use crate::run::ProposalReport;
 pub use crate::run::{RunReport, SamplerMode, SamplerStats, Starts, WalkConfig, Walks};
 use crate::sampler::{self, SampleError};
 pub use crate::turn::{CompiledTurn, ReservoirFn, TurnArgs, TurnFn, UpdateFn};
@@ -39,7 +41,14 @@ struct Env<'a, W: Walk> {
     table: Option<Vec<f64>>,
     /// The walk's machine code for turns, with this run's constants.
     compiled: Option<Compiled>,
+    /// Tables for the walk's structured proposals, when it has a plan and they were built.
+    structured: Option<ProposalTables>,
 }
+
+/// Structured eRJS is chosen where its expected cost, `STRUCTURED_TRIAL_COST · R` per trial,
+/// is below plain eRJS's and eRVS's: a structured trial draws a term and an alias slot, reads
+/// the table and evaluates the envelope besides the weight.
+pub const STRUCTURED_TRIAL_COST: f64 = 1.5;
 
 /// Rows whose expected number of eRJS trials reaches this use the prefix table instead.
 pub const TABLE_TRIALS: f64 = 2.5;
@@ -234,7 +243,7 @@ impl<W: Walk> Env<'_, W> {
                     }
                     *rng = StepRng::new(self.seed, s.query, wr.step, Purpose::Sample);
                     match self.mode {
-                        SamplerMode::Adaptive | SamplerMode::Rejection => {
+                        SamplerMode::Adaptive | SamplerMode::Rejection | SamplerMode::Structured => {
                             // B and Ŝ are evaluated once per step, whichever sampler uses them;
                             // eRJS alone needs Ŝ only for the dead-end test (one load less).
                             let wants_estimate = self.mode == SamplerMode::Adaptive || walk.possible_zero();
@@ -250,6 +259,30 @@ impl<W: Walk> Env<'_, W> {
                             let bound = together.map_or_else(|| walk.bound(ctx, wr), |t| t.bound);
                             let mut estimate = together.map(|t| t.estimate);
                             let mut sum_estimate = || *estimate.get_or_insert_with(|| walk.sum_estimate(ctx, wr));
+                            if let Some(tables) = &self.structured {
+                                let mut tb = TermBounds::default();
+                                walk.term_bounds(ctx, wr, &mut tb);
+                                let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
+                                if let Some(terms) = tables.step(g, wr.cur, wr.prev, &tb, factor) {
+                                    if !(terms.total > 0.0) {
+                                        // Every weight is at most its envelope, which is 0 here.
+                                        return Ok(Turn::DeadEnd);
+                                    }
+                                    let use_it = self.mode == SamplerMode::Structured || {
+                                        let s_hat = sum_estimate().max(f32::MIN_POSITIVE) as f64;
+                                        let r = self.cost.ratio_for(d);
+                                        let structured = STRUCTURED_TRIAL_COST * r * terms.total / s_hat;
+                                        let plain = match bound {
+                                            Bound::Max(b) if b.is_finite() => r * d as f64 * b as f64 / s_hat,
+                                            _ => f64::INFINITY,
+                                        };
+                                        structured <= plain && structured <= d as f64 + self.cost.fixed
+                                    };
+                                    if use_it {
+                                        break 'pick self.structured_step(tables, &terms, d, base, wr, rng, st)?;
+                                    }
+                                }
+                            }
                             if let Some(table) = &self.table {
                                 let trials = match bound {
                                     Bound::Max(b) => d as f64 * b as f64 / sum_estimate().max(f32::MIN_POSITIVE) as f64,
@@ -262,7 +295,7 @@ impl<W: Walk> Env<'_, W> {
                             }
                             let rejection_bound = match bound {
                                 Bound::Max(b) if b > 0.0 && b.is_finite() => {
-                                    let use_it = self.mode == SamplerMode::Rejection || !self.cost.prefers_reservoir(d, b, sum_estimate());
+                                    let use_it = self.mode != SamplerMode::Adaptive || !self.cost.prefers_reservoir(d, b, sum_estimate());
                                     use_it.then_some(b)
                                 }
                                 // Every weight is <= 0, i.e. 0: nothing can be taken.
@@ -324,6 +357,47 @@ impl<W: Walk> Env<'_, W> {
         w.last_edge = e as u64;
         w.step += 1;
         Ok(Turn::Moved)
+    }
+
+    /// One step by structured eRJS: trials from the step's mixture of terms, each accepted
+    /// with probability `w(e) / E(e)`, until one is accepted or the trial cap is reached
+    /// (then eRVS finishes the step, exactly, as after plain eRJS). Returns the row offset.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn structured_step(
+        &self,
+        tables: &ProposalTables,
+        terms: &crate::proposal::StepTerms,
+        d: usize,
+        base: usize,
+        w: &Walker<W::State>,
+        rng: &mut StepRng,
+        st: &mut SamplerStats,
+    ) -> Result<Option<usize>, WalkError> {
+        let (walk, ctx, g) = (self.walk, &self.ctx, self.ctx.graph);
+        let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
+        let cap = self.cost.trial_cap(d);
+        for trial in 1..=cap {
+            let Some(e) = tables.propose(g, w.cur, terms, rng, factor) else { continue };
+            let env = tables.envelope(g, w.cur, w.prev, terms, e, factor);
+            let x = walk.weight(ctx, w, e);
+            let i = e - base;
+            if !(x >= 0.0) || x == f32::INFINITY {
+                return Err(to_walk_error(walk.name(), ctx, w, base, f32::NAN, SampleError::BadWeight { index: i, weight: x }));
+            }
+            if x as f64 > env {
+                return Err(to_walk_error(walk.name(), ctx, w, base, env as f32, SampleError::BoundViolated { index: i, weight: x }));
+            }
+            if rng.uniform() * env < x as f64 {
+                st.structured_steps += 1;
+                st.structured_trials += trial as u64;
+                return Ok(Some(i));
+            }
+        }
+        st.structured_trials += cap as u64;
+        st.structured_fallbacks += 1;
+        let weight = |i: usize| walk.weight(ctx, w, base + i);
+        self.reservoir(d, base, w, rng, weight).map_err(|e| to_walk_error(walk.name(), ctx, w, base, f32::NAN, e))
     }
 
     /// The end of a step: the move along the row's `picked` edge, or a dead end (as at the
@@ -647,14 +721,32 @@ pub fn run_streaming<W: Walk>(
     cost.validate()?;
     let profile_seconds = t1.elapsed().as_secs_f64();
 
-    let t3 = Instant::now();
-    let table = if cfg.sampler == SamplerMode::Adaptive && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES {
-        Some(build_table(walk, &ctx)?)
+    // A walk's compiled turns run the adaptive rule themselves, without structured proposals
+    // (`--sampler structured` runs them through the engine's own turns).
+    let turn = walk.compiled_turn(&ctx);
+    let turns_run = turn.is_some() && matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection);
+    let (structured, proposal) = if turns_run {
+        let plan = !walk.proposal().is_empty();
+        (
+            None,
+            if plan {
+                ProposalReport::Skipped("compiled turns propose uniformly: use --sampler structured".into())
+            } else {
+                ProposalReport::None
+            },
+        )
     } else {
-        None
+        proposal_tables(walk, &ctx, cfg.sampler)?
     };
+    let t3 = Instant::now();
+    let table =
+        if cfg.sampler == SamplerMode::Adaptive && structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES {
+            Some(build_table(walk, &ctx)?)
+        } else {
+            None
+        };
     let precompute_seconds = precompute_seconds + t3.elapsed().as_secs_f64();
-    let compiled = walk.compiled_turn(&ctx).map(|c| {
+    let compiled = turn.map(|c| {
         Compiled {
             // The reference samplers' turns are the engine's own.
             turns: matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection).then_some((c.start, c.trial)),
@@ -673,7 +765,7 @@ pub fn run_streaming<W: Walk>(
         }
     });
     let compiled_turns = compiled.as_ref().is_some_and(|c| c.turns.is_some());
-    let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled };
+    let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled, structured };
     let batch = batch_walkers(walkers, stride, batch_bytes)?;
     let chunk = 512usize;
     let (mut walk_seconds, mut steps) = (0.0, 0u64);
@@ -726,6 +818,50 @@ pub fn run_streaming<W: Walk>(
         threads: rayon::current_num_threads(),
         sampler: cfg.sampler,
         compiled_turns,
+        proposal,
     };
     Ok(report)
+}
+
+/// The tables of the walk's structured proposal plan, when it has one, the policy uses it and
+/// they fit the memory budget (a quarter of the memory available, or
+/// `WAYFARER_TABLE_BUDGET` bytes); otherwise why not.
+fn proposal_tables<W: Walk>(walk: &W, ctx: &Ctx, mode: SamplerMode) -> Result<(Option<ProposalTables>, ProposalReport), WalkError> {
+    let terms = walk.proposal();
+    if terms.is_empty() || !matches!(mode, SamplerMode::Adaptive | SamplerMode::Structured) {
+        return Ok((None, ProposalReport::None));
+    }
+    let g = ctx.graph;
+    let budget = match std::env::var("WAYFARER_TABLE_BUDGET") {
+        Ok(v) => {
+            v.trim().parse::<u64>().map_err(|_| WalkError::param("WAYFARER_TABLE_BUDGET", format!("`{v}` is not a number of bytes")))?
+        }
+        Err(_) => crate::memory::available_bytes().unwrap_or(u64::MAX) / 4,
+    };
+    let skipped = |why: String| Ok((None, ProposalReport::Skipped(why)));
+    match ProposalTables::bytes_needed(g, &terms) {
+        Err(why) => return skipped(why.to_string()),
+        Ok(need) if need > budget => return skipped(crate::proposal::NoTables::OverBudget { need, budget }.to_string()),
+        Ok(_) => {}
+    }
+    let t = Instant::now();
+    let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
+    match ProposalTables::build(g, &terms, &factor) {
+        Err((_, e, x)) => {
+            let src = g.offsets().partition_point(|&o| o as usize <= e).saturating_sub(1) as u32;
+            let map = g.id_map();
+            Err(WalkError::BadWeight {
+                walk: walk.name().into(),
+                weight: x,
+                src: map.original(src),
+                dst: map.original(g.targets()[e]),
+                step: 0,
+            })
+        }
+        Ok(Err(why)) => skipped(why.to_string()),
+        Ok(Ok(tables)) => {
+            let report = ProposalReport::Built { bytes: tables.bytes, seconds: t.elapsed().as_secs_f64() };
+            Ok((Some(tables), report))
+        }
+    }
 }

@@ -26,6 +26,7 @@ pub mod graph;
 pub mod memory;
 pub mod npy;
 pub mod output;
+pub mod proposal;
 pub mod rng;
 pub mod run;
 pub mod sample;

@@ -20,6 +20,10 @@ pub enum SamplerMode {
     Rejection,
     /// eRVS on every step.
     Reservoir,
+    /// Structured eRJS (proposals from the walk's terms, [`crate::proposal`]) on every step
+    /// where the walk has a plan and its tables were built; plain eRJS otherwise (eRVS without
+    /// a bound, and to finish a step whose trials ran out).
+    Structured,
     /// Reference: inverse transform over a prefix sum.
     InverseTransform,
     /// Reference: FlowWalker-style reservoir with one random number per edge.
@@ -33,9 +37,10 @@ impl std::str::FromStr for SamplerMode {
             "adaptive" => SamplerMode::Adaptive,
             "erjs" | "rejection" => SamplerMode::Rejection,
             "ervs" | "reservoir" => SamplerMode::Reservoir,
+            "structured" => SamplerMode::Structured,
             "its" | "inverse-transform" => SamplerMode::InverseTransform,
             "prefix-reservoir" | "flowwalker" => SamplerMode::ReservoirPrefix,
-            _ => return Err(format!("unknown sampler `{s}`: use adaptive, erjs, ervs, its or prefix-reservoir")),
+            _ => return Err(format!("unknown sampler `{s}`: use adaptive, erjs, structured, ervs, its or prefix-reservoir")),
         })
     }
 }
@@ -46,6 +51,7 @@ impl std::fmt::Display for SamplerMode {
             SamplerMode::Adaptive => "adaptive",
             SamplerMode::Rejection => "erjs",
             SamplerMode::Reservoir => "ervs",
+            SamplerMode::Structured => "structured",
             SamplerMode::InverseTransform => "its",
             SamplerMode::ReservoirPrefix => "prefix-reservoir",
         })
@@ -250,6 +256,12 @@ pub struct SamplerStats {
     pub dead_ends: u64,
     /// Walks ended by the program's stop rule.
     pub stopped: u64,
+    /// Steps finished by structured eRJS ([`crate::proposal`]).
+    pub structured_steps: u64,
+    /// Structured eRJS trials (accepted or not).
+    pub structured_trials: u64,
+    /// Steps where structured eRJS ran out of trials and eRVS finished the step.
+    pub structured_fallbacks: u64,
 }
 
 impl SamplerStats {
@@ -262,11 +274,20 @@ impl SamplerStats {
         self.table_steps += o.table_steps;
         self.dead_ends += o.dead_ends;
         self.stopped += o.stopped;
+        self.structured_steps += o.structured_steps;
+        self.structured_trials += o.structured_trials;
+        self.structured_fallbacks += o.structured_fallbacks;
     }
 
     /// "eRJS 63.2% / eRVS 36.8%"-style summary of sampled steps.
     pub fn mix(&self) -> String {
-        let total = (self.rejection_steps + self.rejection_fallbacks + self.reservoir_steps + self.reference_steps + self.table_steps)
+        let total = (self.rejection_steps
+            + self.rejection_fallbacks
+            + self.reservoir_steps
+            + self.reference_steps
+            + self.table_steps
+            + self.structured_steps
+            + self.structured_fallbacks)
             .max(1) as f64;
         let pct = |x: u64| 100.0 * x as f64 / total;
         if self.reference_steps > 0 {
@@ -278,6 +299,16 @@ impl SamplerStats {
         }
         if self.table_steps > 0 {
             s += &format!(" / prefix table {:.1}%", pct(self.table_steps));
+        }
+        if self.structured_steps + self.structured_fallbacks > 0 {
+            s += &format!(
+                " / structured {:.1}% ({:.2} trials/step)",
+                pct(self.structured_steps),
+                self.structured_trials as f64 / (self.structured_steps + self.structured_fallbacks).max(1) as f64
+            );
+            if self.structured_fallbacks > 0 {
+                s += &format!(" / structured->eRVS {:.2}%", pct(self.structured_fallbacks));
+            }
         }
         s
     }
@@ -311,6 +342,25 @@ pub struct RunReport {
     pub sampler: SamplerMode,
     /// Whether the walk's compiled turns ([`CompiledTurn`](crate::turn::CompiledTurn)) sampled its steps.
     pub compiled_turns: bool,
+    /// The structured proposals' tables: what was built, or why none were.
+    pub proposal: ProposalReport,
+}
+
+/// What a run did about the walk's structured proposal plan ([`crate::proposal`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum ProposalReport {
+    /// The walk has no plan (or the sampler policy does not use one).
+    #[default]
+    None,
+    /// Tables built: their bytes and seconds.
+    Built {
+        /// Bytes held.
+        bytes: u64,
+        /// Seconds to build them.
+        seconds: f64,
+    },
+    /// The walk has a plan but no tables were built, and why.
+    Skipped(String),
 }
 
 impl RunReport {
@@ -339,7 +389,13 @@ impl RunReport {
                 s => s.to_string(),
             },
             self.stats.dead_ends,
-        )
+        ) + &match &self.proposal {
+            ProposalReport::None => String::new(),
+            ProposalReport::Built { bytes, seconds } => {
+                format!(", proposal tables {:.1} MiB in {:.3} s", *bytes as f64 / (1u64 << 20) as f64, seconds)
+            }
+            ProposalReport::Skipped(why) => format!(", no proposal tables ({why})"),
+        }
     }
 }
 

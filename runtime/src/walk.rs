@@ -482,6 +482,22 @@ pub trait Walk: Sync {
         false
     }
 
+    /// The walk's weight as a sum of structured terms, if the compiler found one (see
+    /// [`crate::proposal`]): the engine then builds tables for their static factors and may
+    /// propose from the terms instead of uniformly. Empty: no plan.
+    fn proposal(&self) -> Vec<crate::proposal::TermPlan> {
+        Vec::new()
+    }
+
+    /// Static factor `factor` of the plan at edge `e`: depends only on the edge.
+    fn term_static(&self, _ctx: &Ctx, _factor: usize, _e: usize) -> f32 {
+        1.0
+    }
+
+    /// The plan's per-step bounds `R_k` and label for `walker` (every weight of the step is
+    /// at most the envelope they give).
+    fn term_bounds(&self, _ctx: &Ctx, _walker: &Walker<Self::State>, _out: &mut crate::proposal::TermBounds) {}
+
     /// An exact, cheap dead-end test if the walk has one: `Some(true)` if every weight of this
     /// step is 0. `None` means "unknown": the samplers find out themselves.
     fn dead_end(&self, _ctx: &Ctx, _walker: &Walker<Self::State>) -> Option<bool> {

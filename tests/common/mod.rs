@@ -99,11 +99,28 @@ pub fn build(edges: &[RawEdge]) -> CsrGraph {
 /// Which transition rule the exact model applies.
 #[derive(Clone, Debug)]
 pub enum Model {
-    DeepWalk { weighted: bool },
-    Node2vec { a: f32, b: f32, weighted: bool },
-    MetaPath { schema: Vec<u32>, weighted: bool },
-    Ppr2 { gamma: f32, weighted: bool },
+    DeepWalk {
+        weighted: bool,
+    },
+    Node2vec {
+        a: f32,
+        b: f32,
+        weighted: bool,
+    },
+    MetaPath {
+        schema: Vec<u32>,
+        weighted: bool,
+    },
+    Ppr2 {
+        gamma: f32,
+        weighted: bool,
+    },
+    /// Any rule: the weight of edge `e` from `cur` at `step` after `prev`, given every edge.
+    Custom(CustomWeight),
 }
+
+/// A test's own weight rule: `(step, prev, edge, all edges) -> weight`.
+pub type CustomWeight = fn(u32, Option<u32>, &RawEdge, &[RawEdge]) -> f64;
 
 /// Exact next-node probabilities from state (step, prev, cur), computed from the raw edge
 /// list by brute force. Returns an empty map for a dead end.
@@ -131,6 +148,7 @@ pub fn exact(model: &Model, edges: &[RawEdge], step: u32, prev: Option<u32>, cur
                     0.0
                 }
             }
+            Model::Custom(rule) => rule(step, prev, e, edges),
             Model::Ppr2 { gamma, weighted } => {
                 let hv = h(e, *weighted);
                 match prev {

@@ -318,6 +318,7 @@ pub fn emit(
         (Some(_), Scope::PerStep) => quote!(#rt::BoundScope::PerStep),
     };
     let estimate = d.e(info.sum_estimate);
+    let proposal = proposal_methods(info, &we, &d, rt, &st);
     let crate::analysis::Requirements { weight_stats, label_stats, neighbor_degree } = crate::analysis::requirements(info);
     let possible_zero = info.possible_zero;
     let static_weight = f.static_weight();
@@ -401,12 +402,67 @@ pub fn emit(
             fn static_weight(&self) -> bool { #static_weight }
             #envelope
             #dead_end
+            #proposal
             #routines
             #check
             #source_fn
         }
 
         #conversions
+    }
+}
+
+/// `Walk::proposal`, `term_static` and `term_bounds` for a walk with a proposal plan.
+fn proposal_methods(info: &WalkInfo, we: &Emitter, d: &Emitter, rt: &TokenStream, st: &TokenStream) -> TokenStream {
+    let Ok(p) = &info.proposal else { return quote!() };
+    let terms = p.terms.iter().map(|t| {
+        let factor = match t.factor {
+            None => quote!(#rt::proposal::StaticFactor::One),
+            Some(i) => {
+                let i = i as u8;
+                quote!(#rt::proposal::StaticFactor::Table(#i))
+            }
+        };
+        let cond = match t.cond {
+            crate::analysis::ProposalCond::All => quote!(#rt::proposal::TermCond::All),
+            crate::analysis::ProposalCond::Label => quote!(#rt::proposal::TermCond::Label),
+            crate::analysis::ProposalCond::Back => quote!(#rt::proposal::TermCond::Back),
+            crate::analysis::ProposalCond::PrevNeighbor => quote!(#rt::proposal::TermCond::PrevNeighbor),
+        };
+        quote!(#rt::proposal::TermPlan { factor: #factor, cond: #cond })
+    });
+    let arms = p.factors.iter().enumerate().map(|(i, h)| {
+        let v = we.e(*h);
+        quote!(#i => #v,)
+    });
+    let bounds = p.terms.iter().enumerate().map(|(k, t)| {
+        let b = d.e(t.bound);
+        quote!(__out.bound[#k] = #b;)
+    });
+    let label = p.label.map(|l| {
+        let l = d.e(l);
+        quote!(__out.label = (#l) as u32;)
+    });
+    quote! {
+        fn proposal(&self) -> Vec<#rt::proposal::TermPlan> {
+            vec![#(#terms),*]
+        }
+        #[inline(always)]
+        fn term_static(&self, __ctx: &#rt::Ctx, __factor: usize, __e: usize) -> f32 {
+            let __g = __ctx.graph;
+            let _ = (__g, __e);
+            match __factor {
+                #(#arms)*
+                _ => 1.0f32,
+            }
+        }
+        #[inline(always)]
+        fn term_bounds(&self, __ctx: &#rt::Ctx, __w: &#rt::Walker<#st>, __out: &mut #rt::proposal::TermBounds) {
+            let __g = __ctx.graph;
+            let _ = (__g, __w);
+            #(#bounds)*
+            #label
+        }
     }
 }
 

@@ -24,6 +24,9 @@ use crate::ir::*;
 use std::collections::HashMap;
 pub use wayfarer_core::Requirements;
 
+mod proposal;
+pub use proposal::{Proposal, ProposalCond, ProposalTerm};
+
 /// When a derived expression must be recomputed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -57,6 +60,9 @@ pub struct WalkInfo {
     pub fallback: Option<String>,
     /// Guarded paths of the weight.
     pub paths: usize,
+    /// The weight as a sum of structured terms for the samplers to propose from, or why it
+    /// has none (see [`Proposal`]).
+    pub proposal: Result<Proposal, String>,
 }
 
 /// Paths beyond which guards are ignored (selects are then bounded as plain intervals).
@@ -85,6 +91,8 @@ struct Path {
     walker_guards: Vec<(Handle<Expr>, bool)>,
     selector: Selector,
     unknown: u32,
+    /// The edge guards other than the selector's (`has_edge(prev, dst)`, …).
+    edge_guards: Vec<(Handle<Expr>, bool)>,
     value: Handle<Expr>,
 }
 
@@ -173,16 +181,24 @@ pub fn analyze(f: &Program) -> WalkInfo {
             Err(_) => with_exact,
         });
     }
+    let mut plan = proposal::plan(&mut a, &paths);
     // Before anything reads them (the arrays, the backends, `explain`): the running max and
     // sum above leave dead branches and zero terms behind.
-    let roots: Vec<Handle<Expr>> = bound.into_iter().chain([estimate]).collect();
+    let mut roots: Vec<Handle<Expr>> = bound.into_iter().chain([estimate]).collect();
+    let fixed = roots.len();
+    if let Ok(p) = &plan {
+        roots.extend(p.roots());
+    }
     let (derived, roots) = crate::simplify::simplify(&a.d, &roots);
     a.d = derived;
-    let (bound, estimate) = match (bound, roots.as_slice()) {
+    let (bound, estimate) = match (bound, &roots[..fixed]) {
         (Some(_), [b, e]) => (Some(*b), *e),
         (_, [e]) => (None, *e),
         _ => unreachable!("one root per expression"),
     };
+    if let Ok(p) = &mut plan {
+        p.set_roots(&roots[fixed..]);
+    }
     let mut queries = Vec::new();
     for h in reachable(&a.d, &roots) {
         if let Expr::Node(q) = a.d.exprs.get(h)
@@ -211,6 +227,7 @@ pub fn analyze(f: &Program) -> WalkInfo {
         fallback,
         paths: paths.len(),
         derived: a.d,
+        proposal: plan,
     }
 }
 
@@ -256,7 +273,7 @@ impl Analyzer<'_> {
     }
 
     fn classify(&mut self, guards: Vec<(Handle<Expr>, bool)>, value: Handle<Expr>) -> Path {
-        let mut p = Path { walker_guards: Vec::new(), selector: Selector::All, unknown: 0, value };
+        let mut p = Path { walker_guards: Vec::new(), selector: Selector::All, unknown: 0, edge_guards: Vec::new(), value };
         for (g, pol) in guards {
             if !self.is_edge(g) {
                 p.walker_guards.push((g, pol));
@@ -284,7 +301,10 @@ impl Analyzer<'_> {
                 // them: keep the most specific for B (sound), which also serves Ŝ best.
                 Some(s) if rank(s) > rank(p.selector) => p.selector = s,
                 Some(_) => {}
-                None => p.unknown += 1,
+                None => {
+                    p.unknown += 1;
+                    p.edge_guards.push((g, pol));
+                }
             }
         }
         p
@@ -656,7 +676,10 @@ impl Analyzer<'_> {
 /// The per-node arrays the runtime must precompute for `B` and `Ŝ` (what every backend
 /// uploads or computes before the walk).
 pub fn requirements(info: &WalkInfo) -> Requirements {
-    let roots: Vec<Handle<Expr>> = info.bound.into_iter().chain([info.sum_estimate]).collect();
+    let mut roots: Vec<Handle<Expr>> = info.bound.into_iter().chain([info.sum_estimate]).collect();
+    if let Ok(p) = &info.proposal {
+        roots.extend(p.roots());
+    }
     let queries: Vec<NodeQuery> = reachable(&info.derived, &roots)
         .into_iter()
         .filter_map(|h| match info.derived.exprs.get(h) {

@@ -1,0 +1,629 @@
+//! Structured proposals: rejection sampling whose proposal follows the weight's structure.
+//!
+//! The compiler writes a walk's weight as a sum of terms `w(e) ≤ Σ_k R_k · s_k(e) · [c_k(e)]`
+//! ([`TermPlan`]): `s_k` a static factor that depends only on the edge (1, the edge's weight,
+//! the target's degree, …), `R_k` a bound on the rest that the walk computes per step
+//! ([`Walk::term_bounds`]), and `c_k` a condition the engine can enumerate: every edge of the
+//! row, the edges with label `L`, the edges back to `prev`, or the edges to neighbours of
+//! `prev` ([`TermCond`]). That right-hand side is the *envelope* `E(e)`. A trial picks term `k`
+//! with probability `M_k / M` (`M_k = R_k · Σ_{c_k} s_k`, `M = Σ M_k`), draws an edge from term
+//! `k`'s proposal (an alias table of `s_k` over the row or the label's segment, the edges back,
+//! or a uniform edge of `prev`'s row looked up in `cur`'s), and accepts it with probability
+//! `w(e) / E(e)`. Each edge is then proposed with probability `E(e) / M`, so accepted edges
+//! follow `w` exactly; the expected number of trials is `M / Σ w`. For Node2Vec over an alias
+//! table of `h` that is at most `max / min` of its three factors whatever the weights; for
+//! second-order PageRank at most `1 / (1 − γ)` on simple graphs.
+//!
+//! Exactness rests on `E(e) ≥ w(e)`. The compiler derives the `R_k` with the same interval
+//! arithmetic as eRJS's bound, but `E` multiplies where the weight divides, so the engine
+//! widens `E` by a factor `1 + 2^-16` (far more than the rounding of any weight expression)
+//! and stops the run with an error if a weight still exceeds it: never a biased walk.
+//! Multi-edges are exact too: the proposal through `prev`'s row lands on edge `e` with
+//! probability `c_prev(x) / (d_prev · m_cur(x))` (`x = dst(e)`, `c` and `m` the counts of `x` in
+//! the two rows), and its envelope is `R_k · K · c_prev(x) / m_cur(x)` with `K` the graph's
+//! largest multiplicity, which is at least `R_k` wherever the condition holds.
+
+use crate::graph::CsrGraph;
+use crate::rng::StepRng;
+use rayon::prelude::*;
+
+/// The most terms a walk's plan may have.
+pub const MAX_TERMS: usize = 4;
+
+/// The static factor of a term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StaticFactor {
+    /// 1: the proposal is uniform over the term's edges.
+    One,
+    /// The walk's static factor number `i` ([`crate::Walk::term_static`]): an alias table.
+    Table(u8),
+}
+
+/// Which edges of `cur`'s row a term concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TermCond {
+    /// Every edge.
+    All,
+    /// The edges labelled [`TermBounds::label`] (a per-(node, label) segment).
+    Label,
+    /// The edges back to `prev`.
+    Back,
+    /// The edges whose destination is a neighbour of `prev` (`has_edge(prev, dst)`): proposed
+    /// through `prev`'s row. Its static factor is always [`StaticFactor::One`].
+    PrevNeighbor,
+}
+
+/// One term of a walk's proposal plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TermPlan {
+    /// The term's static factor.
+    pub factor: StaticFactor,
+    /// The edges it concerns.
+    pub cond: TermCond,
+}
+
+/// What a walk computes per step for its plan ([`crate::Walk::term_bounds`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TermBounds {
+    /// `R_k`: term `k`'s non-static part is at most this on the edges it concerns.
+    pub bound: [f32; MAX_TERMS],
+    /// The label of the [`TermCond::Label`] terms this step.
+    pub label: u32,
+}
+
+/// Vose's alias tables over consecutive segments of one edge order: draw a segment's slot
+/// with one bounded integer and one uniform.
+struct AliasTable {
+    /// Probability of keeping the slot drawn.
+    prob: Vec<f64>,
+    /// The slot taken otherwise (relative to the segment's start).
+    alias: Vec<u32>,
+}
+
+/// A static factor's values along a segment, as an alias table plus each segment's sum.
+fn build_alias(values: &[f64], prob: &mut [f64], alias: &mut [u32], small: &mut Vec<u32>, large: &mut Vec<u32>) -> f64 {
+    let d = values.len();
+    let total: f64 = values.iter().sum();
+    small.clear();
+    large.clear();
+    if d == 0 {
+        return 0.0;
+    }
+    if !(total > 0.0) {
+        // Never proposed from (its mass is 0); any valid table will do.
+        prob.fill(1.0);
+        for (i, a) in alias.iter_mut().enumerate() {
+            *a = i as u32;
+        }
+        return total;
+    }
+    let scale = d as f64 / total;
+    for (i, &v) in values.iter().enumerate() {
+        prob[i] = v * scale;
+        alias[i] = i as u32;
+        if prob[i] < 1.0 { small.push(i as u32) } else { large.push(i as u32) }
+    }
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        alias[s as usize] = l;
+        prob[l as usize] -= 1.0 - prob[s as usize];
+        if prob[l as usize] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
+    }
+    // What is left is 1 up to rounding.
+    for &i in small.iter().chain(large.iter()) {
+        prob[i as usize] = 1.0;
+    }
+    total
+}
+
+/// Per-(node, label) segments of every row: the row's edge offsets ordered by label (stable,
+/// so by destination within a label); rows themselves stay sorted by destination.
+struct LabelSegments {
+    k: u32,
+    /// Edge offsets within their row, in label order, at the row's position.
+    order: Vec<u32>,
+    /// `starts[v * (k + 1) + l]`: where label `l`'s segment of row `v` starts in `order`,
+    /// relative to the row's start.
+    starts: Vec<u32>,
+}
+
+/// A static factor's alias table over rows (or segments) plus the sums it samples from.
+struct FactorTable {
+    alias: AliasTable,
+    /// Sum of the factor per row (`All`) or per (row, label) segment (`Label`).
+    sums: Vec<f64>,
+}
+
+/// Everything a run's structured proposals read, built once.
+pub struct ProposalTables {
+    terms: Vec<TermPlan>,
+    /// Per static factor: its table over rows in row order.
+    rows: Vec<Option<FactorTable>>,
+    /// Per static factor: its table over label segments.
+    segments: Vec<Option<FactorTable>>,
+    labels: Option<LabelSegments>,
+    /// The largest number of parallel edges between two nodes.
+    multiplicity: u32,
+    /// Bytes held.
+    pub bytes: u64,
+}
+
+/// Why no tables were built for a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NoTables {
+    /// The graph or the plan cannot use them (reason).
+    Unsupported(String),
+    /// They would take more memory than allowed.
+    OverBudget {
+        /// Bytes they would take.
+        need: u64,
+        /// The budget.
+        budget: u64,
+    },
+}
+
+impl std::fmt::Display for NoTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoTables::Unsupported(why) => f.write_str(why),
+            NoTables::OverBudget { need, budget } => {
+                write!(f, "its tables would take {} MiB, over the budget of {} MiB", need >> 20, budget >> 20)
+            }
+        }
+    }
+}
+
+/// Label counts above which no segments are built (`(k + 1)` offsets per node).
+pub const MAX_SEGMENT_LABELS: u32 = 256;
+
+impl ProposalTables {
+    /// The bytes [`ProposalTables::build`] would hold for `terms` on `g`.
+    pub fn bytes_needed(g: &CsrGraph, terms: &[TermPlan]) -> Result<u64, NoTables> {
+        let (n, m) = (g.num_nodes() as u64, g.num_edges());
+        let mut bytes = 0u64;
+        let needs_labels = terms.iter().any(|t| t.cond == TermCond::Label);
+        if needs_labels {
+            let k = g.num_labels() as u64;
+            if g.labels().is_none() {
+                return Err(NoTables::Unsupported("the graph has no edge labels".into()));
+            }
+            if k > MAX_SEGMENT_LABELS as u64 {
+                return Err(NoTables::Unsupported(format!(
+                    "the graph has {k} labels; label segments are built for at most {MAX_SEGMENT_LABELS}"
+                )));
+            }
+            bytes += 4 * m + 4 * n * (k + 1);
+        }
+        if g.offsets().windows(2).any(|w| w[1] - w[0] > u32::MAX as u64) {
+            return Err(NoTables::Unsupported("a row has 2^32 edges or more".into()));
+        }
+        let mut seen = Vec::new();
+        for t in terms {
+            if let StaticFactor::Table(i) = t.factor
+                && matches!(t.cond, TermCond::All | TermCond::Label)
+            {
+                let label = t.cond == TermCond::Label;
+                if seen.contains(&(i, label)) {
+                    continue;
+                }
+                seen.push((i, label));
+                let sums = if label { n * (g.num_labels() as u64) } else { n };
+                bytes += 12 * m + 8 * sums;
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// Builds the tables for `terms` on `g`, reading static factor `i` of edge `e` as
+    /// `factor(i, e)` (every value checked: finite and `>= 0`, else `Err((i, e, value))`).
+    /// The caller checked the memory ([`ProposalTables::bytes_needed`]).
+    pub fn build(
+        g: &CsrGraph,
+        terms: &[TermPlan],
+        factor: &(dyn Fn(usize, usize) -> f32 + Sync),
+    ) -> Result<Result<Self, NoTables>, (usize, usize, f32)> {
+        let bytes = match Self::bytes_needed(g, terms) {
+            Ok(b) => b,
+            Err(e) => return Ok(Err(e)),
+        };
+        let n = g.num_nodes();
+        let labels = terms.iter().any(|t| t.cond == TermCond::Label).then(|| label_segments(g));
+        let factors = terms
+            .iter()
+            .filter_map(|t| match t.factor {
+                StaticFactor::Table(i) => Some(i as usize + 1),
+                StaticFactor::One => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let mut rows: Vec<Option<FactorTable>> = (0..factors).map(|_| None).collect();
+        let mut segments: Vec<Option<FactorTable>> = (0..factors).map(|_| None).collect();
+        for t in terms {
+            let StaticFactor::Table(i) = t.factor else { continue };
+            let i = i as usize;
+            match (t.cond, &labels) {
+                (TermCond::Label, Some(seg)) if segments[i].is_none() => {
+                    segments[i] = Some(factor_table(g, Some(seg), &|e| factor(i, e)).map_err(|(e, x)| (i, e, x))?);
+                }
+                (TermCond::All, _) if rows[i].is_none() => {
+                    rows[i] = Some(factor_table(g, None, &|e| factor(i, e)).map_err(|(e, x)| (i, e, x))?);
+                }
+                _ => {}
+            }
+        }
+        let multiplicity = if terms.iter().any(|t| t.cond == TermCond::PrevNeighbor) { max_multiplicity(g) } else { 1 };
+        let _ = n;
+        Ok(Ok(ProposalTables { terms: terms.to_vec(), rows, segments, labels, multiplicity, bytes }))
+    }
+
+    /// The plan's terms.
+    pub fn terms(&self) -> &[TermPlan] {
+        &self.terms
+    }
+
+    /// The step's masses `M_k` for walker `(cur, prev)` with bounds `b`, or `None` if a bound
+    /// is not a finite number `>= 0` (the step then takes another sampler).
+    #[inline]
+    pub fn step(&self, g: &CsrGraph, cur: u32, prev: u32, b: &TermBounds, factor: impl Fn(usize, usize) -> f32) -> Option<StepTerms> {
+        let mut s = StepTerms { mass: [0.0; MAX_TERMS], total: 0.0, bounds: *b, back: (0, 0), prev_row: (0, 0) };
+        let row = g.row(cur);
+        let n = g.num_nodes();
+        for (k, t) in self.terms.iter().enumerate() {
+            let r = b.bound[k];
+            if !(r >= 0.0 && r.is_finite()) {
+                return None;
+            }
+            if r == 0.0 {
+                continue;
+            }
+            let sum = match t.cond {
+                TermCond::All => match t.factor {
+                    StaticFactor::One => row.len() as f64,
+                    StaticFactor::Table(i) => self.rows[i as usize].as_ref()?.sums[cur as usize],
+                },
+                TermCond::Label => {
+                    let seg = self.labels.as_ref()?;
+                    if b.label >= seg.k {
+                        0.0
+                    } else {
+                        match t.factor {
+                            StaticFactor::One => {
+                                let at = cur as usize * (seg.k as usize + 1) + b.label as usize;
+                                (seg.starts[at + 1] - seg.starts[at]) as f64
+                            }
+                            StaticFactor::Table(i) => {
+                                self.segments[i as usize].as_ref()?.sums[cur as usize * seg.k as usize + b.label as usize]
+                            }
+                        }
+                    }
+                }
+                TermCond::Back => {
+                    if (prev as usize) >= n {
+                        0.0
+                    } else {
+                        if s.back == (0, 0) {
+                            s.back = equal_range(g.targets(), row.clone(), prev);
+                        }
+                        match t.factor {
+                            StaticFactor::One => (s.back.1 - s.back.0) as f64,
+                            // There are few edges back: their factors are summed here.
+                            StaticFactor::Table(i) => (s.back.0..s.back.1).map(|e| factor(i as usize, e) as f64).sum(),
+                        }
+                    }
+                }
+                TermCond::PrevNeighbor => {
+                    if (prev as usize) >= n {
+                        0.0
+                    } else {
+                        let pr = g.row(prev);
+                        s.prev_row = (pr.start, pr.end);
+                        self.multiplicity as f64 * pr.len() as f64
+                    }
+                }
+            };
+            s.mass[k] = r as f64 * sum;
+            s.total += s.mass[k];
+        }
+        Some(s)
+    }
+
+    /// One trial's candidate edge (an index into the graph's edge arrays) from the step's
+    /// mixture, or `None` when the proposal left `cur`'s row (a neighbour of `prev` that is not
+    /// one of `cur`'s: weight 0 there, so the trial is rejected).
+    #[inline]
+    pub fn propose(&self, g: &CsrGraph, cur: u32, s: &StepTerms, rng: &mut StepRng, factor: impl Fn(usize, usize) -> f32) -> Option<usize> {
+        #[cfg(feature = "testing")]
+        if BROKEN_EQUAL_TERMS.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut s = *s;
+            let live = s.mass.iter().filter(|m| **m > 0.0).count() as f64;
+            for m in s.mass.iter_mut().filter(|m| **m > 0.0) {
+                *m = 1.0 / live;
+            }
+            s.total = 1.0;
+            return self.propose_from(g, cur, &s, rng, factor);
+        }
+        self.propose_from(g, cur, s, rng, factor)
+    }
+
+    #[inline(always)]
+    fn propose_from(
+        &self,
+        g: &CsrGraph,
+        cur: u32,
+        s: &StepTerms,
+        rng: &mut StepRng,
+        factor: impl Fn(usize, usize) -> f32,
+    ) -> Option<usize> {
+        let mut u = rng.uniform() * s.total;
+        let mut k = 0;
+        while k + 1 < self.terms.len() && (s.mass[k] == 0.0 || u >= s.mass[k]) {
+            u -= s.mass[k];
+            k += 1;
+        }
+        // Rounding may leave `u` past the last nonzero term: take the last one with mass.
+        while s.mass[k] == 0.0 {
+            k -= 1;
+        }
+        let t = self.terms[k];
+        let row = g.row(cur);
+        match t.cond {
+            TermCond::All => {
+                let d = row.len();
+                Some(
+                    row.start
+                        + match t.factor {
+                            StaticFactor::One => rng.below(d as u64) as usize,
+                            StaticFactor::Table(i) => {
+                                let a = &self.rows[i as usize].as_ref().expect("tables for every factor").alias;
+                                alias_draw(a, row.start, d, rng)
+                            }
+                        },
+                )
+            }
+            TermCond::Label => {
+                let seg = self.labels.as_ref().expect("label segments");
+                let at = cur as usize * (seg.k as usize + 1) + s.bounds.label as usize;
+                let (lo, hi) = (seg.starts[at] as usize, seg.starts[at + 1] as usize);
+                let slot = match t.factor {
+                    StaticFactor::One => lo + rng.below((hi - lo) as u64) as usize,
+                    StaticFactor::Table(i) => {
+                        let a = &self.segments[i as usize].as_ref().expect("tables for every factor").alias;
+                        lo + alias_draw(a, row.start + lo, hi - lo, rng)
+                    }
+                };
+                Some(row.start + seg.order[row.start + slot] as usize)
+            }
+            TermCond::Back => match t.factor {
+                StaticFactor::One => Some(s.back.0 + rng.below((s.back.1 - s.back.0) as u64) as usize),
+                StaticFactor::Table(i) => {
+                    // A linear scan: the edges back are few (one on a simple graph).
+                    let mut left = rng.uniform() * s.mass[k] / s.bounds.bound[k] as f64;
+                    let mut last = s.back.0;
+                    for e in s.back.0..s.back.1 {
+                        let x = factor(i as usize, e) as f64;
+                        if x > 0.0 {
+                            last = e;
+                            if left < x {
+                                return Some(e);
+                            }
+                            left -= x;
+                        }
+                    }
+                    Some(last)
+                }
+            },
+            TermCond::PrevNeighbor => {
+                let (lo, hi) = s.prev_row;
+                let x = g.targets()[lo + rng.below((hi - lo) as u64) as usize];
+                let (a, b) = equal_range(g.targets(), row, x);
+                match b - a {
+                    0 => None,
+                    1 => Some(a),
+                    m => Some(a + rng.below(m as u64) as usize),
+                }
+            }
+        }
+    }
+
+    /// The envelope `E(e) = Σ_k R_k · s_k(e) · [c_k(e)]` at edge `e` of `cur`'s row.
+    #[inline]
+    pub fn envelope(&self, g: &CsrGraph, cur: u32, prev: u32, s: &StepTerms, e: usize, factor: impl Fn(usize, usize) -> f32) -> f64 {
+        let mut env = 0.0;
+        for (k, t) in self.terms.iter().enumerate() {
+            if s.mass[k] == 0.0 {
+                continue;
+            }
+            let r = s.bounds.bound[k] as f64;
+            let holds = match t.cond {
+                TermCond::All => 1.0,
+                TermCond::Label => (g.labels().map_or(0, |l| l[e]) == s.bounds.label) as u32 as f64,
+                TermCond::Back => (g.targets()[e] == prev) as u32 as f64,
+                TermCond::PrevNeighbor => {
+                    let x = g.targets()[e];
+                    let (lo, hi) = s.prev_row;
+                    if self.multiplicity == 1 {
+                        (crate::graph::intersect::search(&g.targets()[lo..hi], x).is_some()) as u32 as f64
+                    } else {
+                        let (a, b) = equal_range(g.targets(), lo..hi, x);
+                        let (c, d) = equal_range(g.targets(), g.row(cur), x);
+                        self.multiplicity as f64 * (b - a) as f64 / (d - c).max(1) as f64
+                    }
+                }
+            };
+            if holds == 0.0 {
+                continue;
+            }
+            let f = match t.factor {
+                StaticFactor::One => 1.0,
+                StaticFactor::Table(i) => factor(i as usize, e) as f64,
+            };
+            env += r * f * holds;
+        }
+        env * ENVELOPE_SLACK
+    }
+}
+
+/// A deliberately broken mixture, for the test that shows the exactness suite catches one
+/// (feature `testing` only): while set, a trial picks each term with mass with equal
+/// probability instead of in proportion to its mass.
+#[cfg(feature = "testing")]
+pub static BROKEN_EQUAL_TERMS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The factor by which the engine widens every envelope (see the module docs).
+pub const ENVELOPE_SLACK: f64 = 1.0 + 1.0 / 65536.0;
+
+/// One step's terms: their masses and what the proposals need.
+#[derive(Clone, Copy, Debug)]
+pub struct StepTerms {
+    /// `M_k`.
+    pub mass: [f64; MAX_TERMS],
+    /// `M`.
+    pub total: f64,
+    bounds: TermBounds,
+    /// The edges back to `prev` in `cur`'s row (absolute), once searched.
+    back: (usize, usize),
+    /// `prev`'s row.
+    prev_row: (usize, usize),
+}
+
+#[inline(always)]
+fn alias_draw(a: &AliasTable, start: usize, d: usize, rng: &mut StepRng) -> usize {
+    let i = rng.below(d as u64) as usize;
+    if rng.uniform() < a.prob[start + i] { i } else { a.alias[start + i] as usize }
+}
+
+/// The positions `[a, b)` in `range` of `targets` (sorted) equal to `x`.
+#[inline]
+fn equal_range(targets: &[u32], range: std::ops::Range<usize>, x: u32) -> (usize, usize) {
+    let row = &targets[range.clone()];
+    let a = row.partition_point(|&t| t < x);
+    let b = a + row[a..].partition_point(|&t| t <= x);
+    (range.start + a, range.start + b)
+}
+
+fn label_segments(g: &CsrGraph) -> LabelSegments {
+    let k = g.num_labels();
+    let labels = g.labels().expect("checked: the graph has labels");
+    let (n, m) = (g.num_nodes(), g.num_edges() as usize);
+    let mut order = vec![0u32; m];
+    let mut starts = vec![0u32; n * (k as usize + 1)];
+    let ku = k as usize + 1;
+    let optr = order.as_mut_ptr() as usize;
+    starts.par_chunks_mut(ku).enumerate().for_each(|(v, st)| {
+        let row = g.row(v as u32);
+        let mut count = vec![0u32; k as usize];
+        for e in row.clone() {
+            count[labels[e] as usize] += 1;
+        }
+        let mut acc = 0u32;
+        for l in 0..k as usize {
+            st[l] = acc;
+            acc += count[l];
+        }
+        st[k as usize] = acc;
+        let mut fill: Vec<u32> = st[..k as usize].to_vec();
+        for e in row.clone() {
+            let l = labels[e] as usize;
+            // SAFETY: rows are disjoint, and each row's slots are written by its one task.
+            unsafe { *(optr as *mut u32).add(row.start + fill[l] as usize) = (e - row.start) as u32 };
+            fill[l] += 1;
+        }
+    });
+    LabelSegments { k, order, starts }
+}
+
+/// A static factor's alias table over each row (`seg = None`) or each label segment.
+fn factor_table(g: &CsrGraph, seg: Option<&LabelSegments>, factor: &(dyn Fn(usize) -> f32 + Sync)) -> Result<FactorTable, (usize, f32)> {
+    let (n, m) = (g.num_nodes(), g.num_edges() as usize);
+    let per_row = seg.map_or(1, |s| s.k as usize);
+    let mut prob = vec![0f64; m];
+    let mut alias = vec![0u32; m];
+    let mut sums = vec![0f64; n * per_row];
+    let (pp, ap) = (prob.as_mut_ptr() as usize, alias.as_mut_ptr() as usize);
+    sums.par_chunks_mut(per_row).enumerate().try_for_each_init(
+        || (Vec::new(), Vec::new(), Vec::new()),
+        |(values, small, large), (v, out)| {
+            let row = g.row(v as u32);
+            values.clear();
+            for i in 0..row.len() {
+                let e = row.start + seg.map_or(i, |s| s.order[row.start + i] as usize);
+                let x = factor(e);
+                if !(x >= 0.0) || x == f32::INFINITY {
+                    return Err((e, x));
+                }
+                values.push(x as f64);
+            }
+            // SAFETY: rows are disjoint, and each row's slots are written by its one task.
+            let (prob, alias) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut((pp as *mut f64).add(row.start), row.len()),
+                    std::slice::from_raw_parts_mut((ap as *mut u32).add(row.start), row.len()),
+                )
+            };
+            match seg {
+                None => out[0] = build_alias(values, prob, alias, small, large),
+                Some(s) => {
+                    let st = &s.starts[v * (s.k as usize + 1)..(v + 1) * (s.k as usize + 1)];
+                    for l in 0..s.k as usize {
+                        let (lo, hi) = (st[l] as usize, st[l + 1] as usize);
+                        out[l] = build_alias(&values[lo..hi], &mut prob[lo..hi], &mut alias[lo..hi], small, large);
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(FactorTable { alias: AliasTable { prob, alias }, sums })
+}
+
+fn max_multiplicity(g: &CsrGraph) -> u32 {
+    (0..g.num_nodes() as u32)
+        .into_par_iter()
+        .map(|v| {
+            let row = &g.targets()[g.row(v)];
+            let (mut best, mut run) = (0u32, 0u32);
+            for (i, &t) in row.iter().enumerate() {
+                run = if i > 0 && row[i - 1] == t { run + 1 } else { 1 };
+                best = best.max(run);
+            }
+            best
+        })
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alias_tables_reproduce_their_weights() {
+        let values = [0.0, 1.0, 5.0, 0.5, 1e-3, 3.0];
+        let d = values.len();
+        let (mut prob, mut alias) = (vec![0.0; d], vec![0u32; d]);
+        let total = build_alias(&values, &mut prob, &mut alias, &mut Vec::new(), &mut Vec::new());
+        assert!((total - values.iter().sum::<f64>()).abs() < 1e-12);
+        // The exact probability of each slot under the table: (1/d)·(prob_i + Σ_{j: alias_j = i} (1 − prob_j)).
+        let mut p = vec![0.0; d];
+        for j in 0..d {
+            p[j] += prob[j] / d as f64;
+            p[alias[j] as usize] += (1.0 - prob[j]) / d as f64;
+        }
+        for i in 0..d {
+            assert!((p[i] - values[i] / total).abs() < 1e-12, "slot {i}: {} vs {}", p[i], values[i] / total);
+        }
+    }
+
+    #[test]
+    fn equal_range_counts_parallel_edges() {
+        let t = [1, 3, 3, 3, 7, 9, 9];
+        assert_eq!(equal_range(&t, 0..7, 3), (1, 4));
+        assert_eq!(equal_range(&t, 0..7, 4), (4, 4));
+        assert_eq!(equal_range(&t, 4..7, 9), (5, 7));
+        assert_eq!(equal_range(&t, 4..7, 1), (4, 4));
+    }
+}

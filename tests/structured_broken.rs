@@ -1,0 +1,47 @@
+//! The exactness suite catches a wrong acceptance ratio in structured eRJS: with the
+//! runtime's deliberately broken mixture switched on (feature `testing`: each term picked
+//! with equal probability instead of by its mass, so each edge's acceptance `w / E` no longer
+//! matches how often it is proposed), the chi-square test used by `structured.rs` and
+//! `exactness.rs` must reject second-order PageRank's and the mixture walk's transitions.
+//! A file of its own: the switch is process-wide.
+
+mod common;
+
+use common::*;
+use std::sync::atomic::Ordering;
+use wayfarer::{SamplerMode, Starts, WalkConfig};
+
+/// The smallest chi-square p-value over the states with at least 1000 samples.
+fn min_p(walks: &wayfarer::Walks, model: &Model, edges: &[RawEdge]) -> f64 {
+    let t = tally(walks, 3);
+    let mut least = 1.0f64;
+    for (&(step, prev, cur), counts) in &t.moves {
+        let p = exact(model, edges, step, prev, cur);
+        if counts.values().sum::<u64>() >= 1000 && !p.is_empty() {
+            least = least.min(chi_square_p(counts, &p, "broken"));
+        }
+    }
+    least
+}
+
+#[test]
+fn a_broken_mixture_fails_the_chi_square_suite() {
+    let edges = shaped_edges(Shape::Uniform);
+    let g = build(&edges);
+    let starts = Starts::Nodes([0u32, 5, 2].iter().flat_map(|&v| std::iter::repeat_n(v, 60_000)).collect());
+    let cfg = WalkConfig { length: 3, seed: 11, sampler: SamplerMode::Structured, ..Default::default() };
+    let walk = wayfarer::walks::Ppr2 { gamma: 0.2 };
+    let model = Model::Ppr2 { gamma: 0.2, weighted: false };
+    let run = || wayfarer::engine::run(&walk, &g, &starts, &cfg, None).unwrap();
+
+    let (good, report) = run();
+    assert!(report.stats.structured_steps > 100_000, "{:?}", report.stats);
+    let p = min_p(&good, &model, &edges);
+    assert!(p > ALPHA, "the correct mixture fails: p = {p:e}");
+
+    wayfarer::proposal::BROKEN_EQUAL_TERMS.store(true, Ordering::Relaxed);
+    let (bad, _) = run();
+    wayfarer::proposal::BROKEN_EQUAL_TERMS.store(false, Ordering::Relaxed);
+    let p = min_p(&bad, &model, &edges);
+    assert!(p < ALPHA, "the broken mixture passed the suite: smallest p = {p:e}");
+}
