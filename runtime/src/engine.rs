@@ -721,23 +721,12 @@ pub fn run_streaming<W: Walk>(
     cost.validate()?;
     let profile_seconds = t1.elapsed().as_secs_f64();
 
-    // A walk's compiled turns run the adaptive rule themselves, without structured proposals
-    // (`--sampler structured` runs them through the engine's own turns).
+    let (structured, proposal) = proposal_tables(walk, &ctx, cfg.sampler)?;
+    // A walk's compiled turns know no structured proposals: with tables the steps go through
+    // the engine's own turns (calling the walk's compiled functions), so every CPU backend
+    // makes the same walks for a seed.
     let turn = walk.compiled_turn(&ctx);
-    let turns_run = turn.is_some() && matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection);
-    let (structured, proposal) = if turns_run {
-        let plan = !walk.proposal().is_empty();
-        (
-            None,
-            if plan {
-                ProposalReport::Skipped("compiled turns propose uniformly: use --sampler structured".into())
-            } else {
-                ProposalReport::None
-            },
-        )
-    } else {
-        proposal_tables(walk, &ctx, cfg.sampler)?
-    };
+    let turns_run = structured.is_none() && matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection);
     let t3 = Instant::now();
     let table =
         if cfg.sampler == SamplerMode::Adaptive && structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES {
@@ -749,7 +738,7 @@ pub fn run_streaming<W: Walk>(
     let compiled = turn.map(|c| {
         Compiled {
             // The reference samplers' turns are the engine's own.
-            turns: matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection).then_some((c.start, c.trial)),
+            turns: turns_run.then_some((c.start, c.trial)),
             update: c.update,
             reservoir: c.reservoir,
             args: TurnArgs {

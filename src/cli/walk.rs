@@ -57,7 +57,8 @@ pub(crate) struct WalkArgs {
     /// Ignore the graph's edge weights.
     #[arg(long)]
     pub(crate) unweighted: bool,
-    /// adaptive, erjs, ervs, its (reference), prefix-reservoir (reference).
+    /// adaptive, erjs, structured (proposals from the walk's terms; CPU), ervs, its (reference),
+    /// prefix-reservoir (reference).
     #[arg(long, default_value = "adaptive")]
     pub(crate) sampler: String,
     /// The adaptive rule's cost model: `R`, `R,F` or `R,F,R_short` (trial/edge cost ratio,
