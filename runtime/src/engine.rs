@@ -20,7 +20,7 @@ use crate::cost::cached_model;
 pub use crate::cost::{CPU_COST_MODEL, CostModel, CostRatio, SHORT_ROW, cost_cache_key, cost_cache_path, profile_cost_model};
 use crate::error::WalkError;
 use crate::graph::{CsrGraph, NO_NODE};
-use crate::proposal::{ProposalTables, TermBounds};
+use crate::proposal::{Draw, EntrySource, PendingEntry, ProposalTables, StepTerms, TermBounds};
 use crate::rng::{INIT_STEP, Purpose, StepRng};
 pub use crate::run::ProposalReport;
 pub use crate::run::{RunReport, SamplerMode, SamplerStats, Starts, WalkConfig, Walks};
@@ -46,9 +46,11 @@ struct Env<'a, W: Walk> {
 }
 
 /// Structured eRJS is chosen where its expected cost, `STRUCTURED_TRIAL_COST · R` per trial,
-/// is below plain eRJS's and eRVS's: a structured trial draws a term and an alias slot, reads
-/// the table and evaluates the envelope besides the weight.
-pub const STRUCTURED_TRIAL_COST: f64 = 1.5;
+/// is below plain eRJS's and eRVS's: a structured trial draws a term and an alias slot, waits
+/// for the table entry and then for the edge, and evaluates the envelope besides the weight.
+/// Measured on R-MAT 16, 2 threads: about 3 plain trials' time
+/// (`bench/results/2026-12-02-cpu-structured-proposals.md`).
+pub const STRUCTURED_TRIAL_COST: f64 = 3.0;
 
 /// Rows whose expected number of eRJS trials reaches this use the prefix table instead.
 pub const TABLE_TRIALS: f64 = 2.5;
@@ -184,10 +186,26 @@ struct Phase {
     /// The step's trial cap ([`CostModel::trial_cap`] of its row) once a trial of the step was
     /// rejected; 0 before (a cap is at least 32).
     cap: u32,
+    /// What the pending trial waits for: [`STAGE_ERJS`] (a plain eRJS candidate), or, for a
+    /// structured trial, [`STAGE_ENTRY`] (a table entry at `index`, its word in `level`, its
+    /// table in `source`) or [`STAGE_EDGE`] (the candidate edge `index`). After the fields a
+    /// [`CompiledTurn`] reads: it never runs with structured proposals.
+    stage: u32,
+    source: EntrySource,
+}
+
+const STAGE_ERJS: u32 = 0;
+const STAGE_ENTRY: u32 = 1;
+const STAGE_EDGE: u32 = 2;
+
+/// A structured trial's outcome when it does not wait.
+enum Structured {
+    Pending,
+    Picked(Option<usize>),
 }
 
 impl Phase {
-    const START: Phase = Phase { index: 0, level: 0.0, bound: 0.0, trials: 0, cap: 0 };
+    const START: Phase = Phase { index: 0, level: 0.0, bound: 0.0, trials: 0, cap: 0, stage: STAGE_ERJS, source: EntrySource::Order };
 }
 
 enum Turn {
@@ -205,6 +223,8 @@ struct Slot<S> {
     len: u32,
     rng: StepRng,
     phase: Phase,
+    /// The structured step's terms, while one is under way.
+    terms: StepTerms,
 }
 
 impl<W: Walk> Env<'_, W> {
@@ -230,7 +250,7 @@ impl<W: Walk> Env<'_, W> {
         let ctx = &self.ctx;
         let row = g.row(s.w.cur);
         let (base, d) = (row.start, row.len());
-        let Slot { w, rng, phase, .. } = s;
+        let Slot { w, rng, phase, terms: slot_terms, .. } = s;
         let wr: &Walker<W::State> = w;
         let weight = |i: usize| walk.weight(ctx, wr, base + i);
         let envelope = |i: usize| walk.weight_envelope(ctx, wr, base + i);
@@ -259,7 +279,20 @@ impl<W: Walk> Env<'_, W> {
                             let bound = together.map_or_else(|| walk.bound(ctx, wr), |t| t.bound);
                             let mut estimate = together.map(|t| t.estimate);
                             let mut sum_estimate = || *estimate.get_or_insert_with(|| walk.sum_estimate(ctx, wr));
-                            if let Some(tables) = &self.structured {
+                            // `d·B`: plain eRJS's expected trials times the weights' sum.
+                            let plain_mass = match bound {
+                                Bound::Max(b) if b.is_finite() => d as f64 * b as f64,
+                                _ => f64::INFINITY,
+                            };
+                            // With one term over the whole row, Ŝ is a fair estimate: where plain
+                            // eRJS needs at most STRUCTURED_TRIAL_COST trials (structured needs one
+                            // at the least) it wins, and the terms are not even computed.
+                            let consider = |t: &&ProposalTables| {
+                                self.mode == SamplerMode::Structured
+                                    || !t.one_term_over_rows()
+                                    || plain_mass > STRUCTURED_TRIAL_COST * sum_estimate() as f64
+                            };
+                            if let Some(tables) = self.structured.as_ref().filter(consider) {
                                 let mut tb = TermBounds::default();
                                 walk.term_bounds(ctx, wr, &mut tb);
                                 let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
@@ -271,15 +304,17 @@ impl<W: Walk> Env<'_, W> {
                                     let use_it = self.mode == SamplerMode::Structured || {
                                         let s_hat = sum_estimate().max(f32::MIN_POSITIVE) as f64;
                                         let r = self.cost.ratio_for(d);
-                                        let structured = STRUCTURED_TRIAL_COST * r * terms.total / s_hat;
-                                        let plain = match bound {
-                                            Bound::Max(b) if b.is_finite() => r * d as f64 * b as f64 / s_hat,
-                                            _ => f64::INFINITY,
-                                        };
-                                        structured <= plain && structured <= d as f64 + self.cost.fixed
+                                        // Against plain eRJS the weights' sum cancels: only
+                                        // the masses are compared, which are exact.
+                                        let structured = STRUCTURED_TRIAL_COST * terms.total;
+                                        structured <= plain_mass && r * structured / s_hat <= d as f64 + self.cost.fixed
                                     };
                                     if use_it {
-                                        break 'pick self.structured_step(tables, &terms, d, base, wr, rng, st)?;
+                                        *slot_terms = terms;
+                                        match self.structured_propose(tables, slot_terms, d, base, wr, rng, phase, 0, st)? {
+                                            Structured::Pending => return Ok(Turn::Pending),
+                                            Structured::Picked(p) => break 'pick p,
+                                        }
                                     }
                                 }
                             }
@@ -305,7 +340,7 @@ impl<W: Walk> Env<'_, W> {
                             if let Some(bound) = rejection_bound {
                                 let (index, level) = sampler::rejection_propose(d, bound, rng);
                                 self.prefetch_edge(base + index);
-                                *phase = Phase { index: index as u64, level, trials: 1, bound, cap: 0 };
+                                *phase = Phase { index: index as u64, level, trials: 1, bound, ..Phase::START };
                                 return Ok(Turn::Pending);
                             }
                             st.reservoir_steps += 1;
@@ -322,6 +357,38 @@ impl<W: Walk> Env<'_, W> {
                         SamplerMode::ReservoirPrefix => {
                             st.reference_steps += 1;
                             sampler::reservoir_prefix(d, rng, weight).map_err(|e| err(e, f32::NAN))?
+                        }
+                    }
+                }
+                trials if phase.stage != STAGE_ERJS => {
+                    let tables = self.structured.as_ref().expect("structured trials only with tables");
+                    if phase.stage == STAGE_ENTRY {
+                        let p = PendingEntry { at: phase.index as usize, word: phase.level as u32, source: phase.source };
+                        let e = tables.resolve(&p, base);
+                        self.prefetch_edge(e);
+                        phase.index = e as u64;
+                        phase.stage = STAGE_EDGE;
+                        return Ok(Turn::Pending);
+                    }
+                    let e = phase.index as usize;
+                    let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
+                    let env = tables.envelope(g, wr.cur, wr.prev, slot_terms, e, factor);
+                    let x = walk.weight(ctx, wr, e);
+                    let i = e - base;
+                    if !(x >= 0.0) || x == f32::INFINITY {
+                        return Err(err(SampleError::BadWeight { index: i, weight: x }, f32::NAN));
+                    }
+                    if x as f64 > env {
+                        return Err(err(SampleError::BoundViolated { index: i, weight: x }, env as f32));
+                    }
+                    if rng.uniform() * env < x as f64 {
+                        st.structured_steps += 1;
+                        st.structured_trials += trials as u64;
+                        Some(i)
+                    } else {
+                        match self.structured_propose(tables, slot_terms, d, base, wr, rng, phase, trials, st)? {
+                            Structured::Pending => return Ok(Turn::Pending),
+                            Structured::Picked(p) => p,
                         }
                     }
                 }
@@ -342,7 +409,7 @@ impl<W: Walk> Env<'_, W> {
                     } else {
                         let (index, level) = sampler::rejection_propose(d, bound, rng);
                         self.prefetch_edge(base + index);
-                        *phase = Phase { index: index as u64, level, trials: trials + 1, bound, cap: cap() };
+                        *phase = Phase { index: index as u64, level, trials: trials + 1, bound, cap: cap(), ..Phase::START };
                         return Ok(Turn::Pending);
                     }
                 }
@@ -359,45 +426,59 @@ impl<W: Walk> Env<'_, W> {
         Ok(Turn::Moved)
     }
 
-    /// One step by structured eRJS: trials from the step's mixture of terms, each accepted
-    /// with probability `w(e) / E(e)`, until one is accepted or the trial cap is reached
-    /// (then eRVS finishes the step, exactly, as after plain eRJS). Returns the row offset.
+    /// The next structured trial of a step that has made `done` trials: draws a candidate from
+    /// the step's mixture of terms and leaves it pending (its table entry or its edge data
+    /// prefetched, while other walkers run), or, once the trial cap is reached, finishes the
+    /// step by eRVS (exact, as after plain eRJS: conditioning on rejections does not change
+    /// the accepted distribution). A candidate is accepted with probability `w(e) / E(e)`
+    /// when its edge data has arrived (`Env::turn`).
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn structured_step(
+    fn structured_propose(
         &self,
         tables: &ProposalTables,
-        terms: &crate::proposal::StepTerms,
+        terms: &StepTerms,
         d: usize,
         base: usize,
         w: &Walker<W::State>,
         rng: &mut StepRng,
+        phase: &mut Phase,
+        done: u32,
         st: &mut SamplerStats,
-    ) -> Result<Option<usize>, WalkError> {
+    ) -> Result<Structured, WalkError> {
         let (walk, ctx, g) = (self.walk, &self.ctx, self.ctx.graph);
         let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
-        let cap = self.cost.trial_cap(d);
-        for trial in 1..=cap {
-            let Some(e) = tables.propose(g, w.cur, terms, rng, factor) else { continue };
-            let env = tables.envelope(g, w.cur, w.prev, terms, e, factor);
-            let x = walk.weight(ctx, w, e);
-            let i = e - base;
-            if !(x >= 0.0) || x == f32::INFINITY {
-                return Err(to_walk_error(walk.name(), ctx, w, base, f32::NAN, SampleError::BadWeight { index: i, weight: x }));
-            }
-            if x as f64 > env {
-                return Err(to_walk_error(walk.name(), ctx, w, base, env as f32, SampleError::BoundViolated { index: i, weight: x }));
-            }
-            if rng.uniform() * env < x as f64 {
-                st.structured_steps += 1;
-                st.structured_trials += trial as u64;
-                return Ok(Some(i));
+        let cap = if phase.cap == 0 || done == 0 { self.cost.trial_cap(d) } else { phase.cap };
+        let mut t = done;
+        while t < cap {
+            t += 1;
+            match tables.draw(g, w.cur, terms, rng, factor) {
+                Draw::Missed => continue,
+                Draw::Edge(e) => {
+                    self.prefetch_edge(e);
+                    *phase = Phase { index: e as u64, trials: t, cap, stage: STAGE_EDGE, ..Phase::START };
+                    return Ok(Structured::Pending);
+                }
+                Draw::Entry(p) => {
+                    prefetch(tables.entry_address(&p));
+                    *phase = Phase {
+                        index: p.at as u64,
+                        level: p.word as f64,
+                        trials: t,
+                        cap,
+                        stage: STAGE_ENTRY,
+                        source: p.source,
+                        ..Phase::START
+                    };
+                    return Ok(Structured::Pending);
+                }
             }
         }
         st.structured_trials += cap as u64;
         st.structured_fallbacks += 1;
         let weight = |i: usize| walk.weight(ctx, w, base + i);
-        self.reservoir(d, base, w, rng, weight).map_err(|e| to_walk_error(walk.name(), ctx, w, base, f32::NAN, e))
+        let picked = self.reservoir(d, base, w, rng, weight).map_err(|e| to_walk_error(walk.name(), ctx, w, base, f32::NAN, e))?;
+        Ok(Structured::Picked(picked))
     }
 
     /// The end of a step: the move along the row's `picked` edge, or a dead end (as at the
@@ -567,7 +648,7 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
                 lens[*next] = 1;
             } else {
                 prefetch(offsets.as_ptr().wrapping_add(w.cur as usize));
-                slots.push(Slot { w, query: q, row: *next, len: 1, rng, phase: Phase::START });
+                slots.push(Slot { w, query: q, row: *next, len: 1, rng, phase: Phase::START, terms: StepTerms::EMPTY });
             }
             *next += 1;
         }
@@ -814,7 +895,7 @@ pub fn run_streaming<W: Walk>(
 
 /// The tables of the walk's structured proposal plan, when it has one, the policy uses it and
 /// they fit the memory budget (a quarter of the memory available, or
-/// `WAYFARER_TABLE_BUDGET` bytes); otherwise why not.
+/// `WAYFARER_TABLE_BUDGET` bytes; 0 turns structured proposals off); otherwise why not.
 fn proposal_tables<W: Walk>(walk: &W, ctx: &Ctx, mode: SamplerMode) -> Result<(Option<ProposalTables>, ProposalReport), WalkError> {
     let terms = walk.proposal();
     if terms.is_empty() || !matches!(mode, SamplerMode::Adaptive | SamplerMode::Structured) {
@@ -828,6 +909,9 @@ fn proposal_tables<W: Walk>(walk: &W, ctx: &Ctx, mode: SamplerMode) -> Result<(O
         Err(_) => crate::memory::available_bytes().unwrap_or(u64::MAX) / 4,
     };
     let skipped = |why: String| Ok((None, ProposalReport::Skipped(why)));
+    if budget == 0 {
+        return skipped("WAYFARER_TABLE_BUDGET=0 turns structured proposals off".into());
+    }
     match ProposalTables::bytes_needed(g, &terms) {
         Err(why) => return skipped(why.to_string()),
         Ok(need) if need > budget => return skipped(crate::proposal::NoTables::OverBudget { need, budget }.to_string()),

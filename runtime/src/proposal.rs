@@ -71,13 +71,12 @@ pub struct TermBounds {
     pub label: u32,
 }
 
-/// Vose's alias tables over consecutive segments of one edge order: draw a segment's slot
-/// with one bounded integer and one uniform.
+/// Vose's alias tables over consecutive segments of one edge order, one entry per slot:
+/// `[threshold, keep, alias]`, the last two as edge offsets within the row. A draw takes one
+/// bounded integer (the slot) and one 32-bit word (kept iff below the threshold): one cache
+/// line gives the edge.
 struct AliasTable {
-    /// Probability of keeping the slot drawn.
-    prob: Vec<f64>,
-    /// The slot taken otherwise (relative to the segment's start).
-    alias: Vec<u32>,
+    entries: Vec<[u32; 3]>,
 }
 
 /// A static factor's values along a segment, as an alias table plus each segment's sum.
@@ -264,6 +263,13 @@ impl ProposalTables {
         &self.terms
     }
 
+    /// Whether the plan is one term over every edge of the row (its mass compares with plain
+    /// eRJS's through the row's sum alone).
+    #[inline(always)]
+    pub fn one_term_over_rows(&self) -> bool {
+        self.terms.len() == 1 && self.terms[0].cond == TermCond::All
+    }
+
     /// The step's masses `M_k` for walker `(cur, prev)` with bounds `b`, or `None` if a bound
     /// is not a finite number `>= 0` (the step then takes another sampler).
     #[inline]
@@ -330,11 +336,10 @@ impl ProposalTables {
         Some(s)
     }
 
-    /// One trial's candidate edge (an index into the graph's edge arrays) from the step's
-    /// mixture, or `None` when the proposal left `cur`'s row (a neighbour of `prev` that is not
-    /// one of `cur`'s: weight 0 there, so the trial is rejected).
+    /// The first half of a trial: the candidate edge, or the table entry that names it (to
+    /// prefetch before [`ProposalTables::resolve`]), or no candidate.
     #[inline]
-    pub fn propose(&self, g: &CsrGraph, cur: u32, s: &StepTerms, rng: &mut StepRng, factor: impl Fn(usize, usize) -> f32) -> Option<usize> {
+    pub fn draw(&self, g: &CsrGraph, cur: u32, s: &StepTerms, rng: &mut StepRng, factor: impl Fn(usize, usize) -> f32) -> Draw {
         #[cfg(feature = "testing")]
         if BROKEN_EQUAL_TERMS.load(std::sync::atomic::Ordering::Relaxed) {
             let mut s = *s;
@@ -343,61 +348,77 @@ impl ProposalTables {
                 *m = 1.0 / live;
             }
             s.total = 1.0;
-            return self.propose_from(g, cur, &s, rng, factor);
+            return self.draw_from(g, cur, &s, rng, factor);
         }
-        self.propose_from(g, cur, s, rng, factor)
+        self.draw_from(g, cur, s, rng, factor)
+    }
+
+    /// The edge a pending entry names, for `cur`'s row starting at `base`.
+    #[inline(always)]
+    pub fn resolve(&self, p: &PendingEntry, base: usize) -> usize {
+        let offset = match p.source {
+            EntrySource::Row(i) => pick(self.rows[i as usize].as_ref().expect("tables for every factor").alias.entries[p.at], p.word),
+            EntrySource::Segment(i) => {
+                pick(self.segments[i as usize].as_ref().expect("tables for every factor").alias.entries[p.at], p.word)
+            }
+            EntrySource::Order => self.labels.as_ref().expect("label segments").order[p.at] as usize,
+        };
+        base + offset
+    }
+
+    /// The address of a pending entry (to prefetch).
+    #[inline(always)]
+    pub fn entry_address(&self, p: &PendingEntry) -> *const u8 {
+        match p.source {
+            EntrySource::Row(i) => {
+                self.rows[i as usize].as_ref().map_or(std::ptr::null(), |t| t.alias.entries.as_ptr().wrapping_add(p.at).cast())
+            }
+            EntrySource::Segment(i) => {
+                self.segments[i as usize].as_ref().map_or(std::ptr::null(), |t| t.alias.entries.as_ptr().wrapping_add(p.at).cast())
+            }
+            EntrySource::Order => self.labels.as_ref().map_or(std::ptr::null(), |l| l.order.as_ptr().wrapping_add(p.at).cast()),
+        }
     }
 
     #[inline(always)]
-    fn propose_from(
-        &self,
-        g: &CsrGraph,
-        cur: u32,
-        s: &StepTerms,
-        rng: &mut StepRng,
-        factor: impl Fn(usize, usize) -> f32,
-    ) -> Option<usize> {
-        let mut u = rng.uniform() * s.total;
+    fn draw_from(&self, g: &CsrGraph, cur: u32, s: &StepTerms, rng: &mut StepRng, factor: impl Fn(usize, usize) -> f32) -> Draw {
         let mut k = 0;
-        while k + 1 < self.terms.len() && (s.mass[k] == 0.0 || u >= s.mass[k]) {
-            u -= s.mass[k];
-            k += 1;
-        }
-        // Rounding may leave `u` past the last nonzero term: take the last one with mass.
-        while s.mass[k] == 0.0 {
-            k -= 1;
+        if self.terms.len() > 1 {
+            let mut u = rng.uniform() * s.total;
+            while k + 1 < self.terms.len() && (s.mass[k] == 0.0 || u >= s.mass[k]) {
+                u -= s.mass[k];
+                k += 1;
+            }
+            // Rounding may leave `u` past the last nonzero term: take the last one with mass.
+            while s.mass[k] == 0.0 {
+                k -= 1;
+            }
         }
         let t = self.terms[k];
         let row = g.row(cur);
         match t.cond {
             TermCond::All => {
                 let d = row.len();
-                Some(
-                    row.start
-                        + match t.factor {
-                            StaticFactor::One => rng.below(d as u64) as usize,
-                            StaticFactor::Table(i) => {
-                                let a = &self.rows[i as usize].as_ref().expect("tables for every factor").alias;
-                                alias_draw(a, row.start, d, rng)
-                            }
-                        },
-                )
+                let i = rng.below(d as u64) as usize;
+                match t.factor {
+                    StaticFactor::One => Draw::Edge(row.start + i),
+                    StaticFactor::Table(f) => {
+                        Draw::Entry(PendingEntry { at: row.start + i, word: rng.next_u32(), source: EntrySource::Row(f) })
+                    }
+                }
             }
             TermCond::Label => {
                 let seg = self.labels.as_ref().expect("label segments");
                 let at = cur as usize * (seg.k as usize + 1) + s.bounds.label as usize;
                 let (lo, hi) = (seg.starts[at] as usize, seg.starts[at + 1] as usize);
-                let slot = match t.factor {
-                    StaticFactor::One => lo + rng.below((hi - lo) as u64) as usize,
-                    StaticFactor::Table(i) => {
-                        let a = &self.segments[i as usize].as_ref().expect("tables for every factor").alias;
-                        lo + alias_draw(a, row.start + lo, hi - lo, rng)
-                    }
-                };
-                Some(row.start + seg.order[row.start + slot] as usize)
+                let slot = row.start + lo + rng.below((hi - lo) as u64) as usize;
+                match t.factor {
+                    StaticFactor::One => Draw::Entry(PendingEntry { at: slot, word: 0, source: EntrySource::Order }),
+                    StaticFactor::Table(f) => Draw::Entry(PendingEntry { at: slot, word: rng.next_u32(), source: EntrySource::Segment(f) }),
+                }
             }
             TermCond::Back => match t.factor {
-                StaticFactor::One => Some(s.back.0 + rng.below((s.back.1 - s.back.0) as u64) as usize),
+                StaticFactor::One => Draw::Edge(s.back.0 + rng.below((s.back.1 - s.back.0) as u64) as usize),
                 StaticFactor::Table(i) => {
                     // A linear scan: the edges back are few (one on a simple graph).
                     let mut left = rng.uniform() * s.mass[k] / s.bounds.bound[k] as f64;
@@ -407,12 +428,12 @@ impl ProposalTables {
                         if x > 0.0 {
                             last = e;
                             if left < x {
-                                return Some(e);
+                                return Draw::Edge(e);
                             }
                             left -= x;
                         }
                     }
-                    Some(last)
+                    Draw::Edge(last)
                 }
             },
             TermCond::PrevNeighbor => {
@@ -420,9 +441,9 @@ impl ProposalTables {
                 let x = g.targets()[lo + rng.below((hi - lo) as u64) as usize];
                 let (a, b) = equal_range(g.targets(), row, x);
                 match b - a {
-                    0 => None,
-                    1 => Some(a),
-                    m => Some(a + rng.below(m as u64) as usize),
+                    0 => Draw::Missed,
+                    1 => Draw::Edge(a),
+                    m => Draw::Edge(a + rng.below(m as u64) as usize),
                 }
             }
         }
@@ -472,11 +493,23 @@ impl ProposalTables {
 #[cfg(feature = "testing")]
 pub static BROKEN_EQUAL_TERMS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+impl StepTerms {
+    /// No terms (a walker's slot before its first structured step).
+    pub const EMPTY: StepTerms = StepTerms {
+        mass: [0.0; MAX_TERMS],
+        total: 0.0,
+        bounds: TermBounds { bound: [0.0; MAX_TERMS], label: 0 },
+        back: (0, 0),
+        prev_row: (0, 0),
+    };
+}
+
 /// The factor by which the engine widens every envelope (see the module docs).
 pub const ENVELOPE_SLACK: f64 = 1.0 + 1.0 / 65536.0;
 
 /// One step's terms: their masses and what the proposals need.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct StepTerms {
     /// `M_k`.
     pub mass: [f64; MAX_TERMS],
@@ -489,10 +522,49 @@ pub struct StepTerms {
     prev_row: (usize, usize),
 }
 
+/// An alias entry's edge (an offset within the row) for the 32-bit word drawn with its slot.
 #[inline(always)]
-fn alias_draw(a: &AliasTable, start: usize, d: usize, rng: &mut StepRng) -> usize {
-    let i = rng.below(d as u64) as usize;
-    if rng.uniform() < a.prob[start + i] { i } else { a.alias[start + i] as usize }
+fn pick([threshold, keep, alias]: [u32; 3], word: u32) -> usize {
+    (if word < threshold { keep } else { alias }) as usize
+}
+
+/// The first half of a structured trial ([`ProposalTables::draw`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Draw {
+    /// The candidate edge (an index into the graph's edge arrays).
+    Edge(usize),
+    /// A table entry names the candidate: prefetch it, then [`ProposalTables::resolve`].
+    Entry(PendingEntry),
+    /// No candidate (a neighbour of `prev` that `cur` lacks): the trial is rejected.
+    Missed,
+}
+
+/// A table entry a trial waits for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PendingEntry {
+    /// Its position in its table.
+    pub at: usize,
+    /// The 32-bit word that decides between the slot and its alias.
+    pub word: u32,
+    /// Which table.
+    pub source: EntrySource,
+}
+
+/// The table a [`PendingEntry`] is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntrySource {
+    /// The row alias table of static factor `i`.
+    Row(u8),
+    /// The label-segment alias table of static factor `i`.
+    Segment(u8),
+    /// The label segments' edge order (a uniform slot of a segment).
+    Order,
+}
+
+/// The keep threshold of a probability in `[0, 1]` for a 32-bit word (a slot whose alias is
+/// itself is kept either way).
+fn threshold(p: f64) -> u32 {
+    (p * 4_294_967_296.0).clamp(0.0, u32::MAX as f64) as u32
 }
 
 /// The positions `[a, b)` in `range` of `targets` (sorted) equal to `x`.
@@ -539,44 +611,50 @@ fn label_segments(g: &CsrGraph) -> LabelSegments {
 fn factor_table(g: &CsrGraph, seg: Option<&LabelSegments>, factor: &(dyn Fn(usize) -> f32 + Sync)) -> Result<FactorTable, (usize, f32)> {
     let (n, m) = (g.num_nodes(), g.num_edges() as usize);
     let per_row = seg.map_or(1, |s| s.k as usize);
-    let mut prob = vec![0f64; m];
-    let mut alias = vec![0u32; m];
+    let mut entries = vec![[0u32; 3]; m];
     let mut sums = vec![0f64; n * per_row];
-    let (pp, ap) = (prob.as_mut_ptr() as usize, alias.as_mut_ptr() as usize);
+    let ep = entries.as_mut_ptr() as usize;
     sums.par_chunks_mut(per_row).enumerate().try_for_each_init(
-        || (Vec::new(), Vec::new(), Vec::new()),
-        |(values, small, large), (v, out)| {
+        || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+        |(values, prob, alias, small, large), (v, out)| {
             let row = g.row(v as u32);
+            // Slot i's edge, as an offset within the row.
+            let edge_of = |i: usize| seg.map_or(i, |s| s.order[row.start + i] as usize);
             values.clear();
             for i in 0..row.len() {
-                let e = row.start + seg.map_or(i, |s| s.order[row.start + i] as usize);
+                let e = row.start + edge_of(i);
                 let x = factor(e);
                 if !(x >= 0.0) || x == f32::INFINITY {
                     return Err((e, x));
                 }
                 values.push(x as f64);
             }
-            // SAFETY: rows are disjoint, and each row's slots are written by its one task.
-            let (prob, alias) = unsafe {
-                (
-                    std::slice::from_raw_parts_mut((pp as *mut f64).add(row.start), row.len()),
-                    std::slice::from_raw_parts_mut((ap as *mut u32).add(row.start), row.len()),
-                )
+            prob.resize(row.len(), 0.0);
+            alias.resize(row.len(), 0u32);
+            let mut fill = |lo: usize, hi: usize| {
+                let total = build_alias(&values[lo..hi], &mut prob[lo..hi], &mut alias[lo..hi], small, large);
+                for j in lo..hi {
+                    // SAFETY: rows are disjoint, and each row's entries are written by its one task.
+                    unsafe {
+                        *(ep as *mut [u32; 3]).add(row.start + j) =
+                            [threshold(prob[j]), edge_of(j) as u32, edge_of(lo + alias[j] as usize) as u32];
+                    }
+                }
+                total
             };
             match seg {
-                None => out[0] = build_alias(values, prob, alias, small, large),
+                None => out[0] = fill(0, row.len()),
                 Some(s) => {
                     let st = &s.starts[v * (s.k as usize + 1)..(v + 1) * (s.k as usize + 1)];
                     for l in 0..s.k as usize {
-                        let (lo, hi) = (st[l] as usize, st[l + 1] as usize);
-                        out[l] = build_alias(&values[lo..hi], &mut prob[lo..hi], &mut alias[lo..hi], small, large);
+                        out[l] = fill(st[l] as usize, st[l + 1] as usize);
                     }
                 }
             }
             Ok(())
         },
     )?;
-    Ok(FactorTable { alias: AliasTable { prob, alias }, sums })
+    Ok(FactorTable { alias: AliasTable { entries }, sums })
 }
 
 fn max_multiplicity(g: &CsrGraph) -> u32 {
