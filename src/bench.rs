@@ -68,6 +68,11 @@ pub struct BenchArgs {
     /// Runs per backend for `--cranelift` (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
+    /// The adaptive rule's cost model: `default` (the fixed model `wayfarer walk` uses, so the
+    /// rows show what users get) or `profile` (measured per cell on this machine, as before
+    /// 2026-12-02: the sampler choices then vary from run to run).
+    #[arg(long, default_value = "default")]
+    pub cost_ratio: String,
 }
 
 /// A multi-line description of a graph (what `wayfarer info` prints).
@@ -248,11 +253,22 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
             }
             let length = if wl.walk.starts_with("metapath") { walk.default_length() } else { a.length };
             let weights_col = if wl.unweighted { "-".to_string() } else { spec.clone() };
-            // Profile the cost model once per cell and reuse it, so the rows of one cell agree.
-            let probe =
-                WalkConfig { length: 1, seed: a.seed, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Profile, interleave: 1 };
-            let (_, pr) = walk.run(&g, &Starts::Nodes(vec![0]), &probe, None)?;
-            let model = pr.cost;
+            // The fixed default, or a model profiled once per cell and reused, so the rows of one
+            // cell agree.
+            let model = match a.cost_ratio.as_str() {
+                "default" => crate::engine::CPU_COST_MODEL,
+                "profile" => {
+                    let probe = WalkConfig {
+                        length: 1,
+                        seed: a.seed,
+                        sampler: SamplerMode::Adaptive,
+                        cost_ratio: CostRatio::Profile,
+                        interleave: 1,
+                    };
+                    walk.run(&g, &Starts::Nodes(vec![0]), &probe, None)?.1.cost
+                }
+                other => return Err(format!("--cost-ratio {other}: use default or profile").into()),
+            };
             if a.cranelift {
                 let lines = compare_cranelift(&a, &g, &walk, wl.key, &weights_col, &samplers, length, model)?;
                 print!("{lines}");

@@ -45,13 +45,6 @@ struct Env<'a, W: Walk> {
     structured: Option<ProposalTables>,
 }
 
-/// Structured eRJS is chosen where its expected cost, `STRUCTURED_TRIAL_COST · R` per trial,
-/// is below plain eRJS's and eRVS's: a structured trial draws a term and an alias slot, waits
-/// for the table entry and then for the edge, and evaluates the envelope besides the weight.
-/// Measured on R-MAT 16, 2 threads: about 3 plain trials' time
-/// (`bench/results/2026-12-02-cpu-structured-proposals.md`).
-pub const STRUCTURED_TRIAL_COST: f64 = 3.0;
-
 /// Rows whose expected number of eRJS trials reaches this use the prefix table instead.
 pub const TABLE_TRIALS: f64 = 2.5;
 
@@ -240,6 +233,24 @@ impl<W: Walk> Env<'_, W> {
         }
     }
 
+    /// Prefetches what the structured proposal's masses will read at the walker's next step
+    /// (its row's sums, or its label segment's offsets and sums), as the row's offsets are.
+    #[inline(always)]
+    fn prefetch_terms(&self, w: &Walker<W::State>) {
+        if let Some(t) = &self.structured {
+            let label = if t.has_label_term() {
+                let mut tb = TermBounds::default();
+                self.walk.term_bounds(&self.ctx, w, &mut tb);
+                tb.label
+            } else {
+                0
+            };
+            for p in t.step_addresses(w.cur, label).into_iter().flatten() {
+                prefetch(p);
+            }
+        }
+    }
+
     /// Advances one walker by one turn: either a whole step, or up to the next eRJS trial
     /// whose candidate is not yet in cache. The random numbers drawn are the same whatever the
     /// interleaving, so walks do not depend on it.
@@ -284,13 +295,14 @@ impl<W: Walk> Env<'_, W> {
                                 Bound::Max(b) if b.is_finite() => d as f64 * b as f64,
                                 _ => f64::INFINITY,
                             };
-                            // With one term over the whole row, Ŝ is a fair estimate: where plain
-                            // eRJS needs at most STRUCTURED_TRIAL_COST trials (structured needs one
-                            // at the least) it wins, and the terms are not even computed.
+                            // Without a `has_edge(prev, dst)` term Ŝ is a fair estimate (its only
+                            // guesses halve unknown branches): where plain eRJS needs at most a
+                            // structured trial's cost in trials (structured needs one at the
+                            // least) it wins, and the terms are not even computed.
                             let consider = |t: &&ProposalTables| {
                                 self.mode == SamplerMode::Structured
-                                    || !t.one_term_over_rows()
-                                    || plain_mass > STRUCTURED_TRIAL_COST * sum_estimate() as f64
+                                    || t.has_prev_neighbor_term()
+                                    || plain_mass > t.trial_cost() * sum_estimate() as f64
                             };
                             if let Some(tables) = self.structured.as_ref().filter(consider) {
                                 let mut tb = TermBounds::default();
@@ -306,7 +318,7 @@ impl<W: Walk> Env<'_, W> {
                                         let r = self.cost.ratio_for(d);
                                         // Against plain eRJS the weights' sum cancels: only
                                         // the masses are compared, which are exact.
-                                        let structured = STRUCTURED_TRIAL_COST * terms.total;
+                                        let structured = tables.trial_cost() * terms.total;
                                         structured <= plain_mass && r * structured / s_hat <= d as f64 + self.cost.fixed
                                     };
                                     if use_it {
@@ -648,6 +660,7 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
                 lens[*next] = 1;
             } else {
                 prefetch(offsets.as_ptr().wrapping_add(w.cur as usize));
+                env.prefetch_terms(&w);
                 slots.push(Slot { w, query: q, row: *next, len: 1, rng, phase: Phase::START, terms: StepTerms::EMPTY });
             }
             *next += 1;
@@ -689,6 +702,7 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
                         true
                     } else {
                         prefetch(offsets.as_ptr().wrapping_add(s.w.cur as usize));
+                        env.prefetch_terms(&s.w);
                         false
                     }
                 }

@@ -132,6 +132,9 @@ struct LabelSegments {
 /// A static factor's alias table over rows (or segments) plus the sums it samples from.
 struct FactorTable {
     alias: AliasTable,
+    /// Whether the factor is constant within every row (segment): then the alias entries are
+    /// dropped and a uniform slot is drawn (an unweighted graph's `weight()`, say).
+    flat: bool,
     /// Sum of the factor per row (`All`) or per (row, label) segment (`Label`).
     sums: Vec<f64>,
 }
@@ -254,6 +257,9 @@ impl ProposalTables {
             }
         }
         let multiplicity = if terms.iter().any(|t| t.cond == TermCond::PrevNeighbor) { max_multiplicity(g) } else { 1 };
+        // Flat factors dropped their entries.
+        let dropped = rows.iter().chain(&segments).flatten().filter(|t| t.flat).count() as u64 * 12 * g.num_edges();
+        let bytes = bytes - dropped;
         let _ = n;
         Ok(Ok(ProposalTables { terms: terms.to_vec(), rows, segments, labels, multiplicity, bytes }))
     }
@@ -263,11 +269,40 @@ impl ProposalTables {
         &self.terms
     }
 
-    /// Whether the plan is one term over every edge of the row (its mass compares with plain
-    /// eRJS's through the row's sum alone).
+    /// A structured trial's cost in plain eRJS trials, for the cost model: about 3 (it waits
+    /// for a table entry, then the edge, and evaluates the envelope), 4 with label segments
+    /// (their offsets and sums are two more reads per step, prefetched). Measured on R-MAT 16-18, 2 threads
+    /// (`bench/results/2026-12-02-cpu-structured-proposals.md`).
     #[inline(always)]
-    pub fn one_term_over_rows(&self) -> bool {
-        self.terms.len() == 1 && self.terms[0].cond == TermCond::All
+    pub fn trial_cost(&self) -> f64 {
+        if self.labels.is_some() { 4.0 } else { 3.0 }
+    }
+
+    /// Whether the plan has a label-segment term.
+    #[inline(always)]
+    pub fn has_label_term(&self) -> bool {
+        self.labels.is_some()
+    }
+
+    /// Where [`ProposalTables::step`] reads for node `cur` (label `label`): to prefetch.
+    #[inline(always)]
+    pub fn step_addresses(&self, cur: u32, label: u32) -> [Option<*const u8>; 3] {
+        let v = cur as usize;
+        let mut out = [None; 3];
+        if let Some(seg) = &self.labels {
+            let l = label.min(seg.k.saturating_sub(1)) as usize;
+            out[0] = Some(seg.starts.as_ptr().wrapping_add(v * (seg.k as usize + 1) + l).cast());
+            out[1] = self.segments.iter().flatten().next().map(|t| t.sums.as_ptr().wrapping_add(v * seg.k as usize + l).cast());
+        }
+        out[2] = self.rows.iter().flatten().next().map(|t| t.sums.as_ptr().wrapping_add(v).cast());
+        out
+    }
+
+    /// Whether the plan has a `has_edge(prev, dst)` term (whose sum the walk's `Ŝ` can only
+    /// guess).
+    #[inline(always)]
+    pub fn has_prev_neighbor_term(&self) -> bool {
+        self.terms.iter().any(|t| t.cond == TermCond::PrevNeighbor)
     }
 
     /// The step's masses `M_k` for walker `(cur, prev)` with bounds `b`, or `None` if a bound
@@ -402,6 +437,7 @@ impl ProposalTables {
                 let i = rng.below(d as u64) as usize;
                 match t.factor {
                     StaticFactor::One => Draw::Edge(row.start + i),
+                    StaticFactor::Table(f) if self.rows[f as usize].as_ref().is_some_and(|t| t.flat) => Draw::Edge(row.start + i),
                     StaticFactor::Table(f) => {
                         Draw::Entry(PendingEntry { at: row.start + i, word: rng.next_u32(), source: EntrySource::Row(f) })
                     }
@@ -414,6 +450,9 @@ impl ProposalTables {
                 let slot = row.start + lo + rng.below((hi - lo) as u64) as usize;
                 match t.factor {
                     StaticFactor::One => Draw::Entry(PendingEntry { at: slot, word: 0, source: EntrySource::Order }),
+                    StaticFactor::Table(f) if self.segments[f as usize].as_ref().is_some_and(|t| t.flat) => {
+                        Draw::Entry(PendingEntry { at: slot, word: 0, source: EntrySource::Order })
+                    }
                     StaticFactor::Table(f) => Draw::Entry(PendingEntry { at: slot, word: rng.next_u32(), source: EntrySource::Segment(f) }),
                 }
             }
@@ -614,6 +653,7 @@ fn factor_table(g: &CsrGraph, seg: Option<&LabelSegments>, factor: &(dyn Fn(usiz
     let mut entries = vec![[0u32; 3]; m];
     let mut sums = vec![0f64; n * per_row];
     let ep = entries.as_mut_ptr() as usize;
+    let flat = std::sync::atomic::AtomicBool::new(true);
     sums.par_chunks_mut(per_row).enumerate().try_for_each_init(
         || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
         |(values, prob, alias, small, large), (v, out)| {
@@ -632,6 +672,9 @@ fn factor_table(g: &CsrGraph, seg: Option<&LabelSegments>, factor: &(dyn Fn(usiz
             prob.resize(row.len(), 0.0);
             alias.resize(row.len(), 0u32);
             let mut fill = |lo: usize, hi: usize| {
+                if values[lo..hi].windows(2).any(|w| w[0] != w[1]) {
+                    flat.store(false, std::sync::atomic::Ordering::Relaxed);
+                }
                 let total = build_alias(&values[lo..hi], &mut prob[lo..hi], &mut alias[lo..hi], small, large);
                 for j in lo..hi {
                     // SAFETY: rows are disjoint, and each row's entries are written by its one task.
@@ -654,7 +697,11 @@ fn factor_table(g: &CsrGraph, seg: Option<&LabelSegments>, factor: &(dyn Fn(usiz
             Ok(())
         },
     )?;
-    Ok(FactorTable { alias: AliasTable { entries }, sums })
+    let flat = flat.into_inner();
+    if flat {
+        entries = Vec::new();
+    }
+    Ok(FactorTable { alias: AliasTable { entries }, flat, sums })
 }
 
 fn max_multiplicity(g: &CsrGraph) -> u32 {
