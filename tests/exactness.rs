@@ -88,7 +88,14 @@ fn check<W: Walk>(source: Source, make: impl Fn(Weighting) -> W, model: impl Fn(
                     let tables = report.stats.table_steps + report.stats.structured_steps;
                     assert!(tables > 0, "{what}: neither the prefix table nor the alias table ran: {:?}", report.stats);
                 }
-                if mode == SamplerMode::Structured && !walk.proposal().is_empty() && !t.moves.is_empty() {
+                if mode == SamplerMode::Structured && !walk.proposal().is_empty() && weighted && !matches!(shape, Shape::Outlier) {
+                    let built = matches!(report.proposal, wayfarer::engine::ProposalReport::Built { .. });
+                    assert!(built, "{what}: the proposal plan's tables were not built: {:?}", report.proposal);
+                }
+                if mode == SamplerMode::Structured
+                    && matches!(report.proposal, wayfarer::engine::ProposalReport::Built { .. })
+                    && !t.moves.is_empty()
+                {
                     assert!(report.stats.structured_steps > 0, "{what}: the proposal plan never ran: {:?}", report.stats);
                 }
             }

@@ -234,18 +234,13 @@ impl<W: Walk> Env<'_, W> {
     }
 
     /// Prefetches what the structured proposal's masses will read at the walker's next step
-    /// (its row's sums, or its label segment's offsets and sums), as the row's offsets are.
+    /// (its label segment's offsets and sums), as the row's offsets are.
     #[inline(always)]
     fn prefetch_terms(&self, w: &Walker<W::State>) {
-        if let Some(t) = &self.structured {
-            let label = if t.has_label_term() {
-                let mut tb = TermBounds::default();
-                self.walk.term_bounds(&self.ctx, w, &mut tb);
-                tb.label
-            } else {
-                0
-            };
-            for p in t.step_addresses(w.cur, label).into_iter().flatten() {
+        if let Some(t) = self.structured.as_ref().filter(|t| t.has_label_term()) {
+            let mut tb = TermBounds::default();
+            self.walk.term_bounds(&self.ctx, w, &mut tb);
+            for p in t.step_addresses(w.cur, tb.label).into_iter().flatten() {
                 prefetch(p);
             }
         }
