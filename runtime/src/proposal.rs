@@ -232,6 +232,19 @@ impl ProposalTables {
             Err(e) => return Ok(Err(e)),
         };
         let n = g.num_nodes();
+        // One term over every row with a factor constant on every row proposes uniformly, as
+        // plain eRJS does with the same number of trials: no plan is worth running (checked
+        // before any table is built: an unweighted graph's `weight()`, say).
+        if let [TermPlan { factor: StaticFactor::Table(i), cond: TermCond::All }] = terms {
+            let flat = (0..n as u32).into_par_iter().all(|v| {
+                let row = g.row(v);
+                let first = row.clone().next().map(|e| factor(*i as usize, e));
+                row.map(|e| factor(*i as usize, e)).all(|x| Some(x) == first)
+            });
+            if flat {
+                return Ok(Err(NoTables::Unsupported("its static factor is constant on every row: plain eRJS proposes the same".into())));
+            }
+        }
         let labels = terms.iter().any(|t| t.cond == TermCond::Label).then(|| label_segments(g));
         let factors = terms
             .iter()
@@ -257,15 +270,6 @@ impl ProposalTables {
             }
         }
         let multiplicity = if terms.iter().any(|t| t.cond == TermCond::PrevNeighbor) { max_multiplicity(g) } else { 1 };
-        // One term over every row with a flat factor proposes uniformly, as plain eRJS does
-        // with the same number of trials: no plan is worth running.
-        if terms.len() == 1
-            && terms[0].cond == TermCond::All
-            && let StaticFactor::Table(i) = terms[0].factor
-            && rows[i as usize].as_ref().is_some_and(|t| t.flat)
-        {
-            return Ok(Err(NoTables::Unsupported("its static factor is constant on every row: plain eRJS proposes the same".into())));
-        }
         // Flat factors dropped their entries.
         let dropped = rows.iter().chain(&segments).flatten().filter(|t| t.flat).count() as u64 * 12 * g.num_edges();
         let bytes = bytes - dropped;
