@@ -3,7 +3,7 @@
 //! The compiler writes a walk's weight as a sum of terms `w(e) ≤ Σ_k R_k · s_k(e) · [c_k(e)]`
 //! ([`TermPlan`]): `s_k` a static factor that depends only on the edge (1, the edge's weight,
 //! the target's degree, …), `R_k` a bound on the rest that the walk computes per step
-//! ([`Walk::term_bounds`]), and `c_k` a condition the engine can enumerate: every edge of the
+//! ([`crate::Walk::term_bounds`]), and `c_k` a condition the engine can enumerate: every edge of the
 //! row, the edges with label `L`, the edges back to `prev`, or the edges to neighbours of
 //! `prev` ([`TermCond`]). That right-hand side is the *envelope* `E(e)`. A trial picks term `k`
 //! with probability `M_k / M` (`M_k = R_k · Σ_{c_k} s_k`, `M = Σ M_k`), draws an edge from term
