@@ -69,6 +69,17 @@ echo "== docs build without broken links"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 echo "== every published crate packages and builds from its package alone (about 4 minutes)"
+# Cargo unpacks the packages it verifies into $CARGO_HOME/registry/src/<local registry>/ and
+# treats them as immutable registry crates: what an earlier run unpacked there, and what it
+# compiled from them into target/, is reused under the same name and version, so a cached
+# CARGO_HOME or target/ verifies against stale sources of our own crates (seen in CI and
+# here). Remove both first.
+CARGO_DIR="${CARGO_HOME:-$HOME/.cargo}"
+for crate in wayfarer wayfarer-core wayfarer-runtime wayfarer-compiler wayfarer-macros wayfarer-cuda wayfarer-jit wayfarer-wgpu; do
+    rm -rf "$CARGO_DIR"/registry/src/*/"$crate"-[0-9]*
+done
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+rm -rf "$TARGET_DIR"/debug/.fingerprint/wayfarer*-* "$TARGET_DIR"/debug/deps/libwayfarer* "$TARGET_DIR"/debug/deps/wayfarer*
 cargo package --workspace --exclude wayfarer-ui-tests --exclude wayfarer-user-crate-example --locked --allow-dirty --quiet
 
 echo "all tests passed"
