@@ -364,8 +364,20 @@ impl ProposalTables {
                         }
                         match t.factor {
                             StaticFactor::One => (s.back.1 - s.back.0) as f64,
-                            // There are few edges back: their factors are summed here.
-                            StaticFactor::Table(i) => (s.back.0..s.back.1).map(|e| factor(i as usize, e) as f64).sum(),
+                            // There are few edges back: their factors are summed here. A bad
+                            // one (negative, NaN, infinite) leaves the step to the other
+                            // samplers, which report the weight.
+                            StaticFactor::Table(i) => {
+                                let mut sum = 0.0;
+                                for e in s.back.0..s.back.1 {
+                                    let x = factor(i as usize, e);
+                                    if !(x >= 0.0) || x == f32::INFINITY {
+                                        return None;
+                                    }
+                                    sum += x as f64;
+                                }
+                                sum
+                            }
                         }
                     }
                 }
@@ -754,6 +766,23 @@ mod tests {
         }
         for i in 0..d {
             assert!((p[i] - values[i] / total).abs() < 1e-12, "slot {i}: {} vs {}", p[i], values[i] / total);
+        }
+    }
+
+    /// A bad static factor on the way back hands the step to the other samplers (which report
+    /// the weight) instead of making a negative mass, which would read as a dead end.
+    #[test]
+    fn a_bad_back_factor_is_not_a_dead_end() {
+        use crate::graph::{CsrParts, Orientation};
+        let parts = CsrParts { offsets: vec![0, 2, 3], targets: vec![0, 1, 0], ..Default::default() };
+        let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::Back }];
+        let tables = ProposalTables::build(&g, &terms, &|_, _| 1.0).unwrap().unwrap();
+        let b = TermBounds { bound: [1.0; MAX_TERMS], label: 0 };
+        let good = tables.step(&g, 0, 1, &b, |_, _| 1.0).expect("a step with a good factor");
+        assert_eq!(good.total, 1.0);
+        for bad in [-1.0, f32::NAN, f32::INFINITY] {
+            assert!(tables.step(&g, 0, 1, &b, |_, _| bad).is_none(), "factor {bad}");
         }
     }
 
