@@ -921,14 +921,9 @@ fn proposal_tables<W: Walk>(walk: &W, ctx: &Ctx, mode: SamplerMode) -> Result<(O
     if budget == 0 {
         return skipped("WAYFARER_TABLE_BUDGET=0 turns structured proposals off".into());
     }
-    match ProposalTables::bytes_needed(g, &terms) {
-        Err(why) => return skipped(why.to_string()),
-        Ok(need) if need > budget => return skipped(crate::proposal::NoTables::OverBudget { need, budget }.to_string()),
-        Ok(_) => {}
-    }
     let t = Instant::now();
     let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
-    match ProposalTables::build(g, &terms, &factor) {
+    match ProposalTables::build(g, &terms, &factor, budget) {
         Err((_, e, x)) => {
             let src = g.offsets().partition_point(|&o| o as usize <= e).saturating_sub(1) as u32;
             let map = g.id_map();

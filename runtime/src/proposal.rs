@@ -187,8 +187,9 @@ impl ProposalTables {
         let (n, m) = (g.num_nodes() as u64, g.num_edges());
         let mut bytes = 0u64;
         let needs_labels = terms.iter().any(|t| t.cond == TermCond::Label);
+        // A scan of every label: once.
+        let k = if needs_labels { g.num_labels() as u64 } else { 0 };
         if needs_labels {
-            let k = g.num_labels() as u64;
             if g.labels().is_none() {
                 return Err(NoTables::Unsupported("the graph has no edge labels".into()));
             }
@@ -212,22 +213,24 @@ impl ProposalTables {
                     continue;
                 }
                 seen.push((i, label));
-                let sums = if label { n * (g.num_labels() as u64) } else { n };
+                let sums = if label { n * k } else { n };
                 bytes += 12 * m + 8 * sums;
             }
         }
         Ok(bytes)
     }
 
-    /// Builds the tables for `terms` on `g`, reading static factor `i` of edge `e` as
-    /// `factor(i, e)` (every value checked: finite and `>= 0`, else `Err((i, e, value))`).
-    /// The caller checked the memory ([`ProposalTables::bytes_needed`]).
+    /// Builds the tables for `terms` on `g` if they fit `budget` bytes, reading static factor
+    /// `i` of edge `e` as `factor(i, e)` (every value checked: finite and `>= 0`, else
+    /// `Err((i, e, value))`). The memory is checked before anything is allocated.
     pub fn build(
         g: &CsrGraph,
         terms: &[TermPlan],
         factor: &(dyn Fn(usize, usize) -> f32 + Sync),
+        budget: u64,
     ) -> Result<Result<Self, NoTables>, (usize, usize, f32)> {
         let bytes = match Self::bytes_needed(g, terms) {
+            Ok(need) if need > budget => return Ok(Err(NoTables::OverBudget { need, budget })),
             Ok(b) => b,
             Err(e) => return Ok(Err(e)),
         };
@@ -275,11 +278,6 @@ impl ProposalTables {
         let bytes = bytes - dropped;
         let _ = n;
         Ok(Ok(ProposalTables { terms: terms.to_vec(), rows, segments, labels, multiplicity, bytes }))
-    }
-
-    /// The plan's terms.
-    pub fn terms(&self) -> &[TermPlan] {
-        &self.terms
     }
 
     /// A structured trial's cost in plain eRJS trials, for the cost model: about 3 (it waits
@@ -574,7 +572,6 @@ pub const ENVELOPE_SLACK: f64 = 1.0 + 1.0 / 65536.0;
 
 /// One step's terms: their masses and what the proposals need.
 #[derive(Clone, Copy, Debug)]
-#[repr(C)]
 pub struct StepTerms {
     /// `M_k`.
     pub mass: [f64; MAX_TERMS],
@@ -777,7 +774,7 @@ mod tests {
         let parts = CsrParts { offsets: vec![0, 2, 3], targets: vec![0, 1, 0], ..Default::default() };
         let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
         let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::Back }];
-        let tables = ProposalTables::build(&g, &terms, &|_, _| 1.0).unwrap().unwrap();
+        let tables = ProposalTables::build(&g, &terms, &|_, _| 1.0, u64::MAX).unwrap().unwrap();
         let b = TermBounds { bound: [1.0; MAX_TERMS], label: 0 };
         let good = tables.step(&g, 0, 1, &b, |_, _| 1.0).expect("a step with a good factor");
         assert_eq!(good.total, 1.0);

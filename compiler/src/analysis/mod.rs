@@ -511,18 +511,7 @@ impl Analyzer<'_> {
                     BinaryOp::Add => Ok((self.add(a, c), self.add(b, d))),
                     BinaryOp::Sub => Ok((self.binary(BinaryOp::Sub, a, d), self.binary(BinaryOp::Sub, b, c))),
                     BinaryOp::Mul => Ok(self.corners(BinaryOp::Mul, a, b, c, d)),
-                    BinaryOp::Div => {
-                        // Only when the divisor's interval excludes 0; otherwise B = inf
-                        // this step, and the step runs eRVS.
-                        let zero = self.f32(0.0);
-                        let pos = self.binary(BinaryOp::Gt, c, zero);
-                        let neg = self.binary(BinaryOp::Lt, d, zero);
-                        let ok = self.binary(BinaryOp::Or, pos, neg);
-                        let (lo, hi) = self.corners(BinaryOp::Div, a, b, c, d);
-                        let inf = self.f32(f64::INFINITY);
-                        let ninf = self.f32(f64::NEG_INFINITY);
-                        Ok((self.select(Some(ok), lo, ninf), self.select(Some(ok), hi, inf)))
-                    }
+                    BinaryOp::Div => Ok(self.quotient((a, b), (c, d))),
                     _ => Err(format!("`{}` on per-edge values cannot be bounded", op.symbol())),
                 }
             }
@@ -582,6 +571,19 @@ impl Analyzer<'_> {
             Expr::Unary { op: UnaryOp::Not, .. } => Err("a per-edge `bool` is used as a number".into()),
             Expr::Literal(_) | Expr::Param(_) | Expr::Node(_) | Expr::State(_) | Expr::Draw(_) => unreachable!("not per-edge"),
         }
+    }
+
+    /// The range of `[a, b] / [c, d]`: the corners when the divisor's interval excludes 0;
+    /// otherwise `(-inf, inf)` this step (so the step runs eRVS).
+    fn quotient(&mut self, (a, b): Range, (c, d): Range) -> Range {
+        let zero = self.f32(0.0);
+        let pos = self.binary(BinaryOp::Gt, c, zero);
+        let neg = self.binary(BinaryOp::Lt, d, zero);
+        let ok = self.binary(BinaryOp::Or, pos, neg);
+        let (lo, hi) = self.corners(BinaryOp::Div, a, b, c, d);
+        let inf = self.f32(f64::INFINITY);
+        let ninf = self.f32(f64::NEG_INFINITY);
+        (self.select(Some(ok), lo, ninf), self.select(Some(ok), hi, inf))
     }
 
     /// The min and max of the four corner results of `[a, b] op [c, d]`.

@@ -158,17 +158,8 @@ impl Planner<'_, '_, '_> {
             }
             Expr::Binary { op: BinaryOp::Div, lhs, rhs } if !self.a.is_edge(rhs) => {
                 let l = self.factor(lhs, sel)?;
-                let (c, d) = self.a.range(rhs, sel)?;
-                let (a, b) = l.residual;
-                // As the bound analysis divides: only when the divisor's interval excludes 0.
-                let zero = self.a.f32(0.0);
-                let pos = self.a.binary(BinaryOp::Gt, c, zero);
-                let neg = self.a.binary(BinaryOp::Lt, d, zero);
-                let ok = self.a.binary(BinaryOp::Or, pos, neg);
-                let (lo, hi) = self.a.corners(BinaryOp::Div, a, b, c, d);
-                let inf = self.a.f32(f64::INFINITY);
-                let ninf = self.a.f32(f64::NEG_INFINITY);
-                Ok(Factored { factor: l.factor, residual: (self.a.select(Some(ok), lo, ninf), self.a.select(Some(ok), hi, inf)) })
+                let divisor = self.a.range(rhs, sel)?;
+                Ok(Factored { factor: l.factor, residual: self.a.quotient(l.residual, divisor) })
             }
             Expr::Select { cond, then, other } if !self.a.is_edge(cond) => {
                 let t = self.factor(then, sel)?;
