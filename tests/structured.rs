@@ -253,6 +253,14 @@ fn tables_over_budget_are_skipped_and_reported() {
         assert!(out.status.success(), "{err}");
         err
     };
+    let bad = std::process::Command::new(bin)
+        .args(["walk", "deepwalk", "--backend", "cpu", "--length", "5", "--graph"])
+        .arg(&graph)
+        .env("WAYFARER_TABLE_BUDGET", "lots")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && err.contains("WAYFARER_TABLE_BUDGET") && err.contains("lots"), "{err}");
     let small = run("1000");
     assert!(small.contains("no proposal tables") && small.contains("over the budget"), "{small}");
     let large = run("100000000");
