@@ -101,6 +101,17 @@ else
     row "wgpu tests" FAIL "no .devbin/wgpu-tests: run scripts/gpu-build.sh where cargo is"
 fi
 
+echo "== the adaptive rule's table on every backend" | tee -a "$LOG"
+if [ -x .devbin/adaptive-rule-tests ]; then
+    if WAYFARER_REQUIRE_WGPU=1 run .devbin/adaptive-rule-tests --test-threads 1 --nocapture; then
+        row "adaptive rule: engine, Cranelift, CUDA, WGSL agree with the table" ok "$(grep -o '[0-9]* passed' "$LOG" | tail -1)"
+    else
+        row "adaptive rule table" FAIL "see $LOG"
+    fi
+else
+    row "adaptive rule table" FAIL "no .devbin/adaptive-rule-tests: run scripts/gpu-build.sh where cargo is"
+fi
+
 echo "== wayfarer emit" | tee -a "$LOG"
 # Every library walk and a user program (a has_edge mixture on Pareto weights, where a
 # contracted a*b + c once broke the bound), each built with the command `emit` prints, must

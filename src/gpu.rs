@@ -67,63 +67,12 @@ pub fn compile_program(source: &str, path: &str) -> Result<(wayfarer_compiler::i
         .map_err(|d| WalkError::Config(format!("{path}: the walk does not compile:\n{}", d.render(source, path))))
 }
 
-/// Runs a compiled program on the GPU; `name` labels the report.
-#[allow(clippy::too_many_arguments)]
-pub fn run_program(
-    dev: &CudaDevice,
-    program: &wayfarer_compiler::ir::Program,
-    info: &wayfarer_compiler::WalkInfo,
-    values: &[ParamValue],
-    name: &str,
-    graph: &CsrGraph,
-    starts: &Starts,
-    length: u32,
-    seed: u64,
-    sampler: SamplerMode,
-    cost: GpuCost,
-    verbose: bool,
-) -> Result<(Walks, RunReport, GpuReport), CudaError> {
-    collect_walks(length, |sink| {
-        run_program_streaming(
-            std::slice::from_ref(dev),
-            program,
-            info,
-            values,
-            name,
-            graph,
-            starts,
-            length,
-            seed,
-            sampler,
-            cost,
-            verbose,
-            None,
-            usize::MAX,
-            sink,
-        )
-    })
-}
-
-/// Runs a streaming GPU run with a sink that keeps every batch, and returns the walks with
-/// the run's reports.
-pub fn collect_walks(
-    length: u32,
-    run: impl FnOnce(&mut dyn FnMut(Walks) -> Result<(), CudaError>) -> Result<(RunReport, GpuReport), CudaError>,
-) -> Result<(Walks, RunReport, GpuReport), CudaError> {
-    let mut walks = Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
-    let (report, rep) = run(&mut |batch| {
-        walks.append(batch);
-        Ok(())
-    })?;
-    Ok((walks, report, rep))
-}
-
 /// Runs a compiled program on one or more GPUs (`devs`; with several, each holds the graph and
-/// runs the walkers whose start node hashes to it, and the walks are the same as on one) like
-/// [`run_program`], handing the walks to `sink` in query order, in batches of at most
+/// runs the walkers whose start node hashes to it, and the walks are the same as on one),
+/// handing the walks to `sink` in query order, in batches of at most
 /// `host_batch_bytes` of output.
 #[allow(clippy::too_many_arguments)]
-pub fn run_program_streaming(
+pub(crate) fn run_program_streaming(
     devs: &[CudaDevice],
     program: &wayfarer_compiler::ir::Program,
     info: &wayfarer_compiler::WalkInfo,
@@ -275,11 +224,10 @@ pub(crate) fn check_graph(program: &wayfarer_compiler::ir::Program, graph: &CsrG
     Ok(())
 }
 
-/// Runs a library walk on one or more GPUs like [`run_library_walk`] (see
-/// [`run_program_streaming`] for several), handing the walks to `sink` in query order, in
+/// Runs a library walk on one or more GPUs (see [`run_program_streaming`] for several), handing the walks to `sink` in query order, in
 /// batches of at most `host_batch_bytes` of output.
 #[allow(clippy::too_many_arguments)]
-pub fn run_library_walk_streaming(
+pub(crate) fn run_library_walk_streaming(
     devs: &[CudaDevice],
     walk: &LibraryWalk,
     graph: &CsrGraph,
@@ -318,73 +266,16 @@ pub fn run_library_walk_streaming(
     )
 }
 
-/// Runs a library walk on the GPU.
-#[allow(clippy::too_many_arguments)]
-pub fn run_library_walk(
-    dev: &CudaDevice,
-    walk: &LibraryWalk,
-    graph: &CsrGraph,
-    starts: &Starts,
-    length: u32,
-    seed: u64,
-    sampler: SamplerMode,
-    cost: GpuCost,
-    verbose: bool,
-) -> Result<(Walks, RunReport, GpuReport), CudaError> {
-    collect_walks(length, |sink| {
-        run_library_walk_streaming(
-            std::slice::from_ref(dev),
-            walk,
-            graph,
-            starts,
-            length,
-            seed,
-            sampler,
-            cost,
-            verbose,
-            None,
-            usize::MAX,
-            sink,
-        )
-    })
-}
-
 /// What the GPU triangle counter did (kernel, upload and orientation seconds, edges per kernel).
 pub use wayfarer_cuda::triangles::GpuTriangleReport;
 
-/// Counts triangles on `devs` (one or more GPUs), keeping only edges `mask` keeps (a
-/// `#[mask]` item; `None`: every edge): the same counts as
-/// [`crate::triangles::count_with`] / [`crate::triangles::count_masked`] on the CPU.
-///
-/// An undirected graph is oriented and masked on the device, the mask compiled by the CUDA
-/// backend from its `#[mask]` source; a directed graph is symmetrized and oriented on the CPU
-/// (the mask evaluated there) and counted on the GPUs. A mask written by hand (no `#[mask]`
-/// source) is an error: it cannot run on the GPU.
-pub fn count_triangles<W: crate::Walk>(
-    devs: &[CudaDevice],
-    graph: &CsrGraph,
-    mask: Option<&W>,
-    detail: crate::triangles::Detail,
-) -> Result<(crate::triangles::TriangleCounts, GpuTriangleReport), CudaError> {
-    let Some(m) = mask else {
-        return count_triangles_with::<W>(devs, graph, None, detail);
-    };
-    let Some(src) = m.source() else {
-        return Err(WalkError::Config(format!("mask `{}` is written by hand, not with #[mask]: it runs on the CPU only", m.name())).into());
-    };
-    let program = wayfarer_compiler::lower_mask_source(src.source)
-        .map_err(|d| WalkError::Config(format!("{}: the mask does not compile:\n{}", m.name(), d.render(src.source, m.name()))))?;
-    let info = wayfarer_compiler::analyze(&program);
-    let values = program_values(&program, &src.params)?;
-    let gpu_mask = wayfarer_cuda::triangles::GpuMask { program: &program, info: &info, values: &values };
-    count_triangles_with(devs, graph, Some((m, gpu_mask)), detail)
-}
-
-/// [`count_triangles`] with the mask given twice: as a CPU walk (it checks the graph, and
+/// Counts triangles on `devs` (one or more GPUs), keeping only edges the mask keeps: the same
+/// counts as [`crate::triangles::count_with`] / [`crate::triangles::count_masked`] on the CPU.
+/// The mask comes twice: as a CPU walk (it checks the graph, and
 /// masks directed input, which is oriented on the host) and lowered for the GPU (it masks
 /// undirected input on the device). Whether the host oriented the graph is
 /// `GpuTriangleReport::orient_seconds == 0`.
-pub fn count_triangles_with<W: crate::Walk>(
+pub(crate) fn count_triangles_with<W: crate::Walk>(
     devs: &[CudaDevice],
     graph: &CsrGraph,
     mask: Option<(&W, wayfarer_cuda::triangles::GpuMask)>,

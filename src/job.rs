@@ -246,6 +246,30 @@ pub struct JobReport {
     pub report: RunReport,
     /// The backend and its timings, for the summary line.
     pub backend: String,
+    /// What only this backend measures (kernel times, batches, device memory).
+    pub detail: BackendDetail,
+}
+
+impl JobReport {
+    /// The CUDA backend's own report, when CUDA ran the job.
+    pub fn cuda(&self) -> Option<&gpu::GpuReport> {
+        match &self.detail {
+            BackendDetail::Cuda(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// The part of a [`JobReport`] that only one backend has.
+#[derive(Debug)]
+pub enum BackendDetail {
+    /// The CPU: everything is in [`RunReport`].
+    Cpu,
+    /// CUDA: kernel and transfer times, batches, hub rows, out-of-core edges.
+    Cuda(gpu::GpuReport),
+    /// wgpu: the kernel, its timer, upload and kernel times.
+    #[cfg(feature = "wgpu")]
+    Wgpu(crate::wgpu::WgpuReport),
 }
 
 /// A sink for a job's walks, in query order.
@@ -432,7 +456,7 @@ impl Runner for CpuRunner {
                 if report.compiled_turns { "compiled" } else { "generic" }
             ),
         };
-        Ok(JobReport { report, backend })
+        Ok(JobReport { report, backend, detail: BackendDetail::Cpu })
     }
 }
 
@@ -442,6 +466,15 @@ pub struct CudaRunner {
 }
 
 impl CudaRunner {
+    /// A runner on these GPUs (the walks are the same for any number of them). [`select`]
+    /// opens them by the device rule; this is for callers that hold devices already.
+    pub fn new(devices: Vec<CudaDevice>) -> Result<Self, WalkError> {
+        if devices.is_empty() {
+            return Err(WalkError::param("gpus", "a CUDA runner needs at least one GPU"));
+        }
+        Ok(CudaRunner { devices })
+    }
+
     /// The devices it runs on.
     pub fn devices(&self) -> &[CudaDevice] {
         &self.devices
@@ -498,7 +531,7 @@ impl Runner for CudaRunner {
             rep.batches,
             if rep.batches == 1 { "" } else { "es" }
         );
-        Ok(JobReport { report, backend })
+        Ok(JobReport { report, backend, detail: BackendDetail::Cuda(rep) })
     }
 }
 
@@ -527,6 +560,19 @@ fn wgpu_error(e: crate::wgpu::WgpuError) -> WalkError {
 #[cfg(feature = "wgpu")]
 pub struct WgpuRunner {
     device: crate::wgpu::WgpuDevice,
+}
+
+#[cfg(feature = "wgpu")]
+impl WgpuRunner {
+    /// A runner on an adapter opened already.
+    pub fn new(device: crate::wgpu::WgpuDevice) -> Self {
+        WgpuRunner { device }
+    }
+
+    /// Its adapter (to pick the kernel it builds, for instance).
+    pub fn device(&self) -> &crate::wgpu::WgpuDevice {
+        &self.device
+    }
 }
 
 #[cfg(feature = "wgpu")]
@@ -579,6 +625,6 @@ impl Runner for WgpuRunner {
             rep.batches,
             if rep.batches == 1 { "" } else { "es" }
         );
-        Ok(JobReport { report, backend })
+        Ok(JobReport { report, backend, detail: BackendDetail::Wgpu(rep) })
     }
 }

@@ -5,8 +5,7 @@
 //! same distribution, not the same walks as the CPU for a seed), one invocation per walker
 //! (eRVS included), at most `2^32 - 1` edge entries.
 
-use crate::library::LibraryWalk;
-use crate::{CsrGraph, RunReport, SamplerMode, Starts, WalkError, Walks};
+use crate::{CsrGraph, RunReport, SamplerMode, Starts, Walks};
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_runtime::engine::CostModel;
 pub use wayfarer_wgpu::{CompiledWalk, DEFAULT_SHARED_ROW, Kernel, KernelTimer, WgpuDevice, WgpuError, WgpuReport, WgpuRun};
@@ -18,7 +17,7 @@ pub const WGPU_COST_MODEL: CostModel = CostModel { ratio: 4.0, fixed: 8.0, ratio
 
 /// Runs a compiled program, handing the walks to `sink` in query order, batch by batch.
 #[allow(clippy::too_many_arguments)]
-pub fn run_program_streaming(
+pub(crate) fn run_program_streaming(
     dev: &WgpuDevice,
     program: &wayfarer_compiler::ir::Program,
     info: &wayfarer_compiler::WalkInfo,
@@ -54,46 +53,6 @@ pub fn run_program_streaming(
         proposal: crate::gpu::unstructured_report(info, "wgpu"),
     };
     Ok((report, rep))
-}
-
-/// Runs a library walk and returns all walks in query order.
-pub fn run_library_walk(
-    dev: &WgpuDevice,
-    walk: &LibraryWalk,
-    graph: &CsrGraph,
-    starts: &Starts,
-    length: u32,
-    seed: u64,
-    sampler: SamplerMode,
-) -> Result<(Walks, RunReport, WgpuReport), WgpuError> {
-    let mut walks = Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
-    let (report, rep) = run_library_walk_streaming(dev, walk, graph, starts, length, seed, sampler, None, &mut |b| {
-        walks.append(b);
-        Ok(())
-    })?;
-    Ok((walks, report, rep))
-}
-
-/// Runs a library walk like [`run_library_walk`], handing the walks to `sink` batch by batch.
-#[allow(clippy::too_many_arguments)]
-pub fn run_library_walk_streaming(
-    dev: &WgpuDevice,
-    walk: &LibraryWalk,
-    graph: &CsrGraph,
-    starts: &Starts,
-    length: u32,
-    seed: u64,
-    sampler: SamplerMode,
-    cost: Option<CostModel>,
-    sink: &mut dyn FnMut(Walks) -> Result<(), WgpuError>,
-) -> Result<(RunReport, WgpuReport), WgpuError> {
-    let Some((source, values)) = walk.program() else {
-        return Err(WalkError::Config(format!("`{}` is a hand-written CPU reference; it does not run on a GPU", walk.name())).into());
-    };
-    let (program, info) = crate::gpu::compile_program(source, walk.name())?;
-    let anonymous = walk.is_anonymous();
-    let mut convert = |batch: Walks| sink(if anonymous { batch.to_anonymous() } else { batch });
-    run_program_streaming(dev, &program, &info, &values, walk.name(), graph, starts, length, seed, sampler, cost, &mut convert)
 }
 
 /// The walk's shader as WGSL (naga's rendering of the module the backend runs).

@@ -1,16 +1,17 @@
-//! Exactness: for every sampler and every workload, on small graphs with uniform, Pareto(1),
-//! partly-zero and one-huge-outlier weights, the engine's next-step frequencies must match
-//! transition probabilities computed independently here (chi-square, significance
-//! `common::ALPHA`), walks must end exactly at dead ends, and never move along a
-//! zero-weight edge. The library walks are checked as the macro compiles them (native), as the
-//! Cranelift backend compiles them at run time, and against the hand-written references.
+//! Exactness on the CPU: the one exactness suite (`common::suite`) instantiated for the
+//! engine's native code and for the same programs compiled by Cranelift, every sampler
+//! including structured proposals; the hand-written references held to the same standard; and
+//! the fallbacks and errors of walks whose bounds are loose or wrong. Next-step frequencies
+//! must match transition probabilities computed independently (chi-square, significance
+//! `common::ALPHA`), walks must end exactly at dead ends, and never move along a zero-weight
+//! edge.
 
 mod common;
 
+use common::suite::{Target, check_library_walks, check_walk};
 use common::*;
-use wayfarer::library::LibraryWalk;
+use wayfarer::job::{CpuRunner, JobWalk};
 use wayfarer::reference::{DeepWalk, MetaPath, Node2vec, Ppr2, Weighting};
-use wayfarer::walks as dsl;
 use wayfarer::{Bound, BoundScope, CostRatio, Ctx, SamplerMode, Starts, Walk, WalkConfig, Walker};
 
 const MODES: [SamplerMode; 6] = [
@@ -26,176 +27,71 @@ const MODES: [SamplerMode; 6] = [
 /// rejected (see `chi_square_detects_a_two_percent_bias`).
 const PER_START: usize = 60_000;
 
+fn cpu(program: bool) -> Target<'static> {
+    Target {
+        label: if program { "cranelift" } else { "cpu" }.to_string(),
+        runner: &CpuRunner,
+        program,
+        modes: &MODES,
+        cost_ratio: CostRatio::Fixed(1.0),
+        per_start: PER_START,
+    }
+}
+
 fn starts() -> Starts {
-    let mut v = vec![0u32; PER_START];
-    v.extend(std::iter::repeat_n(5u32, PER_START));
-    v.extend(std::iter::repeat_n(2u32, PER_START / 4));
-    Starts::Nodes(v)
+    common::suite::suite_starts(PER_START)
 }
 
-/// Where a walk comes from: the library's `#[walk]` programs read the weights of the graph
-/// they run on (so their unweighted variant runs on the graph without weights); the
-/// hand-written references take a [`Weighting`]. The Cranelift ones read the graph's weights
-/// like the macro-compiled ones, and must sample through their compiled turns.
-#[derive(Clone, Copy, PartialEq)]
-enum Source {
-    Compiled,
-    Cranelift,
-    Reference,
+/// The library walks as the macro compiles them (native code).
+#[test]
+fn library_walks_are_exact() {
+    check_library_walks(&cpu(false));
 }
 
-/// A library walk compiled by the Cranelift backend for the weighted or the unweighted graph.
-fn cranelift(walk: LibraryWalk) -> impl Fn(Weighting) -> wayfarer_jit::JitWalk {
-    move |w| cranelift_walk(&walk, matches!(w, Weighting::Weighted))
+/// The same programs compiled at run time by the Cranelift backend (`wayfarer walk --program`),
+/// sampling through their compiled turns.
+#[test]
+fn cranelift_library_walks_are_exact() {
+    check_library_walks(&cpu(true));
 }
 
-fn check<W: Walk>(source: Source, make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weighted_variants: &[bool], length: u32) {
+/// The hand-written references (`*-ref`), held to the same standard on the weighted graph.
+fn check_reference<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weightings: &[bool]) {
+    let backend = cpu(false);
     for shape in SHAPES {
         let edges = shaped_edges(shape);
-        let weighted_graph = build(&edges);
-        let mut unweighted_graph = build(&edges);
-        unweighted_graph.set_weights(None).unwrap();
-        for &weighted in weighted_variants {
-            let g = if source != Source::Reference && !weighted { &unweighted_graph } else { &weighted_graph };
+        let g = build(&edges);
+        for &weighted in weightings {
             let walk = make(if weighted { Weighting::Weighted } else { Weighting::Unweighted });
-            let m = model(weighted);
-            for (k, mode) in MODES.into_iter().enumerate() {
-                let cfg = WalkConfig {
-                    length,
-                    seed: 1000 + k as u64,
-                    sampler: mode,
-                    cost_ratio: CostRatio::Fixed(1.0),
-                    interleave: 1 + 7 * (k % 2),
-                };
-                let (walks, report) = wayfarer::engine::run(&walk, g, &starts(), &cfg, None).unwrap();
-                let what = format!("{} {shape:?} weighted={weighted} {mode}", walk.name());
-                let t = tally(&walks, length);
-                let (tested, biggest, dead_ends) = check_tally(&t, &m, &edges, &what);
-                assert!(
-                    tested + dead_ends >= 3 && (biggest >= PER_START as u64 / 2 || dead_ends > 0),
-                    "{what}: too few states checked ({tested} sampled, max {biggest} samples, {dead_ends} dead ends)"
-                );
-                if source == Source::Cranelift {
-                    // With structured-proposal tables the engine's own turns run the steps.
-                    let tables = matches!(report.proposal, wayfarer::engine::ProposalReport::Built { .. });
-                    let turns = mode == SamplerMode::Rejection || (mode == SamplerMode::Adaptive && !tables);
-                    assert_eq!(report.compiled_turns, turns, "{what}: compiled turns used");
-                }
-                if mode == SamplerMode::Rejection && !t.moves.is_empty() {
-                    assert!(report.stats.rejection_steps > 0, "{what}: eRJS never ran");
-                }
-                if walk.static_weight() && mode == SamplerMode::Adaptive && weighted && matches!(shape, Shape::Pareto1 | Shape::Outlier) {
-                    let tables = report.stats.table_steps + report.stats.structured_steps;
-                    assert!(tables > 0, "{what}: neither the prefix table nor the alias table ran: {:?}", report.stats);
-                }
-                if mode == SamplerMode::Structured && !walk.proposal().is_empty() && weighted && !matches!(shape, Shape::Outlier) {
-                    let built = matches!(report.proposal, wayfarer::engine::ProposalReport::Built { .. });
-                    assert!(built, "{what}: the proposal plan's tables were not built: {:?}", report.proposal);
-                }
-                if mode == SamplerMode::Structured
-                    && matches!(report.proposal, wayfarer::engine::ProposalReport::Built { .. })
-                    && !t.moves.is_empty()
-                {
-                    assert!(report.stats.structured_steps > 0, "{what}: the proposal plan never ran: {:?}", report.stats);
-                }
-            }
+            let what = format!("{} {shape:?} weighted={weighted}", walk.name());
+            check_walk(&backend, &|| JobWalk::native(&walk), &model(weighted), &edges, &g, &what, 3, 1000);
         }
     }
 }
 
-// The library walks (walks/*.rs, compiled by #[walk]).
-
-#[test]
-fn deepwalk_is_exact() {
-    check(Source::Compiled, |_| dsl::Deepwalk, |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
-}
-
-#[test]
-fn node2vec_is_exact() {
-    let n2v = |a, b| move |_| dsl::Node2vec { a, b };
-    check(Source::Compiled, n2v(2.0, 0.5), |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted }, &[true, false], 3);
-    // A return-heavy setting exercises the bound's `u == prev` branch.
-    check(Source::Compiled, n2v(0.25, 4.0), |weighted| Model::Node2vec { a: 0.25, b: 4.0, weighted }, &[true], 3);
-}
-
-#[test]
-fn metapath_is_exact() {
-    for schema in [vec![0, 1, 2], vec![2, 1, 0], vec![1]] {
-        let m = dsl::Metapath::new(&schema).unwrap();
-        check(Source::Compiled, |_| m.clone(), |weighted| Model::MetaPath { schema: schema.clone(), weighted }, &[true, false], 3);
-    }
-}
-
-#[test]
-fn ppr2_is_exact() {
-    // The DSL's second-order PageRank is the unweighted one (it reads degrees, not weights).
-    for gamma in [0.2, 0.9] {
-        check(Source::Compiled, |_| dsl::Ppr2 { gamma }, |weighted| Model::Ppr2 { gamma, weighted }, &[false], 3);
-    }
-}
-
-// The same programs compiled at run time by the Cranelift backend (`wayfarer walk --program`).
-
-#[test]
-fn cranelift_deepwalk_is_exact() {
-    check(Source::Cranelift, cranelift(LibraryWalk::native(dsl::Deepwalk)), |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
-}
-
-#[test]
-fn cranelift_node2vec_is_exact() {
-    for (a, b) in [(2.0, 0.5), (0.25, 4.0)] {
-        let walk = cranelift(LibraryWalk::native(dsl::Node2vec { a, b }));
-        check(Source::Cranelift, walk, |weighted| Model::Node2vec { a, b, weighted }, &[true, false], 3);
-    }
-}
-
-#[test]
-fn cranelift_metapath_is_exact() {
-    for schema in [vec![0, 1, 2], vec![1]] {
-        let walk = cranelift(LibraryWalk::native(dsl::Metapath::new(&schema).unwrap()));
-        check(Source::Cranelift, walk, |weighted| Model::MetaPath { schema: schema.clone(), weighted }, &[true, false], 3);
-    }
-}
-
-#[test]
-fn cranelift_ppr2_is_exact() {
-    let walk = cranelift(LibraryWalk::native(dsl::Ppr2 { gamma: 0.2 }));
-    check(Source::Cranelift, walk, |weighted| Model::Ppr2 { gamma: 0.2, weighted }, &[false], 3);
-}
-
-// The hand-written references (`*-ref`), held to the same standard.
-
 #[test]
 fn reference_deepwalk_is_exact() {
-    check(Source::Reference, |w| DeepWalk { weighting: w }, |weighted| Model::DeepWalk { weighted }, &[true, false], 3);
+    check_reference(|w| DeepWalk { weighting: w }, |weighted| Model::DeepWalk { weighted }, &[true, false]);
 }
 
 #[test]
 fn reference_node2vec_is_exact() {
-    check(
-        Source::Reference,
-        |w| Node2vec::new(2.0, 0.5, w).unwrap(),
-        |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted },
-        &[true, false],
-        3,
-    );
+    check_reference(|w| Node2vec::new(2.0, 0.5, w).unwrap(), |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted }, &[true, false]);
 }
 
 #[test]
 fn reference_metapath_is_exact() {
     let schema = vec![0, 1, 2];
-    check(
-        Source::Reference,
+    check_reference(
         |w| MetaPath::new(schema.clone(), w).unwrap(),
         |weighted| Model::MetaPath { schema: schema.clone(), weighted },
         &[true],
-        3,
     );
 }
 
 #[test]
 fn reference_ppr2_is_exact() {
-    check(Source::Reference, |w| Ppr2::new(0.2, w).unwrap(), |weighted| Model::Ppr2 { gamma: 0.2, weighted }, &[true, false], 3);
+    check_reference(|w| Ppr2::new(0.2, w).unwrap(), |weighted| Model::Ppr2 { gamma: 0.2, weighted }, &[true, false]);
 }
 
 /// A user-defined walk whose bound is 100x too loose: eRJS mostly runs out of trials and

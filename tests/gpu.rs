@@ -1,6 +1,7 @@
-//! The CUDA backend on a real GPU: the library walks' next-step frequencies against the exact
-//! transition probabilities (the same model and chi-square test as `exactness.rs`) with every
-//! GPU sampler, and the same seed giving the CPU's walks where both use the same sampler.
+//! The CUDA backend on a real GPU, through the job API (`wayfarer::job`) like every caller:
+//! the one exactness suite (`common::suite`) with every GPU sampler, and the same seed giving
+//! the CPU's walks where both use the same sampler. Tests of the backend's own knobs (hub
+//! rows, batches, out-of-core budgets) call the `wayfarer_cuda` crate directly.
 //!
 //! Without a GPU these tests say so and pass; `scripts/gpu-check.sh` sets
 //! `WAYFARER_REQUIRE_GPU=1`, where a missing GPU is a failure.
@@ -11,10 +12,13 @@ mod common;
 #[path = "programs/random.rs"]
 mod random_programs;
 
+use common::suite::{Target, check_library_walks, run_job};
 use common::*;
-use wayfarer::gpu::{CudaDevice, GpuCost, run_library_walk};
+use wayfarer::gpu::{CudaDevice, GpuReport};
+use wayfarer::job::triangles::{CudaTriangles, EdgeMask, TriangleJob, TriangleRunner};
+use wayfarer::job::{CompiledProgram, CudaRunner, JobWalk, WalkJob};
 use wayfarer::library::LibraryWalk;
-use wayfarer::{CostRatio, SamplerMode, Starts, WalkConfig};
+use wayfarer::{CostRatio, RunReport, SamplerMode, Starts, WalkConfig, Walks};
 
 fn device() -> Option<CudaDevice> {
     match CudaDevice::open(0) {
@@ -27,59 +31,50 @@ fn device() -> Option<CudaDevice> {
     }
 }
 
+/// `count` GPUs as one walk runner: GPU 0, then the next real ones, then GPU 0 opened again
+/// (the work is split the same way over a device opened twice).
+fn gpus(count: usize) -> Vec<CudaDevice> {
+    (0..count).map(|i| CudaDevice::open(if i < CudaDevice::count() { i } else { 0 }).unwrap()).collect()
+}
+
+/// Runs a library walk on `runner`: its walks, the engine's report and the GPU's own.
+#[allow(clippy::too_many_arguments)]
+fn gpu_walk(
+    runner: &CudaRunner,
+    walk: &LibraryWalk,
+    g: &wayfarer::CsrGraph,
+    starts: &Starts,
+    length: u32,
+    seed: u64,
+    mode: SamplerMode,
+    cost_ratio: CostRatio,
+    memory_budget: Option<usize>,
+) -> (Walks, RunReport, GpuReport) {
+    let mut job = WalkJob::new(g, JobWalk::library(walk));
+    job.starts = starts.clone();
+    job.length = length;
+    job.seed = seed;
+    job.sampler = mode;
+    job.cost_ratio = cost_ratio;
+    job.gpus.memory_budget = memory_budget;
+    let (walks, done) = run_job(runner, &job).unwrap_or_else(|e| panic!("{} on the GPU: {e}", walk.name()));
+    let gpu = done.cuda().expect("CUDA ran the job").clone();
+    (walks, done.report, gpu)
+}
+
 const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
 
 fn starts() -> Starts {
-    let mut v = vec![0u32; 60_000];
-    v.extend(std::iter::repeat_n(5u32, 60_000));
-    v.extend(std::iter::repeat_n(2u32, 15_000));
-    Starts::Nodes(v)
+    common::suite::suite_starts(60_000)
 }
 
 #[test]
 fn library_walks_are_exact_on_the_gpu() {
     let Some(dev) = device() else { return };
-    let cases: Vec<(&str, Vec<(String, String)>, Model, bool)> = vec![
-        ("deepwalk", vec![], Model::DeepWalk { weighted: true }, true),
-        ("deepwalk", vec![], Model::DeepWalk { weighted: false }, false),
-        ("node2vec", vec![], Model::Node2vec { a: 2.0, b: 0.5, weighted: true }, true),
-        (
-            "node2vec",
-            vec![("a".into(), "0.25".into()), ("b".into(), "4".into())],
-            Model::Node2vec { a: 0.25, b: 4.0, weighted: true },
-            true,
-        ),
-        ("node2vec", vec![], Model::Node2vec { a: 2.0, b: 0.5, weighted: false }, false),
-        ("metapath", vec![("schema".into(), "0,1,2".into())], Model::MetaPath { schema: vec![0, 1, 2], weighted: true }, true),
-        ("ppr2", vec![], Model::Ppr2 { gamma: 0.2, weighted: false }, false),
-    ];
-    let mut checked = 0;
-    for shape in SHAPES {
-        let edges = shaped_edges(shape);
-        for (name, params, model, weighted) in &cases {
-            let mut g = build(&edges);
-            if !weighted {
-                g.set_weights(None).unwrap();
-            }
-            let walk = LibraryWalk::from_name(name, params, &g, false).unwrap();
-            for (k, mode) in MODES.into_iter().enumerate() {
-                let (walks, _, rep) =
-                    run_library_walk(&dev, &walk, &g, &starts(), 3, 500 + k as u64, mode, GpuCost::Default, false).unwrap();
-                let what = format!("gpu {name} {params:?} {shape:?} weighted={weighted} {mode}");
-                let t = tally(&walks, 3);
-                let (tested, _, dead) = check_tally(&t, model, &edges, &what);
-                assert!(tested + dead >= 3, "{what}: too few states checked");
-                if mode == SamplerMode::Rejection && !t.moves.is_empty() {
-                    assert!(rep.stats.rejection_steps > 0, "{what}: eRJS never ran");
-                }
-                if mode == SamplerMode::Reservoir && !t.moves.is_empty() {
-                    assert!(rep.stats.reservoir_steps > 0, "{what}: eRVS never ran");
-                }
-                checked += 1;
-            }
-        }
-    }
-    eprintln!("{checked} GPU cells matched the exact transition probabilities");
+    let runner = CudaRunner::new(vec![dev]).unwrap();
+    let target =
+        Target { label: "cuda".into(), runner: &runner, program: true, modes: &MODES, cost_ratio: CostRatio::Default, per_start: 60_000 };
+    check_library_walks(&target);
 }
 
 /// With eRJS the GPU draws the CPU's random numbers in the CPU's order and computes the same
@@ -89,6 +84,7 @@ fn library_walks_are_exact_on_the_gpu() {
 #[test]
 fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
     let Some(dev) = device() else { return };
+    let runner = CudaRunner::new(vec![dev]).unwrap();
     let mut g = wayfarer::graph::generate::rmat(12, 8, 3).unwrap();
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:2".parse().unwrap(), 4))).unwrap();
     g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 5 }, 5).unwrap())).unwrap();
@@ -97,7 +93,7 @@ fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
         let s = Starts::EveryNode { per_node: 2 };
         let cfg = WalkConfig { length: 20, seed: 99, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
         let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
-        let (gpu, _, rep) = run_library_walk(&dev, &walk, &g, &s, 20, 99, SamplerMode::Rejection, GpuCost::Default, false).unwrap();
+        let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &s, 20, 99, SamplerMode::Rejection, CostRatio::Default, None);
         // Walks can only part at a step where both gave up on eRJS (before it, their states and
         // streams are equal), so each differing walk holds at least one fallback of each.
         let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count() as u64;
@@ -252,6 +248,7 @@ fn a_users_stateful_walk_runs_on_the_gpu_like_on_the_cpu() {
 #[test]
 fn the_gpu_cost_ratio_is_tuned_and_cached() {
     let Some(dev) = device() else { return };
+    let runner = CudaRunner::new(vec![dev]).unwrap();
     let cache = std::env::temp_dir().join(format!("wayfarer-gpu-cost-{}", std::process::id()));
     // SAFETY: this test sets the variable before any other code here reads it.
     unsafe { std::env::set_var("WAYFARER_CACHE_DIR", &cache) };
@@ -259,10 +256,10 @@ fn the_gpu_cost_ratio_is_tuned_and_cached() {
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 4))).unwrap();
     let walk = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
     let s = Starts::EveryNode { per_node: 1 };
-    let (_, first, _) = run_library_walk(&dev, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, GpuCost::Tuned, false).unwrap();
+    let (_, first, _) = gpu_walk(&runner, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, CostRatio::Profile, None);
     assert_eq!(first.cost_ratio_source, "tuned", "{first:?}");
     assert!(first.cost.ratio > 0.0 && first.cost.ratio.is_finite());
-    let (_, second, _) = run_library_walk(&dev, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, GpuCost::Tuned, false).unwrap();
+    let (_, second, _) = gpu_walk(&runner, &walk, &g, &s, 10, 1, SamplerMode::Adaptive, CostRatio::Profile, None);
     assert_eq!(second.cost_ratio_source, "cached");
     assert_eq!(second.cost, first.cost);
     eprintln!("tuned R = {:.3} for node2vec on R-MAT 14, Pareto(1)", first.cost.ratio);
@@ -312,6 +309,7 @@ fn device_node_arrays_equal_the_cpus() {
 #[test]
 fn ervs_jumps_are_exact_on_long_skewed_rows() {
     let Some(dev) = device() else { return };
+    let runner = CudaRunner::new(vec![dev]).unwrap();
     let d = 5000u32;
     let mut state = 12345u64;
     let mut uni = || {
@@ -345,7 +343,7 @@ fn ervs_jumps_are_exact_on_long_skewed_rows() {
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
     for mode in [SamplerMode::Reservoir, SamplerMode::Adaptive] {
         let s = Starts::Nodes(vec![0u32; 400_000]);
-        let (walks, _, _) = run_library_walk(&dev, &walk, &g, &s, 1, 31, mode, GpuCost::Default, false).unwrap();
+        let (walks, _, _) = gpu_walk(&runner, &walk, &g, &s, 1, 31, mode, CostRatio::Default, None);
         let mut counts = std::collections::HashMap::<u32, u64>::new();
         for i in 0..walks.len() {
             *counts.entry(walks.walk(i)[1]).or_default() += 1;
@@ -362,7 +360,7 @@ fn ervs_jumps_are_exact_on_long_skewed_rows() {
 /// (a NaN or infinite weight) fails on the GPU; under eRVS and adaptive, the first step from
 /// the busiest node matches the exact w / Σw (chi-square).
 struct GpuLikeCpu<'a> {
-    dev: &'a CudaDevice,
+    runner: &'a CudaRunner,
     g: &'a wayfarer::CsrGraph,
     what: String,
     walked: usize,
@@ -373,23 +371,14 @@ impl random_programs::Visitor for GpuLikeCpu<'_> {
     fn visit<W: wayfarer::Walk>(&mut self, walk: &W) {
         let g = self.g;
         let src = walk.source().expect("macro walks carry their source");
-        let (program, info) = wayfarer_compiler::compile_source(src.source).unwrap();
-        let values = wayfarer::gpu::program_values(&program, &src.params).unwrap();
         let run_gpu = |starts: &Starts, length: u32, sampler: SamplerMode| {
-            wayfarer::gpu::run_program(
-                self.dev,
-                &program,
-                &info,
-                &values,
-                "random",
-                g,
-                starts,
-                length,
-                21,
-                sampler,
-                GpuCost::Default,
-                false,
-            )
+            let mut job = WalkJob::new(g, JobWalk::native(walk));
+            job.starts = starts.clone();
+            job.length = length;
+            job.seed = 21;
+            job.sampler = sampler;
+            job.cost_ratio = CostRatio::Default;
+            run_job(self.runner, &job).map(|(walks, done)| (walks, done.report))
         };
         // eRJS: the CPU's walks.
         let starts = Starts::EveryNode { per_node: 2 };
@@ -397,7 +386,7 @@ impl random_programs::Visitor for GpuLikeCpu<'_> {
         let cpu = wayfarer::engine::run(walk, g, &starts, &cfg, None);
         let gpu = run_gpu(&starts, 12, SamplerMode::Rejection);
         match (&cpu, &gpu) {
-            (Ok((cw, cr)), Ok((gw, _, gr))) => {
+            (Ok((cw, cr)), Ok((gw, gr))) => {
                 let differ = (0..cw.len()).filter(|&i| cw.walk(i) != gw.walk(i)).count() as u64;
                 assert!(
                     differ <= cr.stats.rejection_fallbacks.min(gr.stats.rejection_fallbacks),
@@ -436,7 +425,7 @@ impl random_programs::Visitor for GpuLikeCpu<'_> {
         }
         for sampler in [SamplerMode::Reservoir, SamplerMode::Adaptive] {
             let s = Starts::Nodes(vec![v0; 100_000]);
-            let (walks, _, _) = run_gpu(&s, 1, sampler).unwrap_or_else(|e| panic!("{}: {e}\n{}", self.what, src.source));
+            let (walks, _) = run_gpu(&s, 1, sampler).unwrap_or_else(|e| panic!("{}: {e}\n{}", self.what, src.source));
             let mut counts = std::collections::HashMap::<u32, u64>::new();
             for i in 0..walks.len() {
                 *counts.entry(walks.walk(i)[1]).or_default() += 1;
@@ -454,7 +443,8 @@ fn random_programs_on_the_gpu_behave_like_on_the_cpu() {
     let mut g = wayfarer::graph::generate::rmat(9, 8, 11).unwrap();
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 12))).unwrap();
     g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 3 }, 13).unwrap())).unwrap();
-    let mut v = GpuLikeCpu { dev: &dev, g: &g, what: String::new(), walked: 0, checked_distributions: 0 };
+    let runner = CudaRunner::new(vec![dev]).unwrap();
+    let mut v = GpuLikeCpu { runner: &runner, g: &g, what: String::new(), walked: 0, checked_distributions: 0 };
     for i in 0..random_programs::COUNT {
         for (a, b) in [(0.5f32, 2.0f32), (-1.5, 0.25)] {
             v.what = format!("random program {i} (a={a}, b={b})");
@@ -543,6 +533,28 @@ fn gpu_triangle_counts_equal_the_cpu() {
     eprintln!("{checked} GPU triangle counts equal the CPU's");
 }
 
+/// Counts `g`'s triangles on `runner` through a triangle job, the mask (a `#[mask]`) compiled
+/// for both the CPU and the GPU as the CLI compiles a mask file.
+fn gpu_count<W: wayfarer::Walk>(
+    runner: &CudaTriangles,
+    g: &wayfarer::CsrGraph,
+    mask: Option<&W>,
+    detail: wayfarer::triangles::Detail,
+) -> (wayfarer::triangles::TriangleCounts, wayfarer::gpu::GpuTriangleReport) {
+    let compiled = mask.map(|m| {
+        let src = m.source().expect("a #[mask] carries its source");
+        let program = wayfarer_compiler::lower_mask_source(src.source).unwrap();
+        let info = wayfarer_compiler::analyze(&program);
+        let values = wayfarer::gpu::program_values(&program, &src.params).unwrap();
+        let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some()).unwrap();
+        (CompiledProgram { program, info, values }, jit)
+    });
+    let job =
+        TriangleJob { graph: g, mask: compiled.as_ref().map(|(program, jit)| EdgeMask { jit, program }), detail, gpus: Default::default() };
+    let done = runner.count(&job).unwrap();
+    (done.counts, done.gpu.expect("CUDA counted"))
+}
+
 #[wayfarer::mask]
 fn heavier_than(s: &wayfarer::Step, t: f32) -> bool {
     s.weight() > t
@@ -563,6 +575,8 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
     let Some(dev) = device() else { return };
     let Ok(second) = CudaDevice::open(0) else { return };
     let devs = [dev, second];
+    let open = |n| (0..n).map(|_| CudaDevice::open(0).unwrap()).collect::<Vec<_>>();
+    let counters = [CudaTriangles::new(open(1)).unwrap(), CudaTriangles::new(open(2)).unwrap()];
     let mut checked = 0;
     for (scale, ef) in [(9u32, 4u32), (13, 16), (15, 24)] {
         let mut g = wayfarer::graph::generate::rmat(scale, ef, 5).unwrap();
@@ -574,7 +588,7 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
             let want = count_masked(&g, None, Detail::PerNode);
             assert!(want.total > 0);
             let none: Option<&HeavierThan> = None;
-            let (got, report) = wayfarer::gpu::count_triangles(&devs[..k], &g, none, Detail::PerNode).unwrap();
+            let (got, report) = gpu_count(&counters[k - 1], &g, none, Detail::PerNode);
             assert_eq!(got, want, "R-MAT {scale}, no mask, {k} GPU(s)");
             assert!(report.orient_seconds > 0.0);
             if scale == 15 {
@@ -592,10 +606,10 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
                 }
             }
             let want = count_with(&g, &heavy, Detail::PerNode).unwrap();
-            let (got, _) = wayfarer::gpu::count_triangles(&devs[..k], &g, Some(&heavy), Detail::PerNode).unwrap();
+            let (got, _) = gpu_count(&counters[k - 1], &g, Some(&heavy), Detail::PerNode);
             assert_eq!(got, want, "R-MAT {scale}, weight mask, {k} GPU(s)");
             let want = count_with(&g, &labelled, Detail::Total).unwrap();
-            let (got, _) = wayfarer::gpu::count_triangles(&devs[..k], &g, Some(&labelled), Detail::Total).unwrap();
+            let (got, _) = gpu_count(&counters[k - 1], &g, Some(&labelled), Detail::Total);
             assert_eq!(got.total, want.total, "R-MAT {scale}, label/has_edge mask, {k} GPU(s)");
             assert_eq!(got.kept_edges, want.kept_edges);
             checked += 3;
@@ -610,7 +624,7 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
     .unwrap();
     assert_eq!(directed.orientation(), wayfarer::graph::Orientation::Directed);
     let none: Option<&HeavierThan> = None;
-    let (got, _) = wayfarer::gpu::count_triangles(&devs[..1], &directed, none, Detail::PerNode).unwrap();
+    let (got, _) = gpu_count(&counters[0], &directed, none, Detail::PerNode);
     assert_eq!(got, count_masked(&directed, None, Detail::PerNode));
     assert_eq!(got.total, 4, "K4 once symmetrized");
     // A negative weight in a program used as a mask: the CPU's error, naming it.
@@ -623,25 +637,22 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
     eprintln!("{checked} device-oriented GPU triangle counts equal the CPU's");
 }
 
-/// Length-20 walks, seed 77, the GPU default cost model, on `devs`, within `budget` bytes of
+/// Length-20 walks, seed 77, the GPU default cost model, on `runner`, within `budget` bytes of
 /// device memory if given.
 fn walks_with_budget(
-    devs: &[CudaDevice],
+    runner: &CudaRunner,
     walk: &LibraryWalk,
     g: &wayfarer::CsrGraph,
     starts: &Starts,
     mode: SamplerMode,
     budget: Option<usize>,
-) -> (wayfarer::Walks, wayfarer::gpu::GpuReport) {
-    let (walks, _, rep) = wayfarer::gpu::collect_walks(20, |sink| {
-        wayfarer::gpu::run_library_walk_streaming(devs, walk, g, starts, 20, 77, mode, GpuCost::Default, false, budget, usize::MAX, sink)
-    })
-    .unwrap();
+) -> (Walks, GpuReport) {
+    let (walks, _, rep) = gpu_walk(runner, walk, g, starts, 20, 77, mode, CostRatio::Default, budget);
     (walks, rep)
 }
 
-fn walks_on(devs: &[CudaDevice], walk: &LibraryWalk, g: &wayfarer::CsrGraph, starts: &Starts, mode: SamplerMode) -> wayfarer::Walks {
-    walks_with_budget(devs, walk, g, starts, mode, None).0
+fn walks_on(runner: &CudaRunner, walk: &LibraryWalk, g: &wayfarer::CsrGraph, starts: &Starts, mode: SamplerMode) -> Walks {
+    walks_with_budget(runner, walk, g, starts, mode, None).0
 }
 
 /// A graph larger than the memory budget runs out of core (its longest rows in device memory,
@@ -650,9 +661,8 @@ fn walks_on(devs: &[CudaDevice], walk: &LibraryWalk, g: &wayfarer::CsrGraph, sta
 /// (down to no hot rows at all), on one and two GPUs.
 #[test]
 fn graphs_larger_than_the_budget_give_the_same_walks_out_of_core() {
-    let Some(dev) = device() else { return };
-    let second = CudaDevice::open(if CudaDevice::count() > 1 { 1 } else { 0 }).unwrap();
-    let devs = [dev, second];
+    let Some(_) = device() else { return };
+    let runners = [CudaRunner::new(gpus(1)).unwrap(), CudaRunner::new(gpus(2)).unwrap()];
     let mut g = wayfarer::graph::generate::rmat(13, 16, 21).unwrap();
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 22))).unwrap();
     g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 4 }, 23).unwrap())).unwrap();
@@ -668,13 +678,13 @@ fn graphs_larger_than_the_budget_give_the_same_walks_out_of_core() {
     for name in ["node2vec", "metapath", "temporal", "ppr-stop"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         for mode in MODES {
-            let (whole, rep) = walks_with_budget(&devs[..1], &walk, &g, &starts, mode, None);
+            let (whole, rep) = walks_with_budget(&runners[0], &walk, &g, &starts, mode, None);
             assert!(rep.hot_edges.is_none());
             let mut last_hot = None;
             for hot_share in [0usize, 10, 60] {
                 let budget = node_side + 2 * walkers + m * 20 * hot_share / 100;
                 for k in [1, 2] {
-                    let (split, rep) = walks_with_budget(&devs[..k], &walk, &g, &starts, mode, Some(budget));
+                    let (split, rep) = walks_with_budget(&runners[k - 1], &walk, &g, &starts, mode, Some(budget));
                     let (hot, all) = rep.hot_edges.expect("out of core");
                     assert!(hot < all && last_hot.is_none_or(|h| h <= hot), "{name}: {hot} of {all} hot at {hot_share}%");
                     last_hot = Some(hot);
@@ -692,9 +702,9 @@ fn graphs_larger_than_the_budget_give_the_same_walks_out_of_core() {
 /// with a memory budget that makes each GPU run its share in several launches.
 #[test]
 fn several_gpus_give_the_walks_of_one() {
-    let Some(dev) = device() else { return };
-    let second = CudaDevice::open(if CudaDevice::count() > 1 { 1 } else { 0 }).unwrap();
-    let devs = [dev, second];
+    let Some(_) = device() else { return };
+    let devs = gpus(2);
+    let runners = [CudaRunner::new(gpus(1)).unwrap(), CudaRunner::new(gpus(2)).unwrap()];
     let mut g = wayfarer::graph::generate::rmat(12, 8, 3).unwrap();
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:2".parse().unwrap(), 4))).unwrap();
     g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 3 }, 5).unwrap())).unwrap();
@@ -705,7 +715,7 @@ fn several_gpus_give_the_walks_of_one() {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         for mode in MODES {
             for starts in [&explicit, &every] {
-                let run = |k: usize| walks_on(&devs[..k], &walk, &g, starts, mode);
+                let run = |k: usize| walks_on(&runners[k - 1], &walk, &g, starts, mode);
                 let one = run(1);
                 let two = run(2);
                 assert_eq!(one, two, "{name} {mode:?}: two GPUs changed the walks");
@@ -751,7 +761,7 @@ fn several_gpus_give_the_walks_of_one() {
     // A shard of the run (what one MPI rank runs), on one and on two GPUs: the whole run's rows.
     let walk = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
     for starts in [&explicit, &every] {
-        let collect = |k: usize, s: &Starts| walks_on(&devs[..k], &walk, &g, s, SamplerMode::Adaptive);
+        let collect = |k: usize, s: &Starts| walks_on(&runners[k - 1], &walk, &g, s, SamplerMode::Adaptive);
         let whole = collect(1, starts);
         let shard = starts.clone().shard(1, 3, g.num_nodes());
         let Starts::Shard { first, count, .. } = shard else { unreachable!() };
@@ -791,6 +801,7 @@ fn graphs_beyond_two_to_the_32_edges_walk_on_the_gpu() {
         return;
     };
     let Some(dev) = device() else { return };
+    let runner = CudaRunner::new(vec![dev]).unwrap();
     let g = wayfarer::CsrGraph::load(&path).unwrap();
     assert!(g.num_edges() > 1u64 << 32, "{} edges: not beyond 2^32", g.num_edges());
     let off = g.offsets();
@@ -801,7 +812,7 @@ fn graphs_beyond_two_to_the_32_edges_walk_on_the_gpu() {
     assert!(late.len() == 20_000, "too few nodes beyond 2^32");
     let starts = Starts::Nodes(late.into_iter().chain(early).collect());
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
-    let (gpu, _, rep) = run_library_walk(&dev, &walk, &g, &starts, 10, 5, SamplerMode::Rejection, GpuCost::Default, false).unwrap();
+    let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &starts, 10, 5, SamplerMode::Rejection, CostRatio::Default, None);
     let cfg = WalkConfig { length: 10, seed: 5, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
     let (cpu, _) = walk.run(&g, &starts, &cfg, None).unwrap();
     assert_eq!(gpu, cpu, "GPU walks differ from the CPU's beyond 2^32 edges");

@@ -1,7 +1,7 @@
 //! The wgpu backend on a real adapter (CI: Mesa's lavapipe; the H200 through its Vulkan
-//! driver in `scripts/gpu-check.sh`): the library walks' next-step frequencies against the
-//! exact transition probabilities (the model and chi-square test of `exactness.rs`) with every
-//! sampler; where no decision depends on float precision, the CPU's walks for a seed.
+//! driver in `scripts/gpu-check.sh`), through the job API like every caller: the one
+//! exactness suite (`common::suite`) on every kernel with every sampler; where no decision
+//! depends on float precision, the CPU's walks for a seed.
 //!
 //! Without an adapter these tests say so and pass; `WAYFARER_REQUIRE_WGPU=1` (set by
 //! `.ci/run` and `scripts/gpu-check.sh`) makes a missing adapter a failure.
@@ -12,16 +12,19 @@ mod common;
 #[path = "programs/random.rs"]
 mod random_programs;
 
+use common::suite::{Target, check_library_walks, run_job};
 use common::*;
+use wayfarer::job::{BackendDetail, CompiledProgram, JobWalk, WalkJob, WgpuRunner};
 use wayfarer::library::LibraryWalk;
-use wayfarer::wgpu::{Kernel, WgpuDevice, run_library_walk};
-use wayfarer::{CostRatio, SamplerMode, Starts, WalkConfig};
+use wayfarer::wgpu::{Kernel, WgpuDevice, WgpuReport};
+use wayfarer::{CostRatio, RunReport, SamplerMode, Starts, WalkConfig, WalkError, Walks};
 
-fn device() -> Option<WgpuDevice> {
+/// The adapter as a runner of walk jobs.
+fn runner() -> Option<WgpuRunner> {
     match WgpuDevice::open() {
         Ok(d) => {
             eprintln!("wgpu adapter: {} ({}, {})", d.name, d.backend, d.device_type);
-            Some(d)
+            Some(WgpuRunner::new(d))
         }
         Err(e) => {
             assert!(std::env::var_os("WAYFARER_REQUIRE_WGPU").is_none(), "WAYFARER_REQUIRE_WGPU is set but: {e}");
@@ -44,59 +47,44 @@ fn use_kernel(dev: &WgpuDevice, kernel: Option<Kernel>) {
     dev.set_shared_row(if kernel == Some(Kernel::Workgroup) { 2 } else { wayfarer::wgpu::DEFAULT_SHARED_ROW });
 }
 
-const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
-
-fn starts() -> Starts {
-    let mut v = vec![0u32; 40_000];
-    v.extend(std::iter::repeat_n(5u32, 40_000));
-    v.extend(std::iter::repeat_n(2u32, 10_000));
-    Starts::Nodes(v)
+/// Runs `walk` on `runner` (with its default cost model): the walks, the engine's report and
+/// the backend's own.
+fn wgpu_walk(
+    runner: &WgpuRunner,
+    walk: JobWalk,
+    g: &wayfarer::CsrGraph,
+    starts: Starts,
+    length: u32,
+    seed: u64,
+    mode: SamplerMode,
+) -> Result<(Walks, RunReport, WgpuReport), WalkError> {
+    let mut job = WalkJob::new(g, walk);
+    job.starts = starts;
+    job.length = length;
+    job.seed = seed;
+    job.sampler = mode;
+    let (walks, done) = run_job(runner, &job)?;
+    let BackendDetail::Wgpu(rep) = done.detail else { panic!("wgpu did not run the job: {}", done.backend) };
+    Ok((walks, done.report, rep))
 }
+
+const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
 
 #[test]
 fn library_walks_are_exact_on_wgpu() {
-    let Some(dev) = device() else { return };
-    let cases: Vec<(&str, Vec<(String, String)>, Model, bool)> = vec![
-        ("deepwalk", vec![], Model::DeepWalk { weighted: true }, true),
-        ("deepwalk", vec![], Model::DeepWalk { weighted: false }, false),
-        ("node2vec", vec![], Model::Node2vec { a: 2.0, b: 0.5, weighted: true }, true),
-        (
-            "node2vec",
-            vec![("a".into(), "0.25".into()), ("b".into(), "4".into())],
-            Model::Node2vec { a: 0.25, b: 4.0, weighted: true },
-            true,
-        ),
-        ("node2vec", vec![], Model::Node2vec { a: 2.0, b: 0.5, weighted: false }, false),
-        ("metapath", vec![("schema".into(), "0,1,2".into())], Model::MetaPath { schema: vec![0, 1, 2], weighted: true }, true),
-        ("ppr2", vec![], Model::Ppr2 { gamma: 0.2, weighted: false }, false),
-    ];
+    let Some(runner) = runner() else { return };
     let mut checked = 0;
-    for kernel in kernels(&dev) {
-        use_kernel(&dev, Some(kernel));
-        for shape in SHAPES {
-            let edges = shaped_edges(shape);
-            for (name, params, model, weighted) in &cases {
-                let mut g = build(&edges);
-                if !weighted {
-                    g.set_weights(None).unwrap();
-                }
-                let walk = LibraryWalk::from_name(name, params, &g, false).unwrap();
-                for (k, mode) in MODES.into_iter().enumerate() {
-                    let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &starts(), 3, 700 + k as u64, mode).unwrap();
-                    let what = format!("wgpu {kernel:?} {name} {params:?} {shape:?} weighted={weighted} {mode}");
-                    let t = tally(&walks, 3);
-                    let (tested, _, dead) = check_tally(&t, model, &edges, &what);
-                    assert!(tested + dead >= 3, "{what}: too few states checked");
-                    if mode == SamplerMode::Rejection && !t.moves.is_empty() {
-                        assert!(rep.stats.rejection_steps > 0, "{what}: eRJS never ran");
-                    }
-                    if mode == SamplerMode::Reservoir && !t.moves.is_empty() {
-                        assert!(rep.stats.reservoir_steps > 0, "{what}: eRVS never ran");
-                    }
-                    checked += 1;
-                }
-            }
-        }
+    for kernel in kernels(runner.device()) {
+        use_kernel(runner.device(), Some(kernel));
+        let target = Target {
+            label: format!("wgpu {kernel:?}"),
+            runner: &runner,
+            program: true,
+            modes: &MODES,
+            cost_ratio: CostRatio::Default,
+            per_start: 40_000,
+        };
+        checked += check_library_walks(&target);
     }
     eprintln!("{checked} wgpu cells matched the exact transition probabilities");
 }
@@ -107,7 +95,7 @@ fn library_walks_are_exact_on_wgpu() {
 /// stream layout are the CPU's, bit for bit.
 #[test]
 fn wgpu_walks_equal_the_cpus_where_no_decision_depends_on_precision() {
-    let Some(dev) = device() else { return };
+    let Some(runner) = runner() else { return };
     let mut g = wayfarer::graph::generate::rmat(11, 8, 3).unwrap();
     g.set_weights(None).unwrap();
     for name in ["deepwalk", "ppr", "ppr-stop"] {
@@ -115,7 +103,7 @@ fn wgpu_walks_equal_the_cpus_where_no_decision_depends_on_precision() {
         let s = Starts::EveryNode { per_node: 2 };
         let cfg = WalkConfig { length: 20, seed: 99, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
         let (cpu, _) = walk.run(&g, &s, &cfg, None).unwrap();
-        let (gpu, _, _) = run_library_walk(&dev, &walk, &g, &s, 20, 99, SamplerMode::Rejection).unwrap();
+        let (gpu, _, _) = wgpu_walk(&runner, JobWalk::library(&walk), &g, s.clone(), 20, 99, SamplerMode::Rejection).unwrap();
         assert_eq!(cpu.len(), gpu.len());
         let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count();
         assert_eq!(differ, 0, "{name}: {differ} of {} walks differ from the CPU's", cpu.len());
@@ -126,7 +114,7 @@ fn wgpu_walks_equal_the_cpus_where_no_decision_depends_on_precision() {
 /// newer than the last, and on an unweighted graph (weights 0 or 1) the walks are the CPU's.
 #[test]
 fn temporal_walks_on_wgpu_follow_time() {
-    let Some(dev) = device() else { return };
+    let Some(runner) = runner() else { return };
     let mut g = wayfarer::graph::generate::rmat(10, 8, 5).unwrap();
     g.set_weights(None).unwrap();
     // Times around 1.7e15 (microseconds since 1970): only an exact f64 keeps their order.
@@ -134,7 +122,7 @@ fn temporal_walks_on_wgpu_follow_time() {
     g.set_timestamps(Some(times.clone())).unwrap();
     let walk = LibraryWalk::from_name("temporal", &[], &g, false).unwrap();
     let s = Starts::EveryNode { per_node: 1 };
-    let (gpu, _, _) = run_library_walk(&dev, &walk, &g, &s, 8, 5, SamplerMode::Adaptive).unwrap();
+    let (gpu, _, _) = wgpu_walk(&runner, JobWalk::library(&walk), &g, s.clone(), 8, 5, SamplerMode::Adaptive).unwrap();
     let mut moves = 0;
     for i in 0..gpu.len() {
         let w = gpu.walk(i);
@@ -150,7 +138,7 @@ fn temporal_walks_on_wgpu_follow_time() {
     assert!(moves > 1000, "only {moves} moves");
     let cfg = WalkConfig { length: 8, seed: 5, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
     let (cpu, rep) = walk.run(&g, &s, &cfg, None).unwrap();
-    let (gpu, _, grep) = run_library_walk(&dev, &walk, &g, &s, 8, 5, SamplerMode::Rejection).unwrap();
+    let (gpu, _, grep) = wgpu_walk(&runner, JobWalk::library(&walk), &g, s.clone(), 8, 5, SamplerMode::Rejection).unwrap();
     let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count() as u64;
     assert!(
         differ <= rep.stats.rejection_fallbacks.min(grep.stats.rejection_fallbacks),
@@ -164,7 +152,8 @@ fn temporal_walks_on_wgpu_follow_time() {
 /// invocation's pass must give w / Σw (chi-square).
 #[test]
 fn ervs_jumps_are_exact_on_long_skewed_rows_on_wgpu() {
-    let Some(dev) = device() else { return };
+    let Some(runner) = runner() else { return };
+    let dev = runner.device();
     let d = 5000u32;
     let mut state = 12345u64;
     let mut uni = || {
@@ -193,9 +182,9 @@ fn ervs_jumps_are_exact_on_long_skewed_rows_on_wgpu() {
     let total: f64 = probs.values().sum();
     probs.values_mut().for_each(|p| *p /= total);
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
-    for (kernel, mode) in kernels(&dev).into_iter().flat_map(|k| [(k, SamplerMode::Reservoir), (k, SamplerMode::Adaptive)]) {
-        use_kernel(&dev, Some(kernel));
-        let (walks, _, rep) = run_library_walk(&dev, &walk, &g, &Starts::Nodes(vec![0u32; 100_000]), 1, 31, mode).unwrap();
+    for (kernel, mode) in kernels(dev).into_iter().flat_map(|k| [(k, SamplerMode::Reservoir), (k, SamplerMode::Adaptive)]) {
+        use_kernel(dev, Some(kernel));
+        let (walks, _, rep) = wgpu_walk(&runner, JobWalk::library(&walk), &g, Starts::Nodes(vec![0u32; 100_000]), 1, 31, mode).unwrap();
         assert_eq!(rep.kernel, Some(kernel));
         let mut counts = std::collections::HashMap::<u32, u64>::new();
         for i in 0..walks.len() {
@@ -210,26 +199,14 @@ fn ervs_jumps_are_exact_on_long_skewed_rows_on_wgpu() {
 /// every sampler: not NaN walks, not a silent dead end.
 #[test]
 fn negative_weights_are_a_clear_error_on_wgpu() {
-    let Some(dev) = device() else { return };
+    let Some(runner) = runner() else { return };
+    let dev = runner.device();
     let g = build(&shaped_edges(Shape::Uniform));
     let src = "#[walk] fn sinks(s: &Step) -> f32 { if s.dst() == 3 { s.weight() - 1000.0 } else { s.weight() } }";
-    let (program, info) = wayfarer_compiler::compile_source(src).unwrap();
-    for (kernel, mode) in kernels(&dev).into_iter().flat_map(|k| MODES.map(|m| (k, m))) {
-        use_kernel(&dev, Some(kernel));
-        let r = wayfarer::wgpu::run_program_streaming(
-            &dev,
-            &program,
-            &info,
-            &[],
-            "sinks",
-            &g,
-            &Starts::EveryNode { per_node: 50 },
-            5,
-            1,
-            mode,
-            None,
-            &mut |_| Ok(()),
-        );
+    let program = CompiledProgram::from_source(src, "sinks.rs", &[]).unwrap();
+    for (kernel, mode) in kernels(dev).into_iter().flat_map(|k| MODES.map(|m| (k, m))) {
+        use_kernel(dev, Some(kernel));
+        let r = wgpu_walk(&runner, JobWalk::program(&program), &g, Starts::EveryNode { per_node: 50 }, 5, 1, mode);
         let msg = r.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(msg.contains("sinks") && msg.contains("-99"), "{mode}: expected a bad-weight error ({kernel:?}), got `{msg}`");
     }
@@ -239,7 +216,7 @@ fn negative_weights_are_a_clear_error_on_wgpu() {
 /// busiest node matches the exact w / Σw under every sampler (chi-square), and with eRJS the
 /// walks are the CPU's except after an eRJS->eRVS fallback or a decision within f32 rounding.
 struct WgpuLikeCpu<'a> {
-    dev: &'a WgpuDevice,
+    runner: &'a WgpuRunner,
     g: &'a wayfarer::CsrGraph,
     what: String,
     checked: usize,
@@ -249,28 +226,8 @@ impl random_programs::Visitor for WgpuLikeCpu<'_> {
     fn visit<W: wayfarer::Walk>(&mut self, walk: &W) {
         let g = self.g;
         let src = walk.source().expect("macro walks carry their source");
-        let (program, info) = wayfarer_compiler::compile_source(src.source).unwrap();
-        let values = wayfarer::gpu::program_values(&program, &src.params).unwrap();
         let run = |starts: &Starts, length: u32, sampler: SamplerMode| {
-            let mut walks = wayfarer::Walks { stride: length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
-            let (report, _) = wayfarer::wgpu::run_program_streaming(
-                self.dev,
-                &program,
-                &info,
-                &values,
-                "random",
-                g,
-                starts,
-                length,
-                21,
-                sampler,
-                None,
-                &mut |b| {
-                    walks.append(b);
-                    Ok(())
-                },
-            )?;
-            Ok::<_, wayfarer::wgpu::WgpuError>((walks, report))
+            wgpu_walk(self.runner, JobWalk::native(walk), g, starts.clone(), length, 21, sampler).map(|(w, r, _)| (w, r))
         };
         let starts = Starts::EveryNode { per_node: 2 };
         let cfg = WalkConfig { length: 12, seed: 21, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 4 };
@@ -298,9 +255,10 @@ impl random_programs::Visitor for WgpuLikeCpu<'_> {
         }
         // Each program on one kernel, in turn (every kernel on every program was a minute
         // more of CI on lavapipe; each kernel still meets a third of the grammar's programs).
-        let all = kernels(self.dev);
+        let dev = self.runner.device();
+        let all = kernels(dev);
         let kernel = all[self.checked % all.len()];
-        use_kernel(self.dev, Some(kernel));
+        use_kernel(dev, Some(kernel));
         for sampler in MODES {
             let (walks, _) =
                 run(&Starts::Nodes(vec![v0; 40_000]), 1, sampler).unwrap_or_else(|e| panic!("{}: {e}\n{}", self.what, src.source));
@@ -311,18 +269,18 @@ impl random_programs::Visitor for WgpuLikeCpu<'_> {
             let p = chi_square_p(&counts, &probs, &format!("{} {kernel:?} {sampler}", self.what));
             assert!(p > ALPHA, "{} {kernel:?} {sampler}: chi-square p = {p}\n{}", self.what, src.source);
         }
-        use_kernel(self.dev, None);
+        use_kernel(dev, None);
         self.checked += 1;
     }
 }
 
 #[test]
 fn random_programs_on_wgpu_behave_like_on_the_cpu() {
-    let Some(dev) = device() else { return };
+    let Some(runner) = runner() else { return };
     let mut g = wayfarer::graph::generate::rmat(9, 8, 11).unwrap();
     g.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 12))).unwrap();
     g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 3 }, 13).unwrap())).unwrap();
-    let mut v = WgpuLikeCpu { dev: &dev, g: &g, what: String::new(), checked: 0 };
+    let mut v = WgpuLikeCpu { runner: &runner, g: &g, what: String::new(), checked: 0 };
     for i in 0..random_programs::COUNT {
         for (a, b) in [(0.5f32, 2.0f32), (-1.5, 0.25)] {
             v.what = format!("random program {i} (a={a}, b={b})");
@@ -357,7 +315,7 @@ impl Wander {
 #[test]
 fn a_users_stateful_walk_runs_on_wgpu_through_the_builder() {
     use wayfarer::prelude::*;
-    let Some(_dev) = device() else { return };
+    let Some(_) = runner() else { return };
     let mut g = wayfarer::graph::generate::rmat(11, 8, 3).unwrap();
     g.set_weights(None).unwrap();
     let run = |backend| {
@@ -380,26 +338,15 @@ fn a_users_stateful_walk_runs_on_wgpu_through_the_builder() {
 /// walks too long for one storage binding.
 #[test]
 fn wgpu_refuses_what_it_cannot_carry() {
-    let Some(dev) = device() else { return };
+    let Some(runner) = runner() else { return };
     let g = build(&shaped_edges(Shape::Uniform));
     let src = "#[walk] fn scaled(s: &Step, k: f64) -> f32 { (s.weight() as f64 * k) as f32 }";
-    let (program, info) = wayfarer_compiler::compile_source(src).unwrap();
     let run = |k: f64, starts: Starts, length: u32| {
-        let values = [wayfarer_compiler::eval::ParamValue::Scalar(wayfarer_compiler::eval::Value::F64(k))];
-        let r = wayfarer::wgpu::run_program_streaming(
-            &dev,
-            &program,
-            &info,
-            &values,
-            "scaled",
-            &g,
-            &starts,
-            length,
-            1,
-            wayfarer::SamplerMode::Adaptive,
-            None,
-            &mut |_| Ok(()),
-        );
+        let (program, info) = wayfarer_compiler::compile_source(src).unwrap();
+        // Set directly: the parameter parser would refuse some of these values itself.
+        let values = vec![wayfarer_compiler::eval::ParamValue::Scalar(wayfarer_compiler::eval::Value::F64(k))];
+        let program = CompiledProgram { program, info, values };
+        let r = wgpu_walk(&runner, JobWalk::program(&program), &g, starts, length, 1, SamplerMode::Adaptive);
         r.err().map(|e| e.to_string()).unwrap_or_default()
     };
     let few = || Starts::EveryNode { per_node: 1 };
@@ -417,14 +364,15 @@ fn wgpu_refuses_what_it_cannot_carry() {
 /// 65,535 iterations in all; the kernels report a walk loop that ended unfinished).
 #[test]
 fn long_walks_finish_or_fail_clearly_on_wgpu() {
-    let Some(dev) = device() else { return };
+    let Some(runner) = runner() else { return };
+    let dev = runner.device();
     let mut g = wayfarer::graph::generate::rmat(8, 8, 3).unwrap();
     g.set_weights(None).unwrap();
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
     let length = 5000;
-    for kernel in kernels(&dev) {
-        use_kernel(&dev, Some(kernel));
-        match run_library_walk(&dev, &walk, &g, &Starts::EveryNode { per_node: 1 }, length, 3, SamplerMode::Adaptive) {
+    for kernel in kernels(dev) {
+        use_kernel(dev, Some(kernel));
+        match wgpu_walk(&runner, JobWalk::library(&walk), &g, Starts::EveryNode { per_node: 1 }, length, 3, SamplerMode::Adaptive) {
             Ok((walks, _, rep)) => {
                 for i in 0..walks.len() {
                     let w = walks.walk(i);
@@ -438,5 +386,5 @@ fn long_walks_finish_or_fail_clearly_on_wgpu() {
             Err(e) => assert!(e.to_string().contains("ended walk loops early"), "{kernel:?}: {e}"),
         }
     }
-    use_kernel(&dev, None);
+    use_kernel(dev, None);
 }

@@ -42,6 +42,7 @@ pub mod print;
 #[cfg(feature = "front")]
 pub mod rust_backend;
 pub mod simplify;
+pub mod template;
 #[cfg(feature = "testing")]
 pub mod testing;
 

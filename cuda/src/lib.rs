@@ -7,10 +7,15 @@
 //! their absence is a [`CudaError::Unavailable`], never a panic.
 
 #![warn(missing_docs)]
+// Every `unsafe` of this crate is in `launch`, the one layer that launches kernels.
+#![deny(unsafe_code)]
 
 mod abi;
 pub mod codegen;
+#[allow(unsafe_code)]
+mod launch;
 mod layout;
+pub mod probe;
 mod run;
 pub mod sample;
 mod scan;
@@ -79,8 +84,7 @@ pub struct CudaDevice {
 impl CudaDevice {
     /// Whether the CUDA driver and NVRTC libraries can be loaded (cheap; never panics).
     pub fn libraries_present() -> bool {
-        // SAFETY: these only try to load the shared libraries and report whether they could.
-        unsafe { cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present() }
+        launch::driver_present() && launch::nvrtc_present()
     }
 
     /// How many GPUs are visible (0 without the driver or NVRTC).
@@ -94,11 +98,10 @@ impl CudaDevice {
     /// Opens GPU `ordinal`. Without a driver, NVRTC or a device this is
     /// [`CudaError::Unavailable`] (cudarc would panic if called without the libraries).
     pub fn open(ordinal: usize) -> Result<Self, CudaError> {
-        // SAFETY: see `libraries_present`.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        if !launch::driver_present() {
             return Err(CudaError::Unavailable("the CUDA driver library (libcuda.so) cannot be loaded: no NVIDIA driver here".into()));
         }
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        if !launch::nvrtc_present() {
             return Err(CudaError::Unavailable(
                 "NVRTC (libnvrtc.so.13) cannot be loaded: install the CUDA toolkit or `pip install nvidia-cuda-nvrtc==13.0.88` and add its nvidia/cu13/lib to LD_LIBRARY_PATH".into(),
             ));
@@ -114,9 +117,7 @@ impl CudaDevice {
         let major = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let memory = ctx.total_mem()?;
-        let mut driver_version = 0;
-        // SAFETY: writes one int.
-        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) };
+        let driver_version = launch::driver_version();
         Ok(CudaDevice { ctx, stream, name, arch: format!("sm_{major}{minor}"), memory, driver_version })
     }
 }

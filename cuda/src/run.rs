@@ -1,9 +1,10 @@
 //! Compiling a walk for the GPU and running it.
 
 use crate::abi::{WfGraph, WfRunArgs};
+use crate::launch::{DevPtr, Launch, kernels};
 use crate::layout;
 use crate::{CudaDevice, CudaError, fnv64, walk_source};
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PinnedHostSlice};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -500,24 +501,22 @@ pub fn run_multi_streaming(
 }
 
 /// Puts a GPU's share (`ids[i]`'s walk is row `i` of `r`) into the batch starting at query
-/// `first`, in parallel.
+/// `first`, in parallel: each batch row looks up which share row fills it (every query is in
+/// exactly one share, once).
 fn scatter_rows(out: &mut [u32], lens: &mut [u32], r: &Launched, ids: &[u64], first: u64, stride: usize) {
     use rayon::prelude::*;
-    // Rows are disjoint: each thread writes the rows of its own queries through raw parts.
-    struct Rows(*mut u32, *mut u32);
-    // SAFETY: every query appears in exactly one share and once in it, so the writes below
-    // touch disjoint rows of `out` and entries of `lens`.
-    unsafe impl Sync for Rows {}
-    let rows = Rows(out.as_mut_ptr(), lens.as_mut_ptr());
-    let (out_len, lens_len) = (out.len(), lens.len());
-    ids.par_iter().enumerate().with_min_len(4096).for_each(|(i, &q)| {
+    const NONE: u32 = u32::MAX;
+    let mut source = vec![NONE; lens.len()];
+    for (i, &q) in ids.iter().enumerate() {
         let at = (q - first) as usize;
-        assert!(at < lens_len && (at + 1) * stride <= out_len, "query {q} outside the batch");
-        let rows = &rows;
-        // SAFETY: `at` is in bounds (checked) and no other index maps to it (see `Rows`).
-        unsafe {
-            std::ptr::copy_nonoverlapping(r.out.as_ptr().add(i * stride), rows.0.add(at * stride), stride);
-            *rows.1.add(at) = r.lens[i];
+        assert!(at < lens.len() && source[at] == NONE, "query {q} outside the batch or twice in a share");
+        source[at] = i as u32;
+    }
+    out.par_chunks_mut(stride).zip(lens.par_iter_mut()).zip(source.par_iter()).with_min_len(4096).for_each(|((row, len), &i)| {
+        if i != NONE {
+            let i = i as usize;
+            row.copy_from_slice(&r.out[i * stride..(i + 1) * stride]);
+            *len = r.lens[i];
         }
     });
 }
@@ -701,11 +700,13 @@ impl<'a> DeviceRun<'a> {
         let args_dev = s.clone_htod(bytemuck::bytes_of(&args))?;
         let t = Instant::now();
         if count > 0 {
-            let mut b = s.launch_builder(&self.function);
-            b.arg(&self.graph_dev).arg(&self.params_dev).arg(&args_dev);
-            // SAFETY: the argument images follow the kernel's structs (layout.rs), every pointer
-            // in them is a live allocation of the right length, and the kernel bounds every index.
-            unsafe { b.launch(self.launch_cfg) }?;
+            // The argument images follow the kernel's structs (abi.rs), every pointer in them is
+            // a live allocation of the right length, and the kernel bounds every index.
+            Launch::new(s, &self.function, &kernels::WALK)
+                .arg(&self.graph_dev)
+                .arg(&self.params_dev)
+                .arg(&args_dev)
+                .run(self.launch_cfg)?;
         }
         s.synchronize()?;
         let seconds = t.elapsed().as_secs_f64();
@@ -761,20 +762,14 @@ fn mapped_copy<T: DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Send + S
     data: &[T],
 ) -> Result<(PinnedHostSlice<T>, u64), CudaError> {
     use cudarc::driver::sys;
-    // SAFETY: the allocation is filled below before any kernel reads it.
-    let mut pinned =
-        unsafe { dev.ctx.alloc_pinned_with_flags::<T>(data.len().max(1), sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }?;
+    // Filled below before any kernel reads it.
+    let mut pinned = crate::launch::pinned::<T>(&dev.ctx, data.len(), sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)?;
     {
         use rayon::prelude::*;
         let out = pinned.as_mut_slice()?;
         out[..data.len()].par_chunks_mut(1 << 20).zip(data.par_chunks(1 << 20)).for_each(|(o, d)| o.copy_from_slice(d));
     }
-    let mut ptr: sys::CUdeviceptr = 0;
-    // SAFETY: the pointer is a live DEVICEMAP allocation of this context.
-    let rc = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut ptr, pinned.as_mut_ptr()? as *mut std::ffi::c_void, 0) };
-    if rc != sys::CUresult::CUDA_SUCCESS {
-        return Err(CudaError::Driver(format!("cuMemHostGetDevicePointer: {rc:?}")));
-    }
+    let ptr = crate::launch::mapped_address(&mut pinned)?;
     Ok((pinned, ptr))
 }
 
@@ -964,20 +959,25 @@ pub(crate) fn prepare(
     let packed = weighted && split.is_none();
     let edges = if packed { zeroed!(slices_u32, 2 * m) } else { 0 };
     if packed {
-        let f = walk.prep("wf_prep_edges")?;
-        let m64 = m as u64;
-        let mut b = s.launch_builder(&f);
-        b.arg(&targets).arg(&weights).arg(&edges).arg(&m64);
-        // SAFETY: targets and weights hold m entries, edges 2m words.
-        unsafe { b.launch(grid) }?;
+        let k = &kernels::PREP_EDGES;
+        let f = walk.prep(k.name)?;
+        // targets and weights hold m entries, edges 2m words.
+        Launch::new(s, &f, k).arg(&DevPtr(targets)).arg(&DevPtr(weights)).arg(&DevPtr(edges)).arg(&(m as u64)).run(grid)?;
     }
     let (node_w, weight_max, weight_min, weight_sum) = if req.weight_stats {
         let ptrs = (zeroed!(slices_f32, 4 * n), zeroed!(slices_f32, n), zeroed!(slices_f32, n), zeroed!(slices_f32, n));
-        let f = walk.prep("wf_prep_weight_stats")?;
-        let mut b = s.launch_builder(&f);
-        b.arg(&offsets).arg(&weights).arg(&n32).arg(&ptrs.0).arg(&ptrs.1).arg(&ptrs.2).arg(&ptrs.3);
-        // SAFETY: offsets has n + 1 entries, weights (or null) m, the outputs n (node_w 4n).
-        unsafe { b.launch(grid) }?;
+        let k = &kernels::PREP_WEIGHT_STATS;
+        let f = walk.prep(k.name)?;
+        // offsets has n + 1 entries, weights (or null) m, the outputs n (node_w 4n).
+        Launch::new(s, &f, k)
+            .arg(&DevPtr(offsets))
+            .arg(&DevPtr(weights))
+            .arg(&n32)
+            .arg(&DevPtr(ptrs.0))
+            .arg(&DevPtr(ptrs.1))
+            .arg(&DevPtr(ptrs.2))
+            .arg(&DevPtr(ptrs.3))
+            .run(grid)?;
         ptrs
     } else {
         (0, 0, 0, 0)
@@ -985,19 +985,26 @@ pub(crate) fn prepare(
     let kn = label_k as usize * n;
     let (label_max, label_sum, label_count) = (zeroed!(slices_f32, kn), zeroed!(slices_f32, kn), zeroed!(slices_u32, kn));
     if label_k > 0 {
-        let f = walk.prep("wf_prep_label_stats")?;
-        let mut b = s.launch_builder(&f);
-        b.arg(&offsets).arg(&weights).arg(&labels).arg(&n32).arg(&label_k).arg(&label_max).arg(&label_sum).arg(&label_count);
-        // SAFETY: labels hold m entries below label_k; the outputs n * label_k.
-        unsafe { b.launch(grid) }?;
+        let k = &kernels::PREP_LABEL_STATS;
+        let f = walk.prep(k.name)?;
+        // labels hold m entries below label_k; the outputs n * label_k.
+        Launch::new(s, &f, k)
+            .arg(&DevPtr(offsets))
+            .arg(&DevPtr(weights))
+            .arg(&DevPtr(labels))
+            .arg(&n32)
+            .arg(&label_k)
+            .arg(&DevPtr(label_max))
+            .arg(&DevPtr(label_sum))
+            .arg(&DevPtr(label_count))
+            .run(grid)?;
     }
     let (nbr_max, nbr_min) = if req.neighbor_degree {
         let ptrs = (zeroed!(slices_u32, n), zeroed!(slices_u32, n));
-        let f = walk.prep("wf_prep_neighbor_degree")?;
-        let mut b = s.launch_builder(&f);
-        b.arg(&offsets).arg(&targets).arg(&n32).arg(&ptrs.0).arg(&ptrs.1);
-        // SAFETY: every target is a node (checked when the graph was built).
-        unsafe { b.launch(grid) }?;
+        let k = &kernels::PREP_NEIGHBOR_DEGREE;
+        let f = walk.prep(k.name)?;
+        // Every target is a node (checked when the graph was built); the outputs hold n.
+        Launch::new(s, &f, k).arg(&DevPtr(offsets)).arg(&DevPtr(targets)).arg(&n32).arg(&DevPtr(ptrs.0)).arg(&DevPtr(ptrs.1)).run(grid)?;
         ptrs
     } else {
         (0, 0)
@@ -1007,12 +1014,18 @@ pub(crate) fn prepare(
     let hub_nodes = upload!(slices_u32, &hubs.nodes);
     let hub_bits = zeroed!(slices_u32, hubs.nodes.len() * hubs.words);
     if !hubs.nodes.is_empty() {
-        let f = walk.prep("wf_prep_hub_bits")?;
+        let k = &kernels::PREP_HUB_BITS;
+        let f = walk.prep(k.name)?;
         let (count, words) = (hubs.nodes.len() as u32, hubs.words as u64);
-        let mut b = s.launch_builder(&f);
-        b.arg(&offsets).arg(&targets).arg(&hub_nodes).arg(&count).arg(&hub_bits).arg(&words);
-        // SAFETY: hub_bits holds count * words zeroed words; targets are nodes.
-        unsafe { b.launch(LaunchConfig { grid_dim: (count.min(sms * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
+        // hub_bits holds count * words zeroed words; targets are nodes.
+        Launch::new(s, &f, k)
+            .arg(&DevPtr(offsets))
+            .arg(&DevPtr(targets))
+            .arg(&DevPtr(hub_nodes))
+            .arg(&count)
+            .arg(&DevPtr(hub_bits))
+            .arg(&words)
+            .run(LaunchConfig { grid_dim: (count.min(sms * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 })?;
     }
     s.synchronize()?;
     let seconds = t.elapsed().as_secs_f64();

@@ -4,10 +4,9 @@
 //!
 //! Uniform sampling only (with or without replacement): weighted policies run on the CPU.
 
+use crate::launch::{Kernel, Launch, kernels};
 use crate::{CudaDevice, CudaError};
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PinnedHostSlice};
 use std::sync::Arc;
 use std::time::Instant;
 use wayfarer_runtime::sample::{Block, DEFAULT_SUPER_BATCH, MiniBatch, Policy, Replacement, SampleConfig, merge_seeds};
@@ -88,9 +87,9 @@ struct PinnedLayer {
     dst: PinnedHostSlice<u32>,
 }
 
+/// Plain page-locked memory; its contents are written by a copy before they are read.
 fn pinned<T: DeviceRepr>(ctx: &Arc<CudaContext>, n: usize) -> Result<PinnedHostSlice<T>, CudaError> {
-    // SAFETY: the contents are written by a copy before they are read.
-    Ok(unsafe { ctx.alloc_pinned_with_flags::<T>(n.max(1), 0) }?)
+    crate::launch::pinned(ctx, n, 0)
 }
 
 impl PinnedLayer {
@@ -126,42 +125,35 @@ struct LayerHost {
 
 use crate::abi::WfSampleArgs as SampleArgs;
 
-// SAFETY: plain old data (`Pod`) with the C layout of the kernel's struct (checked field by
-// field against the C declaration in `abi`'s tests).
-unsafe impl DeviceRepr for SampleArgs {}
-
 /// Mirrors `WfTable`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct Table {
+pub(crate) struct Table {
     keys: u64,
     pos: u64,
     local: u64,
     mask: u64,
 }
 
-// SAFETY: as above.
-unsafe impl DeviceRepr for Table {}
-
 struct Kernels {
     _module: Arc<CudaModule>,
     f: std::collections::HashMap<&'static str, CudaFunction>,
 }
 
-const NAMES: [&str; 13] = [
-    "wf_s_classify",
-    "wf_s_partition",
-    "wf_s_full",
-    "wf_s_random",
-    "wf_s_random_wide",
-    "wf_s_insert_dst",
-    "wf_s_edge_batches",
-    "wf_s_insert_edges",
-    "wf_s_mark_new",
-    "wf_s_next_ptr",
-    "wf_s_assign",
-    "wf_s_edge_src",
-    "wf_s_clear",
+const SAMPLE_KERNEL_LIST: [&Kernel; 13] = [
+    &kernels::S_CLASSIFY,
+    &kernels::S_PARTITION,
+    &kernels::S_FULL,
+    &kernels::S_RANDOM,
+    &kernels::S_RANDOM_WIDE,
+    &kernels::S_INSERT_DST,
+    &kernels::S_EDGE_BATCHES,
+    &kernels::S_INSERT_EDGES,
+    &kernels::S_MARK_NEW,
+    &kernels::S_NEXT_PTR,
+    &kernels::S_ASSIGN,
+    &kernels::S_EDGE_SRC,
+    &kernels::S_CLEAR,
 ];
 
 /// The full CUDA source of the sampler.
@@ -181,8 +173,9 @@ fn ptr<T>(s: &CudaStream, x: &CudaSlice<T>) -> u64 {
 }
 
 impl Gpu<'_> {
-    fn f(&self, name: &str) -> &CudaFunction {
-        &self.k.f[name]
+    /// A launch of sampler kernel `k` on `stream`.
+    fn launch<'a>(&'a self, stream: &'a CudaStream, k: &'static Kernel) -> Launch<'a> {
+        Launch::new(stream, &self.k.f[k.name], k)
     }
 
     fn grid(&self, n: u64) -> LaunchConfig {
@@ -225,8 +218,8 @@ pub fn sample(
     let loaded = dev.load_source("sample", &sample_source(), "wf_s_random")?;
     report.compile_seconds = loaded.compile_seconds;
     let mut f = std::collections::HashMap::new();
-    for name in NAMES {
-        f.insert(name, loaded.module.load_function(name)?);
+    for k in SAMPLE_KERNEL_LIST {
+        f.insert(k.name, loaded.module.load_function(k.name)?);
     }
     let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
     let scan = crate::scan::Scan::load(&loaded.module)?;
@@ -309,20 +302,29 @@ pub fn sample(
                 let classified = gpu.alloc::<u32>(n)?;
                 let bound_ptr = gpu.alloc::<u32>(k)?;
                 let full_before = gpu.alloc::<u32>(k + 1)?;
-                // SAFETY (all launches of this layer): every pointer is a live allocation at
-                // least as long as the kernel's bounds (n, k + 1, the table's capacity).
-                unsafe {
-                    let mut b = s.launch_builder(gpu.f("wf_s_classify"));
-                    b.arg(&frontier).arg(&n32).arg(&offsets).arg(&f32_).arg(&with_i).arg(&flags).arg(&counts);
-                    b.launch(gpu.grid(n as u64))?;
-                }
+                // Every pointer of this layer's launches is a live allocation at least as long
+                // as the kernel's bounds (n, k + 1, the table's capacity).
+                gpu.launch(s, &kernels::S_CLASSIFY)
+                    .arg(&frontier)
+                    .arg(&n32)
+                    .arg(&offsets)
+                    .arg(&f32_)
+                    .arg(&with_i)
+                    .arg(&flags)
+                    .arg(&counts)
+                    .run(gpu.grid(n as u64))?;
                 let fscan = gpu.scan(&flags, n)?;
                 let edge_ptr = gpu.scan(&counts, n)?;
-                unsafe {
-                    let mut b = s.launch_builder(gpu.f("wf_s_partition"));
-                    b.arg(&flags).arg(&fscan).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&classified).arg(&bound_ptr).arg(&full_before);
-                    b.launch(gpu.grid((n as u64).max(k as u64 + 1)))?;
-                }
+                gpu.launch(s, &kernels::S_PARTITION)
+                    .arg(&flags)
+                    .arg(&fscan)
+                    .arg(&batch_ptr)
+                    .arg(&k32)
+                    .arg(&n32)
+                    .arg(&classified)
+                    .arg(&bound_ptr)
+                    .arg(&full_before)
+                    .run(gpu.grid((n as u64).max(k as u64 + 1)))?;
                 let full_total = gpu.last(&fscan, n)?;
                 let m = gpu.last(&edge_ptr, n)? as usize;
                 let random_total = n as u64 - full_total;
@@ -364,25 +366,21 @@ pub fn sample(
                 // Full nodes on a second stream, random nodes on this one, then joined.
                 let side = s.fork()?;
                 let (full32, random32) = (full_total as u32, random_total as u32);
-                unsafe {
-                    if full_total > 0 {
-                        let per_warp = 32 / group as u64;
-                        let mut b = side.launch_builder(gpu.f("wf_s_full"));
-                        b.arg(&args).arg(&full32).arg(&group);
-                        b.launch(gpu.grid(full_total.div_ceil(per_warp) * 32))?;
-                    }
-                    if random_total > 0 && fanout <= 32 {
-                        let per_warp = 32 / group;
-                        let mut c = gpu.grid(random_total.div_ceil(per_warp as u64) * 32);
-                        c.shared_mem_bytes = (c.block_dim.0 / 32) * per_warp * dmax * 4;
-                        let mut b = s.launch_builder(gpu.f("wf_s_random"));
-                        b.arg(&args).arg(&random32).arg(&group).arg(&dmax);
-                        b.launch(c)?;
-                    } else if random_total > 0 {
-                        let mut b = s.launch_builder(gpu.f("wf_s_random_wide"));
-                        b.arg(&args).arg(&random32);
-                        b.launch(gpu.grid(random_total))?;
-                    }
+                if full_total > 0 {
+                    let per_warp = 32 / group as u64;
+                    gpu.launch(&side, &kernels::S_FULL)
+                        .arg(&args)
+                        .arg(&full32)
+                        .arg(&group)
+                        .run(gpu.grid(full_total.div_ceil(per_warp) * 32))?;
+                }
+                if random_total > 0 && fanout <= 32 {
+                    let per_warp = 32 / group;
+                    let mut c = gpu.grid(random_total.div_ceil(per_warp as u64) * 32);
+                    c.shared_mem_bytes = (c.block_dim.0 / 32) * per_warp * dmax * 4;
+                    gpu.launch(s, &kernels::S_RANDOM).arg(&args).arg(&random32).arg(&group).arg(&dmax).run(c)?;
+                } else if random_total > 0 {
+                    gpu.launch(s, &kernels::S_RANDOM_WIDE).arg(&args).arg(&random32).run(gpu.grid(random_total))?;
                 }
                 s.join(&side)?;
                 s.synchronize()?;
@@ -400,41 +398,61 @@ pub fn sample(
                 let m64 = m as u64;
                 let small =
                     LaunchConfig { grid_dim: (1, 1, 1), block_dim: ((k as u32 + 1).next_multiple_of(32), 1, 1), shared_mem_bytes: 0 };
-                unsafe {
-                    let mut b = s.launch_builder(gpu.f("wf_s_clear"));
-                    b.arg(&table);
-                    b.launch(gpu.grid(cap as u64))?;
-                    let mut b = s.launch_builder(gpu.f("wf_s_edge_batches"));
-                    b.arg(&edge_ptr).arg(&batch_ptr).arg(&k32).arg(&ebp);
-                    b.launch(small)?;
-                    let mut b = s.launch_builder(gpu.f("wf_s_insert_dst"));
-                    b.arg(&frontier).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&table);
-                    b.launch(gpu.grid(n as u64))?;
-                    let mut b = s.launch_builder(gpu.f("wf_s_insert_edges"));
-                    b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&batch_ptr).arg(&k32).arg(&table);
-                    b.launch(gpu.grid(m64))?;
-                    let mut b = s.launch_builder(gpu.f("wf_s_mark_new"));
-                    b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&batch_ptr).arg(&k32).arg(&table).arg(&newflag);
-                    b.launch(gpu.grid(m64))?;
-                }
+                gpu.launch(s, &kernels::S_CLEAR).arg(&table).run(gpu.grid(cap as u64))?;
+                gpu.launch(s, &kernels::S_EDGE_BATCHES).arg(&edge_ptr).arg(&batch_ptr).arg(&k32).arg(&ebp).run(small)?;
+                gpu.launch(s, &kernels::S_INSERT_DST)
+                    .arg(&frontier)
+                    .arg(&batch_ptr)
+                    .arg(&k32)
+                    .arg(&n32)
+                    .arg(&table)
+                    .run(gpu.grid(n as u64))?;
+                gpu.launch(s, &kernels::S_INSERT_EDGES)
+                    .arg(&out_nbr)
+                    .arg(&m64)
+                    .arg(&ebp)
+                    .arg(&batch_ptr)
+                    .arg(&k32)
+                    .arg(&table)
+                    .run(gpu.grid(m64))?;
+                gpu.launch(s, &kernels::S_MARK_NEW)
+                    .arg(&out_nbr)
+                    .arg(&m64)
+                    .arg(&ebp)
+                    .arg(&batch_ptr)
+                    .arg(&k32)
+                    .arg(&table)
+                    .arg(&newflag)
+                    .run(gpu.grid(m64))?;
                 let nscan = gpu.scan(&newflag, m)?;
                 let new_total = gpu.last(&nscan, m)? as usize;
                 let next_n = n + new_total;
                 let next_ptr = gpu.alloc::<u32>(k + 1)?;
                 let next = gpu.alloc::<u32>(next_n)?;
                 let edge_src = gpu.alloc::<u32>(m)?;
-                unsafe {
-                    let mut b = s.launch_builder(gpu.f("wf_s_next_ptr"));
-                    b.arg(&batch_ptr).arg(&ebp).arg(&nscan).arg(&k32).arg(&next_ptr);
-                    b.launch(small)?;
-                    let mut b = s.launch_builder(gpu.f("wf_s_assign"));
-                    b.arg(&frontier).arg(&batch_ptr).arg(&k32).arg(&n32).arg(&out_nbr).arg(&m64);
-                    b.arg(&ebp).arg(&nscan).arg(&newflag).arg(&next_ptr).arg(&table).arg(&next);
-                    b.launch(gpu.grid(n.max(m) as u64))?;
-                    let mut b = s.launch_builder(gpu.f("wf_s_edge_src"));
-                    b.arg(&out_nbr).arg(&m64).arg(&ebp).arg(&k32).arg(&table).arg(&edge_src);
-                    b.launch(gpu.grid(m64))?;
-                }
+                gpu.launch(s, &kernels::S_NEXT_PTR).arg(&batch_ptr).arg(&ebp).arg(&nscan).arg(&k32).arg(&next_ptr).run(small)?;
+                gpu.launch(s, &kernels::S_ASSIGN)
+                    .arg(&frontier)
+                    .arg(&batch_ptr)
+                    .arg(&k32)
+                    .arg(&n32)
+                    .arg(&out_nbr)
+                    .arg(&m64)
+                    .arg(&ebp)
+                    .arg(&nscan)
+                    .arg(&newflag)
+                    .arg(&next_ptr)
+                    .arg(&table)
+                    .arg(&next)
+                    .run(gpu.grid(n.max(m) as u64))?;
+                gpu.launch(s, &kernels::S_EDGE_SRC)
+                    .arg(&out_nbr)
+                    .arg(&m64)
+                    .arg(&ebp)
+                    .arg(&k32)
+                    .arg(&table)
+                    .arg(&edge_src)
+                    .run(gpu.grid(m64))?;
                 // To the host (cut per mini-batch by the builder thread).
                 let t = Instant::now();
                 pool.extend(back_rx.try_iter());

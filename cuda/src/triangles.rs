@@ -12,9 +12,10 @@
 //! per-node counts are integers summed over GPUs, so the result is the same for any number of
 //! GPUs.
 
+use crate::launch::{DevPtr, Kernel, Launch, kernels};
 use crate::scan::{SCAN_KERNELS, Scan};
 use crate::{CudaDevice, CudaError};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig};
 use std::sync::Arc;
 use std::time::Instant;
 use wayfarer_compiler::WalkInfo;
@@ -99,7 +100,7 @@ fn env_number(name: &str) -> Option<u64> {
 /// Mirrors `WfTri`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct TriArgs {
+pub(crate) struct TriArgs {
     offsets: u64,
     targets: u64,
     src: u64,
@@ -111,9 +112,6 @@ struct TriArgs {
     hub_bits: u64,
     hub_words: u64,
 }
-
-// SAFETY: plain old data with the C layout of the kernel's struct.
-unsafe impl DeviceRepr for TriArgs {}
 
 /// The estimated cost of counting edge `a → b` with rows of `la` and `lb` entries: a merge
 /// (`la + lb`) for the thread kernel; for the warp kernel, the shorter row in 32-lane rounds of
@@ -244,7 +242,7 @@ pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(Trian
 /// Mirrors `WfTriOrient`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct OrientArgs {
+pub(crate) struct OrientArgs {
     offsets: u64,
     targets: u64,
     n: u64,
@@ -254,9 +252,6 @@ struct OrientArgs {
     out_src: u64,
     bad: u64,
 }
-
-// SAFETY: plain old data with the C layout of the kernel's struct.
-unsafe impl DeviceRepr for OrientArgs {}
 
 fn dptr<T>(s: &CudaStream, x: &CudaSlice<T>) -> u64 {
     x.device_ptr(s).0
@@ -421,7 +416,7 @@ fn count_share(
             (m.walk.module().clone(), prepared.csr, ptrs, (None, Some((prepared, image, params))))
         }
     };
-    let f = |name: &str| module.load_function(name);
+    let f = |k: &Kernel| module.load_function(k.name);
     let scan = Scan::load(&module)?;
     s.synchronize()?;
     report.upload_seconds = t_up.elapsed().as_secs_f64();
@@ -442,15 +437,12 @@ fn count_share(
         out_src: 0,
         bad: dptr(s, &bad),
     };
-    let (count_fn, fill_fn) = (f("wf_t_orient_count")?, f("wf_t_orient_fill")?);
-    // SAFETY: the CSR pointers are live uploads of the graph's n + 1 offsets and its targets;
-    // counts holds n entries, bad 4; gp/pp are this module's WfGraph image and WfParams (or
-    // 0 when no mask is compiled in, and then unread).
-    unsafe {
-        let mut b = s.launch_builder(&count_fn);
-        b.arg(&args).arg(&mask_ptrs.0).arg(&mask_ptrs.1);
-        b.launch(grid(n as u64 * 32))?;
-    }
+    let (count_fn, fill_fn) = (f(&kernels::T_ORIENT_COUNT)?, f(&kernels::T_ORIENT_FILL)?);
+    let (gp, pp) = (DevPtr(mask_ptrs.0), DevPtr(mask_ptrs.1));
+    // The CSR pointers are live uploads of the graph's n + 1 offsets and its targets; counts
+    // holds n entries, bad 4; gp/pp are this module's WfGraph image and WfParams (or 0 when no
+    // mask is compiled in, and then unread).
+    Launch::new(s, &count_fn, &kernels::T_ORIENT_COUNT).arg(&args).arg(&gp).arg(&pp).run(grid(n as u64 * 32))?;
     let offsets = scan.exclusive(s, &counts, n)?;
     let kept = at(s, &offsets, n)? as usize;
     if let Some(m) = mask {
@@ -471,12 +463,8 @@ fn count_share(
     args.out_offsets = dptr(s, &offsets);
     args.out_targets = dptr(s, &targets);
     args.out_src = dptr(s, &src);
-    // SAFETY: as above; the outputs hold `kept` entries, the scan's total.
-    unsafe {
-        let mut b = s.launch_builder(&fill_fn);
-        b.arg(&args).arg(&mask_ptrs.0).arg(&mask_ptrs.1);
-        b.launch(grid(n as u64 * 32))?;
-    }
+    // As above; the outputs hold `kept` entries, the scan's total.
+    Launch::new(s, &fill_fn, &kernels::T_ORIENT_FILL).arg(&args).arg(&gp).arg(&pp).run(grid(n as u64 * 32))?;
     s.synchronize()?;
     drop(_keep);
     // The longest oriented rows as bitmaps.
@@ -496,12 +484,18 @@ fn count_share(
     if !hub_rows.is_empty() {
         let hubs = s.clone_htod(&hub_rows)?;
         let (count, words64) = (hub_rows.len() as u32, words as u64);
-        let k = f("wf_t_hub_bits")?;
-        let mut b = s.launch_builder(&k);
-        b.arg(&offsets).arg(&targets).arg(&hubs).arg(&count).arg(&hub_bits).arg(&words64).arg(&hub_slot);
-        // SAFETY: hub_bits holds count * words zeroed words, hub_slot n entries; the hubs are
-        // nodes whose oriented rows are in offsets/targets.
-        unsafe { b.launch(LaunchConfig { grid_dim: (count.min(sms as u32 * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
+        let func = f(&kernels::T_HUB_BITS)?;
+        // hub_bits holds count * words zeroed words, hub_slot n entries; the hubs are nodes
+        // whose oriented rows are in offsets/targets.
+        Launch::new(s, &func, &kernels::T_HUB_BITS)
+            .arg(&offsets)
+            .arg(&targets)
+            .arg(&hubs)
+            .arg(&count)
+            .arg(&hub_bits)
+            .arg(&words64)
+            .arg(&hub_slot)
+            .run(LaunchConfig { grid_dim: (count.min(sms as u32 * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 })?;
         s.synchronize()?;
     }
     report.hub_rows = hub_rows.len();
@@ -515,20 +509,14 @@ fn count_share(
         let cost = zeros::<u64>(s, n)?;
         let cuts = zeros::<u64>(s, parts + 1)?;
         let (n64, parts32) = (n as u64, parts as u32);
-        // SAFETY: the oriented rows are the arrays just filled; cost holds n entries, cuts
-        // parts + 1, the prefix n + 1.
-        let prefix = unsafe {
-            let k = f("wf_t_row_cost")?;
-            let mut b = s.launch_builder(&k);
-            b.arg(&offsets).arg(&targets).arg(&n64).arg(&cost);
-            b.launch(grid(n64 * 32))?;
-            let prefix = scan.exclusive(s, &cost, n)?;
-            let k = f("wf_t_cuts")?;
-            let mut b = s.launch_builder(&k);
-            b.arg(&prefix).arg(&n64).arg(&parts32).arg(&cuts);
-            b.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32 * (parts as u32).div_ceil(32), 1, 1), shared_mem_bytes: 0 })?;
-            prefix
-        };
+        // The oriented rows are the arrays just filled; cost holds n entries, cuts parts + 1,
+        // the prefix n + 1.
+        let func = f(&kernels::T_ROW_COST)?;
+        Launch::new(s, &func, &kernels::T_ROW_COST).arg(&offsets).arg(&targets).arg(&n64).arg(&cost).run(grid(n64 * 32))?;
+        let prefix = scan.exclusive(s, &cost, n)?;
+        let func = f(&kernels::T_CUTS)?;
+        let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32 * (parts as u32).div_ceil(32), 1, 1), shared_mem_bytes: 0 };
+        Launch::new(s, &func, &kernels::T_CUTS).arg(&prefix).arg(&n64).arg(&parts32).arg(&cuts).run(one_block)?;
         drop(prefix);
         let cuts = s.clone_dtoh(&cuts)?;
         (at(s, &offsets, cuts[part] as usize)? as usize, at(s, &offsets, cuts[part + 1] as usize)? as usize)
@@ -538,25 +526,31 @@ fn count_share(
     // The two kernels' edge lists, then the counting kernels.
     let heavy = zeros::<u32>(s, mine)?;
     let (first64, mine64) = (first_edge as u64, mine as u64);
-    // SAFETY: heavy holds `mine` entries; edges first_edge.. first_edge + mine are oriented edges.
-    unsafe {
-        let k = f("wf_t_classify")?;
-        let mut b = s.launch_builder(&k);
-        b.arg(&offsets).arg(&targets).arg(&src).arg(&first64).arg(&mine64).arg(&heavy);
-        b.launch(grid(mine64))?;
-    }
+    // heavy holds `mine` entries; edges first_edge.. first_edge + mine are oriented edges.
+    let func = f(&kernels::T_CLASSIFY)?;
+    Launch::new(s, &func, &kernels::T_CLASSIFY)
+        .arg(&offsets)
+        .arg(&targets)
+        .arg(&src)
+        .arg(&first64)
+        .arg(&mine64)
+        .arg(&heavy)
+        .run(grid(mine64))?;
     let rank = scan.exclusive(s, &heavy, mine)?;
     let heavy_count = at(s, &rank, mine)? as usize;
     let light_count = mine - heavy_count;
     let light_list = zeros::<u64>(s, light_count)?;
     let heavy_list = zeros::<u64>(s, heavy_count)?;
-    // SAFETY: rank holds mine + 1 entries; the lists hold the light and heavy counts.
-    unsafe {
-        let k = f("wf_t_scatter")?;
-        let mut b = s.launch_builder(&k);
-        b.arg(&heavy).arg(&rank).arg(&first64).arg(&mine64).arg(&light_list).arg(&heavy_list);
-        b.launch(grid(mine64))?;
-    }
+    // rank holds mine + 1 entries; the lists hold the light and heavy counts.
+    let func = f(&kernels::T_SCATTER)?;
+    Launch::new(s, &func, &kernels::T_SCATTER)
+        .arg(&heavy)
+        .arg(&rank)
+        .arg(&first64)
+        .arg(&mine64)
+        .arg(&light_list)
+        .arg(&heavy_list)
+        .run(grid(mine64))?;
     drop((heavy, rank));
     report.thread_edges = light_count as u64;
     report.warp_edges = heavy_count as u64;
@@ -583,13 +577,9 @@ fn count_share(
         (Some(_), 0) => {
             let d = zeros::<u64>(s, n)?;
             let k64 = kept as u64;
-            // SAFETY: targets and src hold `kept` oriented edges, d one entry per node.
-            unsafe {
-                let k = f("wf_t_degree")?;
-                let mut b = s.launch_builder(&k);
-                b.arg(&targets).arg(&src).arg(&k64).arg(&d);
-                b.launch(grid(k64))?;
-            }
+            // targets and src hold `kept` oriented edges, d one entry per node.
+            let func = f(&kernels::T_DEGREE)?;
+            Launch::new(s, &func, &kernels::T_DEGREE).arg(&targets).arg(&src).arg(&k64).arg(&d).run(grid(k64))?;
             let mut d = s.clone_dtoh(&d)?;
             d.truncate(n);
             d
@@ -629,20 +619,14 @@ fn launch_counting(
 ) -> Result<(), CudaError> {
     let light_args = TriArgs { edges: dptr(s, light.0), count: light.1 as u64, ..base };
     let heavy_args = TriArgs { edges: dptr(s, heavy.0), count: heavy.1 as u64, ..base };
-    let (thread_fn, warp_fn) = (module.load_function("wf_t_edges")?, module.load_function("wf_t_edges_warp")?);
-    // SAFETY: every pointer in the argument structs is a live allocation on this device of
-    // the length the kernels index (edges < count, rows within offsets, nodes < n).
-    unsafe {
-        if light.1 > 0 {
-            let mut b = s.launch_builder(&thread_fn);
-            b.arg(&light_args);
-            b.launch(grid(light.1 as u64))?;
-        }
-        if heavy.1 > 0 {
-            let mut b = s.launch_builder(&warp_fn);
-            b.arg(&heavy_args);
-            b.launch(grid(heavy.1 as u64 * 32))?;
-        }
+    let (thread_fn, warp_fn) = (module.load_function(kernels::T_EDGES.name)?, module.load_function(kernels::T_EDGES_WARP.name)?);
+    // Every pointer in the argument structs is a live allocation on this device of the length
+    // the kernels index (edges < count, rows within offsets, nodes < n).
+    if light.1 > 0 {
+        Launch::new(s, &thread_fn, &kernels::T_EDGES).arg(&light_args).run(grid(light.1 as u64))?;
+    }
+    if heavy.1 > 0 {
+        Launch::new(s, &warp_fn, &kernels::T_EDGES_WARP).arg(&heavy_args).run(grid(heavy.1 as u64 * 32))?;
     }
     Ok(())
 }

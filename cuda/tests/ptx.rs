@@ -143,3 +143,16 @@ fn triangle_kernels_compile() {
         }
     }
 }
+
+/// The adaptive-rule probe (the walk kernel's rule cut out of `walk.cu`, run on the GPU against
+/// `ADAPTIVE_RULE_CASES` in `tests/gpu.rs`) compiles: the items it cuts out are still there.
+#[test]
+fn the_adaptive_rule_probe_compiles() {
+    if !nvrtc_present() {
+        return;
+    }
+    let cu = wayfarer_cuda::probe::probe_source().unwrap();
+    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+    let ptx = compile_ptx_with_opts(&cu, opts).unwrap_or_else(|e| panic!("NVRTC failed on the probe:\n{e:?}\n{cu}"));
+    assert!(ptx.to_src().contains("wf_adaptive_probe"));
+}

@@ -119,6 +119,52 @@ pub enum EngineTurns {
     Generic,
 }
 
+/// A JIT module for this machine, with the helpers compiled code may call.
+fn native_module() -> Result<JITModule, String> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    flags.set("is_pic", "false").map_err(|e| e.to_string())?;
+    flags.set("use_colocated_libcalls", "false").map_err(|e| e.to_string())?;
+    let isa = cranelift_native::builder()?.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())?;
+    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    lower::register_helpers(&mut jb);
+    Ok(JITModule::new(jb))
+}
+
+/// The adaptive rule as the compiled turns decide it (the same Cranelift helpers), for the
+/// cases of `wayfarer_runtime::cost::ADAPTIVE_RULE_CASES`: `(d, B, Ŝ)` under `model` to (eRVS,
+/// trial cap).
+pub fn adaptive_rule_probe(model: wayfarer_runtime::engine::CostModel, cases: &[(u32, f32, f32)]) -> Result<Vec<(bool, u32)>, JitError> {
+    let err = |message: String| JitError::Codegen { walk: "the adaptive-rule probe".into(), message };
+    let mut module = native_module().map_err(err)?;
+    let id = lower::rule_probe(&mut module).map_err(err)?;
+    module.finalize_definitions().map_err(|e| err(e.to_string()))?;
+    type ProbeFn = unsafe extern "C" fn(*const wayfarer_runtime::engine::TurnArgs, u64, f32, f32) -> u64;
+    // SAFETY: `rule_probe` defines exactly this signature.
+    let probe = unsafe { std::mem::transmute::<*const u8, ProbeFn>(module.get_finalized_function(id)) };
+    let args = wayfarer_runtime::engine::TurnArgs {
+        image: std::ptr::null(),
+        offsets: std::ptr::null(),
+        targets: std::ptr::null(),
+        table: std::ptr::null(),
+        ratio: model.ratio,
+        fixed: model.fixed,
+        ratio_short: model.ratio_short,
+        rejection_only: 0,
+    };
+    let out = cases
+        .iter()
+        .map(|&(d, bound, estimate)| {
+            // SAFETY: the probe reads only the cost model's fields of `args`.
+            let r = unsafe { probe(&args, d as u64, bound, estimate) };
+            (r >> 32 != 0, r as u32)
+        })
+        .collect();
+    // SAFETY: no pointer into the module outlives this call.
+    unsafe { module.free_memory() };
+    Ok(out)
+}
+
 /// A walk compiled by Cranelift, ready for the CPU engine.
 pub struct JitWalk {
     /// Unique per compiled walk: the owner tag of its prepared data.
@@ -242,17 +288,7 @@ impl JitWalk {
             }
         }
         let err = |e: String| JitError::Codegen { walk: program.name.clone(), message: e };
-        let mut flags = settings::builder();
-        flags.set("opt_level", "speed").map_err(|e| err(e.to_string()))?;
-        flags.set("is_pic", "false").map_err(|e| err(e.to_string()))?;
-        flags.set("use_colocated_libcalls", "false").map_err(|e| err(e.to_string()))?;
-        let isa = cranelift_native::builder()
-            .map_err(|e| err(e.to_string()))?
-            .finish(settings::Flags::new(flags))
-            .map_err(|e| err(e.to_string()))?;
-        let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-        lower::register_helpers(&mut jb);
-        let mut module = JITModule::new(jb);
+        let mut module = native_module().map_err(err)?;
         let mut c = lower::Compiler::new(&mut module, program, values, &offsets, weighted);
         let weight = c.value_fn("wf_weight", &program.exprs, &program.types, program.result).map_err(err)?;
         let bound_h = info.bound.unwrap_or(info.sum_estimate);

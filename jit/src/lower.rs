@@ -14,7 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
 use std::collections::HashMap;
 use std::mem::offset_of;
-pub(crate) use turn::{TurnPart, TurnShape};
+pub(crate) use turn::{TurnPart, TurnShape, rule_probe};
 use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
 use wayfarer_compiler::ir::*;
 use wayfarer_runtime::Ctx;

@@ -307,10 +307,69 @@ pub(crate) fn cached_model<W: Walk>(walk: &W, ctx: &Ctx) -> (CostModel, &'static
     (m, "profiled")
 }
 
+/// One case of the adaptive rule, with the answer every backend must give: the same inputs
+/// to [`CostModel::prefers_reservoir`] and [`CostModel::trial_cap`] and to their copies in the
+/// Cranelift turn, the CUDA kernel and the WGSL shader. The answers are written out, not
+/// computed, so a change to any copy (this one included) fails the table.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleCase {
+    /// The cost model.
+    pub model: CostModel,
+    /// The row's length.
+    pub d: u32,
+    /// The step's bound `B`.
+    pub bound: f32,
+    /// The step's `Ŝ`.
+    pub estimate: f32,
+    /// eRVS rather than eRJS.
+    pub reservoir: bool,
+    /// eRJS's trial cap.
+    pub cap: u32,
+    /// Whether a backend deciding in `f32` (wgpu) must agree: false where the `f64` answer is
+    /// not the `f32` one (a cap of 2·10^6 computed through `1e-3` in `f32` truncates to one less).
+    pub f32_agrees: bool,
+}
+
+const fn case(ratio: f64, fixed: f64, ratio_short: f64, d: u32, bound: f32, estimate: f32, reservoir: bool, cap: u32) -> RuleCase {
+    RuleCase { model: CostModel { ratio, fixed, ratio_short }, d, bound, estimate, reservoir, cap, f32_agrees: true }
+}
+
+/// The adaptive rule's cases: short and long rows on both sides of [`SHORT_ROW`], a tie (`R·d·B
+/// = Ŝ·(d + F)` is eRJS), `Ŝ = 0`, an empty row, caps clamped below (32) and above (10^9), the
+/// ratio floor of `1e-3`, and the CPU and GPU default models.
+pub const ADAPTIVE_RULE_CASES: &[RuleCase] = &[
+    case(2.0, 8.0, 1.0, 10, 1.0, 10.0, false, 36),
+    case(2.0, 8.0, 1.0, 10, 100.0, 10.0, true, 36),
+    case(2.0, 8.0, 1.0, 10, 18.0, 10.0, false, 36),
+    case(2.0, 8.0, 1.0, 64, 1.0, 1.0, false, 144),
+    case(2.0, 8.0, 1.0, 65, 1.0, 1.0, true, 73),
+    case(2.0, 8.0, 1.0, 65, 1.0, 2.0, false, 73),
+    case(2.0, 8.0, 1.0, 1000, 5.0, 3000.0, false, 1008),
+    case(2.0, 8.0, 1.0, 2, 1.0, 1.0, false, 32),
+    case(2.0, 8.0, 1.0, 5, 1.0, 0.0, true, 32),
+    case(2.0, 8.0, 1.0, 0, 1.0, 1.0, false, 32),
+    case(4.0, 64.0, 4.0, 100, 2.0, 150.0, false, 82),
+    case(4.0, 64.0, 4.0, 100, 2.0, 2.0, true, 82),
+    RuleCase { f32_agrees: false, ..case(1e-6, 0.0, 1e-6, 1000, 1e9, 1.0, true, 2_000_000) },
+    RuleCase { f32_agrees: false, ..case(1e-6, 0.0, 1e-6, 1000, 1.0, 1.0, false, 2_000_000) },
+    case(1e-4, 0.0, 1e-4, 100_000_000, 1.0, 1e6, false, 1_000_000_000),
+    case(0.5, 3.0, 0.25, 200, 3.5, 1.0, true, 812),
+    case(0.5, 3.0, 0.25, 40, 3.5, 100.0, false, 344),
+    case(3.0, 0.1, 0.3, 7, 0.1, 0.21, false, 47),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::walk::NodeStats;
+
+    #[test]
+    fn the_adaptive_rule_gives_every_case_its_answer() {
+        for c in ADAPTIVE_RULE_CASES {
+            let d = c.d as usize;
+            assert_eq!((c.model.prefers_reservoir(d, c.bound, c.estimate), c.model.trial_cap(d)), (c.reservoir, c.cap), "{c:?}");
+        }
+    }
     use crate::walks::{Node2vec, Weighting};
 
     #[test]

@@ -33,6 +33,8 @@ pub struct TriangleReport {
     pub counts: TriangleCounts,
     /// The backend and its timings, for the summary line.
     pub backend: String,
+    /// The GPU's own report (kernel times, rows as bitmaps), when CUDA counted.
+    pub gpu: Option<crate::gpu::GpuTriangleReport>,
 }
 
 /// A backend that counts triangles.
@@ -66,13 +68,25 @@ impl TriangleRunner for CpuTriangles {
             Some(m) => crate::triangles::count_with(job.graph, m.jit, job.detail)?,
             None => crate::triangles::count_masked(job.graph, None, job.detail),
         };
-        Ok(TriangleReport { counts, backend: format!("cpu, {} threads", rayon::current_num_threads()) })
+        Ok(TriangleReport { counts, backend: format!("cpu, {} threads", rayon::current_num_threads()), gpu: None })
     }
 }
 
 /// One or more CUDA GPUs.
 pub struct CudaTriangles {
     devices: Vec<CudaDevice>,
+}
+
+impl CudaTriangles {
+    /// A counter on these GPUs (the work is split over them; the counts are the same for any
+    /// number). [`select`] opens them by the device rule; this is for callers that hold
+    /// devices already.
+    pub fn new(devices: Vec<CudaDevice>) -> Result<Self, WalkError> {
+        if devices.is_empty() {
+            return Err(WalkError::param("gpus", "a CUDA triangle counter needs at least one GPU"));
+        }
+        Ok(CudaTriangles { devices })
+    }
 }
 
 impl TriangleRunner for CudaTriangles {
@@ -108,6 +122,6 @@ impl TriangleRunner for CudaTriangles {
                 format!("oriented{} on the GPU", if masked { " and masked" } else { "" })
             }
         );
-        Ok(TriangleReport { counts, backend })
+        Ok(TriangleReport { counts, backend, gpu: Some(r) })
     }
 }

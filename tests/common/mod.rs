@@ -2,6 +2,8 @@
 //! transition model written independently of the runtime, and a chi-square test.
 #![allow(dead_code)]
 
+pub mod suite;
+
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 use std::collections::HashMap;
 use wayfarer::graph::{CsrGraph, CsrParts, Orientation};

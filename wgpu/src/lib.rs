@@ -11,6 +11,7 @@
 //!   binding; queries per run to `2^32 - 1`; walks that use `f64` need `SHADER_F64`.
 
 pub mod lower;
+mod probe;
 
 use std::time::Instant;
 use wayfarer_compiler::analysis::WalkInfo;

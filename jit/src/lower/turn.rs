@@ -192,6 +192,56 @@ fn trial_cap(b: &mut FunctionBuilder, args: CValue, d: CValue, dd: CValue) -> CV
     b.ins().fcvt_to_uint_sat(types::I32, x)
 }
 
+/// `CostModel::prefers_reservoir(d, B, Ŝ)`: `R·d·B > Ŝ·(d + F)` in f64 (`dd` is `d` as f64,
+/// `b64` and `est64` are `B` and `Ŝ` promoted).
+fn prefers_reservoir(b: &mut FunctionBuilder, args: CValue, d: CValue, dd: CValue, b64: CValue, est64: CValue) -> CValue {
+    let r = ratio_for(b, args, d);
+    let fixed = b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, fixed) as i32);
+    let lhs = b.ins().fmul(r, dd);
+    let lhs = b.ins().fmul(lhs, b64);
+    let dpf = b.ins().fadd(dd, fixed);
+    let rhs = b.ins().fmul(est64, dpf);
+    b.ins().fcmp(FloatCC::GreaterThan, lhs, rhs)
+}
+
+/// `fn(args: *const TurnArgs, d: u64, bound: f32, estimate: f32) -> u64`: the adaptive rule
+/// alone, built by the helpers the turns use (eRVS in bit 32, the trial cap in the low 32
+/// bits), so one table of cases pins this copy of the rule (`wayfarer_runtime::cost::ADAPTIVE_RULE_CASES`).
+pub(crate) fn rule_probe(module: &mut cranelift_jit::JITModule) -> Result<FuncId, String> {
+    use cranelift_codegen::ir::{Function, UserFuncName};
+    let mut sig = module.make_signature();
+    sig.params.extend([AbiParam::new(PTR), AbiParam::new(types::I64), AbiParam::new(types::F32), AbiParam::new(types::F32)]);
+    sig.returns.push(AbiParam::new(types::I64));
+    let id = module.declare_function("wf_rule_probe", cranelift_module::Linkage::Local, &sig).map_err(|e| e.to_string())?;
+    let mut func = Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
+    let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
+    let target = module.target_config();
+    {
+        let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        let p = b.block_params(entry).to_vec();
+        let (args, d, bound, estimate) = (p[0], p[1], p[2], p[3]);
+        // As in the turn: `d` converted as a signed count, `B` and `Ŝ` promoted.
+        let dd = b.ins().fcvt_from_sint(types::F64, d);
+        let b64 = b.ins().fpromote(types::F64, bound);
+        let est64 = b.ins().fpromote(types::F64, estimate);
+        let reservoir = prefers_reservoir(&mut b, args, d, dd, b64, est64);
+        let cap = trial_cap(&mut b, args, d, dd);
+        let reservoir = b.ins().uextend(types::I64, reservoir);
+        let reservoir = b.ins().ishl_imm_u(reservoir, 32);
+        let cap = b.ins().uextend(types::I64, cap);
+        let out = b.ins().bor(reservoir, cap);
+        b.ins().return_(&[out]);
+        b.finalize(target);
+    }
+    let mut ctx = cranelift_codegen::Context::for_function(func);
+    module.define_function(id, &mut ctx).map_err(|e| e.to_string())?;
+    Ok(id)
+}
+
 /// `CostModel::ratio_for(d)` from the turn's arguments.
 fn ratio_for(b: &mut FunctionBuilder, args: CValue, d: CValue) -> CValue {
     let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, d, wayfarer_runtime::engine::SHORT_ROW as i64);
@@ -369,15 +419,8 @@ impl super::Compiler<'_> {
                     let only = l.b.ins().load(types::I32, trusted(), args, offset_of!(TurnArgs, rejection_only) as i32);
                     let cost = l.b.create_block();
                     l.b.ins().brif(only, propose, &[one.into(), bound.into(), cap.into()], cost, &[]);
-                    // CostModel::prefers_reservoir: R·d·B > Ŝ·(d + F).
                     l.b.switch_to_block(cost);
-                    let r = ratio_for(l.b, args, d);
-                    let fixed = l.b.ins().load(types::F64, trusted(), args, offset_of!(TurnArgs, fixed) as i32);
-                    let lhs = l.b.ins().fmul(r, dd);
-                    let lhs = l.b.ins().fmul(lhs, b64);
-                    let dpf = l.b.ins().fadd(dd, fixed);
-                    let rhs = l.b.ins().fmul(est64, dpf);
-                    let reservoir = l.b.ins().fcmp(FloatCC::GreaterThan, lhs, rhs);
+                    let reservoir = prefers_reservoir(l.b, args, d, dd, b64, est64);
                     l.b.ins().brif(reservoir, reservoir_step, &[], propose, &[one.into(), bound.into(), cap.into()]);
                 }
             }

@@ -1,0 +1,196 @@
+//! The one exactness suite, instantiated per backend: `exactness.rs` runs it on the CPU (native
+//! code and Cranelift), `gpu.rs` on CUDA, `wgpu.rs` on every wgpu kernel. Each instance runs
+//! the same library walks on the same awkward graphs through the job API (`wayfarer::job`),
+//! with the samplers its backend has, and checks every next-step distribution against the
+//! exact model of `common` (chi-square at `ALPHA`), the dead ends, and that the sampler it
+//! asked for is the one that ran.
+
+use super::*;
+use wayfarer::job::{JobReport, JobWalk, Runner, WalkJob};
+use wayfarer::library::LibraryWalk;
+use wayfarer::{CostRatio, RunReport, SamplerMode, Starts, Walks};
+
+/// One library walk with its parameters, the exact model it must follow, and whether it runs
+/// on the weighted graph or on the same graph without weights.
+pub struct Case {
+    /// The library name.
+    pub name: &'static str,
+    /// Its parameters, as the CLI takes them.
+    pub params: Vec<(String, String)>,
+    /// What it must sample.
+    pub model: Model,
+    /// Weighted graph, or the graph without weights.
+    pub weighted: bool,
+}
+
+fn case(name: &'static str, params: &[(&str, &str)], model: Model, weighted: bool) -> Case {
+    let params = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    Case { name, params, model, weighted }
+}
+
+/// Every library walk whose transitions the exact model knows, with the parameter settings
+/// that reach each of its branches (a return-heavy Node2Vec reaches the bound's `u == prev`
+/// branch; schemas that start on every label; second-order PageRank with a rare and a
+/// frequent return).
+pub fn library_cases() -> Vec<Case> {
+    let n2v = |a: f32, b: f32, weighted| Model::Node2vec { a, b, weighted };
+    let meta = |schema: &[u32], weighted| Model::MetaPath { schema: schema.to_vec(), weighted };
+    vec![
+        case("deepwalk", &[], Model::DeepWalk { weighted: true }, true),
+        case("deepwalk", &[], Model::DeepWalk { weighted: false }, false),
+        case("node2vec", &[], n2v(2.0, 0.5, true), true),
+        case("node2vec", &[], n2v(2.0, 0.5, false), false),
+        case("node2vec", &[("a", "0.25"), ("b", "4")], n2v(0.25, 4.0, true), true),
+        case("metapath", &[("schema", "0,1,2")], meta(&[0, 1, 2], true), true),
+        case("metapath", &[("schema", "0,1,2")], meta(&[0, 1, 2], false), false),
+        case("metapath", &[("schema", "2,1,0")], meta(&[2, 1, 0], true), true),
+        case("metapath", &[("schema", "1")], meta(&[1], true), true),
+        case("ppr2", &[], Model::Ppr2 { gamma: 0.2, weighted: false }, false),
+        case("ppr2", &[("gamma", "0.9")], Model::Ppr2 { gamma: 0.9, weighted: false }, false),
+    ]
+}
+
+/// Where the suite runs.
+pub struct Target<'a> {
+    /// In messages: `cpu`, `cranelift`, `cuda`, `wgpu Workgroup`.
+    pub label: String,
+    /// The runner (from `wayfarer::job`).
+    pub runner: &'a dyn Runner,
+    /// Run the walks' programs (Cranelift on the CPU) rather than their native code.
+    pub program: bool,
+    /// The samplers to check.
+    pub modes: &'a [SamplerMode],
+    /// The cost model the adaptive rule uses.
+    pub cost_ratio: CostRatio,
+    /// Walkers per start node (three start nodes, the third with a quarter of them).
+    pub per_start: usize,
+}
+
+/// The starts of every cell: nodes 0 and 5 (busy, with triangles) and 2.
+pub fn suite_starts(per_start: usize) -> Starts {
+    let mut v = vec![0u32; per_start];
+    v.extend(std::iter::repeat_n(5u32, per_start));
+    v.extend(std::iter::repeat_n(2u32, per_start / 4));
+    Starts::Nodes(v)
+}
+
+/// Runs `job` on `runner`, collecting its walks.
+pub fn run_job(runner: &dyn Runner, job: &WalkJob) -> Result<(Walks, JobReport), wayfarer::WalkError> {
+    let mut walks = Walks { stride: job.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+    let report = runner.run(job, &mut |b| {
+        walks.append(b);
+        Ok(())
+    })?;
+    Ok((walks, report))
+}
+
+/// What a walk's program says about it: whether its weight reads only the edge, and whether
+/// the compiler planned a structured proposal for it.
+fn planned(walk: &LibraryWalk) -> (bool, bool) {
+    let (source, _) = walk.program().expect("a library walk with a #[walk] program");
+    let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
+    let has_plan = info.proposal.as_ref().is_ok_and(|p| !p.terms.is_empty());
+    (program.static_weight(), has_plan)
+}
+
+/// Checks one walk of `length` steps on the graph of `edges` under every mode of `backend`:
+/// frequencies against `model`, enough states tested, and the sampler asked for ran. Returns
+/// each mode's report.
+pub fn check_walk<'a>(
+    backend: &Target,
+    make: &dyn Fn() -> JobWalk<'a>,
+    model: &Model,
+    edges: &[RawEdge],
+    g: &'a CsrGraph,
+    what: &str,
+    length: u32,
+    seed: u64,
+) -> Vec<(SamplerMode, RunReport)> {
+    let mut reports = Vec::new();
+    for (k, &mode) in backend.modes.iter().enumerate() {
+        let mut job = WalkJob::new(g, make());
+        job.length = length;
+        job.starts = suite_starts(backend.per_start);
+        job.seed = seed + k as u64;
+        job.sampler = mode;
+        job.cost_ratio = backend.cost_ratio;
+        job.interleave = 1 + 7 * (k % 2);
+        let what = format!("{} {what} {mode}", backend.label);
+        let (walks, done) = run_job(backend.runner, &job).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let report = done.report;
+        let t = tally(&walks, length);
+        let (tested, biggest, dead_ends) = check_tally(&t, model, edges, &what);
+        assert!(
+            tested + dead_ends >= 3 && (biggest >= backend.per_start as u64 / 2 || dead_ends > 0),
+            "{what}: too few states checked ({tested} sampled, max {biggest} samples, {dead_ends} dead ends)"
+        );
+        let moved = !t.moves.is_empty();
+        if mode == SamplerMode::Rejection && moved {
+            assert!(report.stats.rejection_steps > 0, "{what}: eRJS never ran: {:?}", report.stats);
+        }
+        if mode == SamplerMode::Reservoir && moved {
+            assert!(report.stats.reservoir_steps > 0, "{what}: eRVS never ran: {:?}", report.stats);
+        }
+        let tables = matches!(report.proposal, wayfarer::engine::ProposalReport::Built { .. });
+        if mode == SamplerMode::Structured && tables && moved {
+            assert!(report.stats.structured_steps > 0, "{what}: the proposal plan never ran: {:?}", report.stats);
+        }
+        if backend.program && backend.runner.kind() == wayfarer::gpu::Backend::Cpu {
+            // Cranelift: the compiled turns run eRJS and adaptive steps, except that with
+            // structured-proposal tables the engine's own turns run every step.
+            let turns = mode == SamplerMode::Rejection || (mode == SamplerMode::Adaptive && !tables);
+            assert_eq!(report.compiled_turns, turns, "{what}: compiled turns used");
+        }
+        reports.push((mode, report));
+    }
+    reports
+}
+
+/// The suite: every case of [`library_cases`] on every weight shape of `common::SHAPES`, under
+/// every mode of `backend`. On the CPU it also checks that the proposals the compiler planned
+/// are the ones used (alias or prefix tables on skewed static weights; the plan's tables built
+/// when structured proposals are forced). Returns the cells checked.
+pub fn check_library_walks(backend: &Target) -> usize {
+    let mut cells = 0;
+    for shape in SHAPES {
+        let edges = shaped_edges(shape);
+        let weighted_graph = build(&edges);
+        let mut unweighted_graph = build(&edges);
+        unweighted_graph.set_weights(None).unwrap();
+        for c in library_cases() {
+            let g = if c.weighted { &weighted_graph } else { &unweighted_graph };
+            let walk = LibraryWalk::from_name(c.name, &c.params, g, false).unwrap();
+            let what = format!("{} {:?} {shape:?} weighted={}", c.name, c.params, c.weighted);
+            let make = || {
+                let mut w = JobWalk::library(&walk);
+                if backend.program {
+                    w.native = None;
+                }
+                w
+            };
+            let reports = check_walk(backend, &make, &c.model, &edges, g, &what, 3, 1000);
+            if backend.runner.kind() == wayfarer::gpu::Backend::Cpu {
+                check_planned_proposals(&walk, &reports, c.weighted, shape, &format!("{} {what}", backend.label));
+            }
+            cells += reports.len();
+        }
+    }
+    eprintln!("{}: {cells} cells matched the exact transition probabilities", backend.label);
+    cells
+}
+
+/// On the CPU, the proposals the compiler planned are the ones that ran.
+fn check_planned_proposals(walk: &LibraryWalk, reports: &[(SamplerMode, RunReport)], weighted: bool, shape: Shape, what: &str) {
+    let (static_weight, has_plan) = planned(walk);
+    let skewed = matches!(shape, Shape::Pareto1 | Shape::Outlier);
+    for (mode, r) in reports {
+        if static_weight && weighted && skewed && *mode == SamplerMode::Adaptive {
+            let tables = r.stats.table_steps + r.stats.structured_steps;
+            assert!(tables > 0, "{what} {mode}: neither the prefix table nor the alias table ran: {:?}", r.stats);
+        }
+        if has_plan && weighted && !matches!(shape, Shape::Outlier) && *mode == SamplerMode::Structured {
+            let built = matches!(r.proposal, wayfarer::engine::ProposalReport::Built { .. });
+            assert!(built, "{what} {mode}: the proposal plan's tables were not built: {:?}", r.proposal);
+        }
+    }
+}
