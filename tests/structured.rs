@@ -302,3 +302,23 @@ fn cranelift_compiled_plans_are_exact() {
         }
     }
 }
+
+/// A static factor that goes negative on some edges (a weight below 2): the table build reads
+/// every edge's factor before any walk moves and stops with the walk's bad-weight error,
+/// naming the edge, not a table sampled with a negative mass.
+#[walk]
+fn dip(s: &Step) -> f32 {
+    s.weight() - 2.0
+}
+
+#[test]
+fn a_negative_static_factor_is_a_clear_error_before_walking() {
+    let mut g = wayfarer::graph::generate::rmat(8, 8, 3).unwrap();
+    g.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 4))).unwrap();
+    let walk = Dip;
+    assert!(!walk.proposal().is_empty(), "the compiler plans a table for `weight() - 2`");
+    let cfg = WalkConfig { length: 5, seed: 1, sampler: SamplerMode::Structured, ..Default::default() };
+    let err = wayfarer::engine::run(&walk, &g, &Starts::EveryNode { per_node: 1 }, &cfg, None).unwrap_err().to_string();
+    assert!(err.contains("dip") && err.contains("returned weight -"), "{err}");
+    assert!(err.contains("step 0"), "reported at the table build, before any step: {err}");
+}

@@ -27,9 +27,19 @@ struct WfRunArgs {
     u64* counter;         // next batch-relative query
     u64* stats;           // WF_STAT_*
     u64* error;           // [code, query, step, edge, weight bits]
-    const u64* query_ids; // null: query q is global query first_query + q; else query_ids[q]
+    const u64* query_ids; // the WF_QUERY_IDS build: query q is global query query_ids[q]
                           // (a GPU's share of a batch split over several GPUs)
 };
+
+// A launch's query q is global query first_query + q; a GPU's share of a batch split over
+// several GPUs (the WF_QUERY_IDS build) reads it from query_ids. One GPU's build has no such
+// load or test in its loop.
+#ifdef WF_QUERY_IDS
+// An exhausted lane's q is past the list: never read there.
+#define WF_GLOBAL_QUERY(a, q) ((q) < (a).num_queries ? (a).query_ids[q] : 0ull)
+#else
+#define WF_GLOBAL_QUERY(a, q) ((a).first_query + (q))
+#endif
 
 enum { WF_STAT_ERJS = 0, WF_STAT_ERVS, WF_STAT_TRIALS, WF_STAT_FALLBACKS, WF_STAT_DEAD_ENDS, WF_STAT_STOPPED, WF_STAT_STEPS, WF_STAT_ERVS_EDGES, WF_NUM_STATS };
 enum { WF_ERR_NONE = 0, WF_ERR_BAD_WEIGHT = 1, WF_ERR_BOUND = 2 };
@@ -83,8 +93,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
     const u64 stride = (u64)a.length + 1;
 
     bool active = false, exhausted = false;
-    u64 q = 0;          // batch-relative query
-    u64 gq = 0;         // its global index (the streams' query)
+    u64 q = 0;          // batch-relative query (its global index, the streams' query, is WF_GLOBAL_QUERY)
     u32 len = 0;
     WfWalker w;
     // A step in progress: eRJS trials run one per loop iteration, so a lane whose step is
@@ -105,7 +114,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             q = atomicAdd((unsigned long long*)a.counter, 1ull);
             exhausted = q >= a.num_queries;
             if (!exhausted) {
-                gq = a.query_ids ? a.query_ids[q] : a.first_query + q;
+                const u64 gq = WF_GLOBAL_QUERY(a, q);
                 u32 start = a.per_node_starts ? (u32)(gq % (u64)g.num_nodes) : a.starts[q];
                 w.b.start = start; w.b.cur = start; w.b.prev = WF_NO_NODE; w.b.step = 0; w.b.last_edge = ~0ull;
                 memset(&w.s, 0, sizeof(w.s));
@@ -124,6 +133,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             continue;
         }
 
+        const u64 gq = WF_GLOBAL_QUERY(a, q);
         int picked = -1;        // index in the row, or -1
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {

@@ -315,8 +315,10 @@ pub fn run_multi_streaming(
     // Every GPU: its memory plan and its copy of the graph, prepared at the same time.
     let params = layout::params(program, values);
     let params = &params;
+    let shares = gpus.len() > 1;
     let runs: Vec<Result<DeviceRun, CudaError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = gpus.iter().map(|&(dev, walk)| scope.spawn(move || DeviceRun::new(dev, walk, graph, params, cfg))).collect();
+        let handles: Vec<_> =
+            gpus.iter().map(|&(dev, walk)| scope.spawn(move || DeviceRun::new(dev, walk, graph, params, cfg, shares))).collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
     let runs: Vec<DeviceRun> = runs.into_iter().collect::<Result<_, _>>()?;
@@ -555,7 +557,10 @@ struct DeviceRun<'a> {
     walk: &'a CompiledWalk,
     /// The walk kernel: the walk's own, or its out-of-core build.
     function: CudaFunction,
-    _variant: Option<Arc<CudaModule>>,
+    /// With several GPUs, the same kernel built to run a share of a batch (`WF_QUERY_IDS`:
+    /// global query ids read from a list); one GPU's build has no such indirection.
+    share_function: Option<CudaFunction>,
+    _variants: Vec<Arc<CudaModule>>,
     graph: &'a CsrGraph,
     seed: u64,
     prepared: Prepared,
@@ -570,7 +575,14 @@ struct DeviceRun<'a> {
 }
 
 impl<'a> DeviceRun<'a> {
-    fn new(dev: &'a CudaDevice, walk: &'a CompiledWalk, graph: &'a CsrGraph, params: &[u8], cfg: &GpuRun) -> Result<Self, CudaError> {
+    fn new(
+        dev: &'a CudaDevice,
+        walk: &'a CompiledWalk,
+        graph: &'a CsrGraph,
+        params: &[u8],
+        cfg: &GpuRun,
+        shares: bool,
+    ) -> Result<Self, CudaError> {
         let n = graph.num_nodes();
         let m = graph.num_edges() as usize;
         let req = walk.requirements;
@@ -619,13 +631,21 @@ impl<'a> DeviceRun<'a> {
             Residency::Split { .. } => cfg.hub_budget.unwrap_or(0),
         };
         let prepared = prepare(dev, walk, graph, hub_budget, cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE), residency)?;
-        let (function, variant) = match residency {
-            Residency::Device => (walk.function.clone(), None),
-            Residency::Split { .. } => {
-                let source = format!("#define WF_OUT_OF_CORE 1\n{}", walk.source);
-                let loaded = dev.load_source(&format!("{}-out-of-core", walk.name), &source, "wf_walk")?;
-                (loaded.module.load_function("wf_walk")?, Some(loaded.module))
-            }
+        // The kernel's builds: out of core (WF_OUT_OF_CORE) and/or a share of a split batch
+        // (WF_QUERY_IDS); the walk's own module is the in-memory, one-GPU build.
+        let mut variants = Vec::new();
+        let mut build = |defines: &str, tag: &str| -> Result<CudaFunction, CudaError> {
+            let loaded = dev.load_source(&format!("{}-{tag}", walk.name), &format!("{defines}{}", walk.source), kernels::WALK.name)?;
+            let f = loaded.module.load_function(kernels::WALK.name)?;
+            variants.push(loaded.module);
+            Ok(f)
+        };
+        let out_of_core = matches!(residency, Residency::Split { .. });
+        let function = if out_of_core { build("#define WF_OUT_OF_CORE 1\n", "out-of-core")? } else { walk.function.clone() };
+        let share_function = match (shares, out_of_core) {
+            (false, _) => None,
+            (true, false) => Some(build("#define WF_QUERY_IDS 1\n", "shares")?),
+            (true, true) => Some(build("#define WF_OUT_OF_CORE 1\n#define WF_QUERY_IDS 1\n", "out-of-core-shares")?),
         };
         let s = &dev.stream;
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
@@ -636,7 +656,8 @@ impl<'a> DeviceRun<'a> {
             dev,
             walk,
             function,
-            _variant: variant,
+            share_function,
+            _variants: variants,
             graph,
             seed: cfg.seed,
             prepared,
@@ -702,11 +723,12 @@ impl<'a> DeviceRun<'a> {
         if count > 0 {
             // The argument images follow the kernel's structs (abi.rs), every pointer in them is
             // a live allocation of the right length, and the kernel bounds every index.
-            Launch::new(s, &self.function, &kernels::WALK)
-                .arg(&self.graph_dev)
-                .arg(&self.params_dev)
-                .arg(&args_dev)
-                .run(self.launch_cfg)?;
+            let function = match (ids.is_some(), &self.share_function) {
+                (false, _) => &self.function,
+                (true, Some(f)) => f,
+                (true, None) => return Err(CudaError::Driver("internal error: a share's launch on a one-GPU kernel build".into())),
+            };
+            Launch::new(s, function, &kernels::WALK).arg(&self.graph_dev).arg(&self.params_dev).arg(&args_dev).run(self.launch_cfg)?;
         }
         s.synchronize()?;
         let seconds = t.elapsed().as_secs_f64();

@@ -31,9 +31,12 @@ fn compile_to_ptx(src: &str) {
     let check =
         format!("{}\n{}\n{CHECK_KERNEL}", wayfarer_cuda::codegen::PRELUDE, wayfarer_cuda::codegen::emit_device_functions(&f, &info));
     let walk = wayfarer_cuda::walk_source(&f, &info);
-    // The out-of-core build (graphs larger than device memory) too.
+    // The out-of-core build (graphs larger than device memory) and the builds that run a share
+    // of a batch split over several GPUs too.
     let out_of_core = format!("#define WF_OUT_OF_CORE 1\n{walk}");
-    for (cu, entry) in [(check, "wf_check"), (walk, "wf_walk"), (out_of_core, "wf_walk")] {
+    let shares = format!("#define WF_QUERY_IDS 1\n{walk}");
+    let both = format!("#define WF_QUERY_IDS 1\n{out_of_core}");
+    for (cu, entry) in [(check, "wf_check"), (walk, "wf_walk"), (out_of_core, "wf_walk"), (shares, "wf_walk"), (both, "wf_walk")] {
         let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
         match compile_ptx_with_opts(&cu, opts) {
             Ok(ptx) => {

@@ -784,6 +784,26 @@ mod tests {
     }
 
     #[test]
+    fn a_negative_or_nan_static_factor_is_named_at_build() {
+        use crate::graph::{CsrParts, Orientation};
+        let parts = CsrParts { offsets: vec![0, 3, 4], targets: vec![0, 1, 1, 0], ..Default::default() };
+        let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        for cond in [TermCond::All, TermCond::Back] {
+            let terms = [TermPlan { factor: StaticFactor::Table(0), cond }];
+            for bad in [-0.5f32, f32::NAN, f32::INFINITY] {
+                let factor = move |_: usize, e: usize| if e == 2 { bad } else { 1.0 };
+                match (cond, ProposalTables::build(&g, &terms, &factor, u64::MAX)) {
+                    // Tables over rows read every edge's factor: edge 2 is named.
+                    (TermCond::All, Err((i, e, x))) => assert_eq!((i, e, x.to_bits()), (0, 2, bad.to_bits())),
+                    // The edges back are not tabled: the factor is read per step (see above).
+                    (TermCond::Back, Ok(Ok(_))) => {}
+                    (c, other) => panic!("{c:?} with factor {bad}: {:?}", other.map(|r| r.map(|t| t.bytes))),
+                }
+            }
+        }
+    }
+
+    #[test]
     fn equal_range_counts_parallel_edges() {
         let t = [1, 3, 3, 3, 7, 9, 9];
         assert_eq!(equal_range(&t, 0..7, 3), (1, 4));
