@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Builds what scripts/gpu-check.sh runs, for a GPU machine without a Rust toolchain: the
-# release CLI (with the wgpu backend) and the GPU test binaries (CUDA, wgpu, the adaptive rule), stripped, in .devbin/ (carry it to the GPU machine).
+# release CLI (with the wgpu backend) and the GPU test binaries (CUDA, wgpu, the adaptive rule, the broken mixture), stripped, in .devbin/ (carry it to the GPU machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .devbin
 # With the wgpu backend: scripts/gpu-check.sh also runs it on the GPU through Vulkan.
 cargo build --release --locked --features wgpu --bin wayfarer
 cp target/release/wayfarer .devbin/wayfarer
-cargo test --release --locked --features wgpu --test gpu --test wgpu --test adaptive_rule --no-run --message-format=json 2>/dev/null | python3 -c '
+cargo test --release --locked --features wgpu --test gpu --test wgpu --test adaptive_rule --test structured_broken --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, shutil, sys
-want = {"gpu": ".devbin/gpu-tests", "wgpu": ".devbin/wgpu-tests", "adaptive_rule": ".devbin/adaptive-rule-tests"}
+want = {"gpu": ".devbin/gpu-tests", "wgpu": ".devbin/wgpu-tests", "adaptive_rule": ".devbin/adaptive-rule-tests",
+        "structured_broken": ".devbin/structured-broken-tests"}
 for line in sys.stdin:
     m = json.loads(line)
     name = m.get("target", {}).get("name")
     if m.get("reason") == "compiler-artifact" and name in want and m.get("executable"):
         shutil.copy(m["executable"], want[name])'
-strip .devbin/wayfarer .devbin/gpu-tests .devbin/wgpu-tests .devbin/adaptive-rule-tests
+strip .devbin/wayfarer .devbin/gpu-tests .devbin/wgpu-tests .devbin/adaptive-rule-tests .devbin/structured-broken-tests
 git rev-parse --short=12 HEAD > .devbin/commit
 # The H200's image has no Vulkan loader: gpu-check.sh unpacks these there (carry .gl/ too).
 if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then

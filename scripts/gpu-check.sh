@@ -112,6 +112,17 @@ else
     row "adaptive rule table" FAIL "no .devbin/adaptive-rule-tests: run scripts/gpu-build.sh where cargo is"
 fi
 
+echo "== a broken structured mixture fails the chi-square suite (CPU and CUDA)" | tee -a "$LOG"
+if [ -x .devbin/structured-broken-tests ]; then
+    if run .devbin/structured-broken-tests --test-threads 1 --nocapture; then
+        row "broken mixture rejected, correct one passes (CPU, CUDA)" ok "$(grep -o '[0-9]* passed' "$LOG" | tail -1)"
+    else
+        row "broken mixture test" FAIL "see $LOG"
+    fi
+else
+    row "broken mixture test" FAIL "no .devbin/structured-broken-tests: run scripts/gpu-build.sh where cargo is"
+fi
+
 echo "== wayfarer emit" | tee -a "$LOG"
 # Every library walk and a user program (a has_edge mixture on Pareto weights, where a
 # contracted a*b + c once broke the bound), each built with the command `emit` prints, must

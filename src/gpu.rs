@@ -151,20 +151,9 @@ pub(crate) fn run_program_streaming(
         threads: 0,
         sampler,
         compiled_turns: false,
-        proposal: unstructured_report(info, "CUDA"),
+        proposal: rep.proposal.clone(),
     };
     Ok((report, rep))
-}
-
-/// What a GPU backend says about a walk's structured proposal plan: it has none of its own yet,
-/// so a walk with a plan proposes uniformly there (said in every summary).
-pub(crate) fn unstructured_report(info: &wayfarer_compiler::WalkInfo, backend: &str) -> wayfarer_runtime::engine::ProposalReport {
-    match &info.proposal {
-        Ok(_) => wayfarer_runtime::engine::ProposalReport::Skipped(format!(
-            "the {backend} backend proposes uniformly: structured proposals run on the CPU only so far"
-        )),
-        Err(_) => wayfarer_runtime::engine::ProposalReport::None,
-    }
 }
 
 fn cost_cache_file() -> Option<std::path::PathBuf> {

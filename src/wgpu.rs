@@ -50,7 +50,7 @@ pub(crate) fn run_program_streaming(
         threads: 0,
         sampler,
         compiled_turns: false,
-        proposal: crate::gpu::unstructured_report(info, "wgpu"),
+        proposal: unstructured_report(info),
     };
     Ok((report, rep))
 }
@@ -86,4 +86,15 @@ pub fn emit_spirv(
     kernel: Kernel,
 ) -> Result<Vec<u32>, WgpuError> {
     Ok(lower_kernel(program, info, kernel)?.spirv()?)
+}
+
+/// What the wgpu backend says about a walk's structured proposal plan: it has none of its own,
+/// so a walk with a plan proposes uniformly there (said in every summary).
+fn unstructured_report(info: &wayfarer_compiler::WalkInfo) -> wayfarer_runtime::engine::ProposalReport {
+    match &info.proposal {
+        Ok(_) => wayfarer_runtime::engine::ProposalReport::Skipped(
+            "the wgpu backend proposes uniformly: structured proposals run on the CPU and CUDA only".into(),
+        ),
+        Err(_) => wayfarer_runtime::engine::ProposalReport::None,
+    }
 }

@@ -57,14 +57,14 @@ fn cranelift_library_walks_are_exact() {
 
 /// The hand-written references (`*-ref`), held to the same standard on the weighted graph.
 fn check_reference<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weightings: &[bool]) {
-    let backend = cpu(false);
+    let target = cpu(false);
     for shape in SHAPES {
         let edges = shaped_edges(shape);
         let g = build(&edges);
         for &weighted in weightings {
             let walk = make(if weighted { Weighting::Weighted } else { Weighting::Unweighted });
             let what = format!("{} {shape:?} weighted={weighted}", walk.name());
-            check_walk(&backend, &|| JobWalk::native(&walk), &model(weighted), &edges, &g, &what, 3, 1000);
+            check_walk(&target, &|| JobWalk::native(&walk), &model(weighted), &edges, &g, &what, 3, 1000);
         }
     }
 }

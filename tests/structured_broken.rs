@@ -24,6 +24,9 @@ fn min_p(walks: &wayfarer::Walks, model: &Model, edges: &[RawEdge]) -> f64 {
     least
 }
 
+/// The switch is process-wide: one test holds it at a time.
+static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_broken_mixture_fails_the_chi_square_suite() {
     let edges = shaped_edges(Shape::Uniform);
@@ -33,6 +36,7 @@ fn a_broken_mixture_fails_the_chi_square_suite() {
     let walk = wayfarer::walks::Ppr2 { gamma: 0.2 };
     let model = Model::Ppr2 { gamma: 0.2, weighted: false };
     let run = || wayfarer::engine::run(&walk, &g, &starts, &cfg, None).unwrap();
+    let _held = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
 
     let (good, report) = run();
     assert!(report.stats.structured_steps > 100_000, "{:?}", report.stats);
@@ -44,4 +48,45 @@ fn a_broken_mixture_fails_the_chi_square_suite() {
     wayfarer::proposal::BROKEN_EQUAL_TERMS.store(false, Ordering::Relaxed);
     let p = min_p(&bad, &model, &edges);
     assert!(p < ALPHA, "the broken mixture passed the suite: smallest p = {p:e}");
+}
+
+/// The same on CUDA: the switch compiles a kernel whose structured trials pick terms equally
+/// (`WF_BROKEN_EQUAL_TERMS`). Without a GPU this says so and passes (`WAYFARER_REQUIRE_GPU=1`
+/// makes a missing GPU a failure, as in `gpu.rs`).
+#[test]
+fn a_broken_mixture_fails_the_chi_square_suite_on_cuda() {
+    use wayfarer::job::{CudaRunner, JobWalk, WalkJob};
+    let dev = match wayfarer::gpu::CudaDevice::open(0) {
+        Ok(d) => d,
+        Err(e) => {
+            assert!(std::env::var_os("WAYFARER_REQUIRE_GPU").is_none(), "WAYFARER_REQUIRE_GPU is set but: {e}");
+            eprintln!("skipping the CUDA broken-mixture test: {e}");
+            return;
+        }
+    };
+    let runner = CudaRunner::new(vec![dev]).unwrap();
+    let edges = shaped_edges(Shape::Uniform);
+    let mut g = build(&edges);
+    g.set_weights(None).unwrap();
+    let walk = wayfarer::library::LibraryWalk::from_name("ppr2", &[("gamma".to_string(), "0.2".to_string())], &g, false).unwrap();
+    let model = Model::Ppr2 { gamma: 0.2, weighted: false };
+    let run = || {
+        let mut job = WalkJob::new(&g, JobWalk::library(&walk));
+        job.starts = Starts::Nodes([0u32, 5, 2].iter().flat_map(|&v| std::iter::repeat_n(v, 60_000)).collect());
+        job.length = 3;
+        job.seed = 11;
+        job.sampler = SamplerMode::Structured;
+        common::suite::run_job(&runner, &job).unwrap()
+    };
+    let _held = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
+    let (good, report) = run();
+    assert!(report.report.stats.structured_steps > 100_000, "{:?}", report.report.stats);
+    let p = min_p(&good, &model, &edges);
+    assert!(p > ALPHA, "CUDA: the correct mixture fails: p = {p:e}");
+
+    wayfarer::proposal::BROKEN_EQUAL_TERMS.store(true, Ordering::Relaxed);
+    let (bad, _) = run();
+    wayfarer::proposal::BROKEN_EQUAL_TERMS.store(false, Ordering::Relaxed);
+    let p = min_p(&bad, &model, &edges);
+    assert!(p < ALPHA, "CUDA: the broken mixture passed the suite: smallest p = {p:e}");
 }

@@ -298,7 +298,7 @@ fn proposal(out: &mut String, f: &Program, info: &crate::analysis::WalkInfo) {
         out,
         "proposal:      structured: w(e) <= sum of R_k * s_k(e) over the edges term k selects; a trial picks a term by its mass, draws from it, accepts with w / envelope"
     );
-    let _ = writeln!(out, "    (on the CPU; the CUDA and wgpu backends propose uniformly and say so in their summary)");
+    let _ = writeln!(out, "    (on the CPU and CUDA; the wgpu backend proposes uniformly and says so in its summary)");
     for (k, t) in p.terms.iter().enumerate() {
         let s = t.factor.map_or("1".to_string(), |i| formula(f, p.factors[i]));
         let (edges, how) = match (t.cond, t.factor) {

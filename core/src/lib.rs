@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod hash;
+pub mod plan;
 mod value;
 
 pub use value::{ParamValue, Value};

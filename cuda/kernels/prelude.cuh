@@ -144,7 +144,28 @@ struct WfGraph {
     const float* cold_weights;  // null: every weight is 1
     const u32* cold_labels;
     const i64* cold_times;
+    // Structured proposals (runtime/src/proposal.rs; has_tables 0: none built, in-memory
+    // graphs only). Per term k: its alias entries [threshold, keep, alias] (3 words each, at
+    // the edge's position; null: a uniform slot) and its static factor's sums per row or per
+    // (row, label) segment (null: the term's sums are counts or computed per step). The label
+    // segments: each row's edge offsets in label order, and where label l's segment of row v
+    // starts, seg_starts[v * (seg_k + 1) + l]. multiplicity: the most parallel edges.
+    const u32* term_entries0;
+    const u32* term_entries1;
+    const u32* term_entries2;
+    const u32* term_entries3;
+    const double* term_sums0;
+    const double* term_sums1;
+    const double* term_sums2;
+    const double* term_sums3;
+    const u32* seg_order;
+    const u32* seg_starts;
+    u32 seg_k;
+    u32 multiplicity;
+    u32 has_tables;
 };
+
+enum { WF_COND_ALL = 0, WF_COND_LABEL = 1, WF_COND_BACK = 2, WF_COND_PREV_NEIGHBOR = 3 };
 
 struct WfWalkerBase {
     u32 start, cur, prev, step;

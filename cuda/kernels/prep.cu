@@ -113,3 +113,12 @@ extern "C" __global__ void wf_prep_neighbor_degree(const u64* offsets, const u32
 extern "C" __global__ void wf_prep_hub_bits(const u64* offsets, const u32* targets, const u32* hubs, u32 count, u32* bits, u64 words) {
     wf_fill_hub_bits(offsets, targets, hubs, count, bits, words);
 }
+
+// Static factor f of every edge, for the structured proposals' tables (built on the host from
+// these values, as the CPU builds them from its own).
+extern "C" __global__ void wf_prep_term_factors(const WfGraph* gp, const WfParams* pp, u32 f, float* out, u64 m) {
+    const WfGraph& g = *gp;
+    const WfParams& p = *pp;
+    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (u64)gridDim.x * blockDim.x)
+        out[e] = wf_term_static(g, p, (int)f, e);
+}

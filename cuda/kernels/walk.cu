@@ -17,7 +17,8 @@ struct WfRunArgs {
     u64 num_queries;      // queries in this batch
     u64 seed;
     u32 length;
-    u32 mode;             // 0 adaptive, 1 eRJS only (eRVS as the trial-cap fallback), 2 eRVS only
+    u32 mode;             // 0 adaptive, 1 eRJS only (eRVS as the trial-cap fallback), 2 eRVS only,
+                          // 3 structured trials wherever the tables serve the step (else eRJS)
     double ratio, fixed, ratio_short;
     u32 short_row;
     u32 per_node_starts;  // 1: start = q mod n; 0: starts[q]
@@ -29,6 +30,7 @@ struct WfRunArgs {
     u64* error;           // [code, query, step, edge, weight bits]
     const u64* query_ids; // the WF_QUERY_IDS build: query q is global query query_ids[q]
                           // (a GPU's share of a batch split over several GPUs)
+    double struct_cost;   // a structured trial's cost in eRJS trials (the adaptive rule)
 };
 
 // A launch's query q is global query first_query + q; a GPU's share of a batch split over
@@ -41,7 +43,8 @@ struct WfRunArgs {
 #define WF_GLOBAL_QUERY(a, q) ((a).first_query + (q))
 #endif
 
-enum { WF_STAT_ERJS = 0, WF_STAT_ERVS, WF_STAT_TRIALS, WF_STAT_FALLBACKS, WF_STAT_DEAD_ENDS, WF_STAT_STOPPED, WF_STAT_STEPS, WF_STAT_ERVS_EDGES, WF_NUM_STATS };
+enum { WF_STAT_ERJS = 0, WF_STAT_ERVS, WF_STAT_TRIALS, WF_STAT_FALLBACKS, WF_STAT_DEAD_ENDS, WF_STAT_STOPPED, WF_STAT_STEPS, WF_STAT_ERVS_EDGES,
+       WF_STAT_S_STEPS, WF_STAT_S_TRIALS, WF_STAT_S_FALLBACKS, WF_NUM_STATS };
 enum { WF_ERR_NONE = 0, WF_ERR_BAD_WEIGHT = 1, WF_ERR_BOUND = 2 };
 
 #define WF_FULL 0xFFFFFFFFu
@@ -85,6 +88,244 @@ __device__ __forceinline__ T wf_shfl(const T& v, int src) {
     return out.t;
 }
 
+// ---- Structured proposals (runtime/src/proposal.rs, the same draws in the same order) -----
+// A trial picks term k with probability M_k / M, draws an edge from term k's proposal (an
+// alias table of its static factor over the row or the label's segment, the edges back, or a
+// uniform edge of prev's row looked up in cur's) and accepts it with probability w(e) / E(e),
+// E the envelope sum_k R_k s_k(e) [c_k(e)] widened by 2^-16. Every edge is then proposed with
+// probability E(e) / M: accepted edges follow w exactly.
+
+// Only the structured build (WF_STRUCTURED, compiled when a run has tables) carries this code:
+// it costs the plain build's eRJS and eRVS paths registers even where it never runs.
+#if defined(WF_STRUCTURED) && WF_NUM_TERMS > 0
+#define WF_STRUCT_ON 1
+#else
+#define WF_STRUCT_ON 0
+#endif
+#define WF_TERM_SLOTS (WF_NUM_TERMS > 0 ? WF_NUM_TERMS : 1)
+#define WF_MISSED 0xFFFFFFFFu
+
+// One structured step: the masses and what the proposals need. Edges are offsets within
+// their row (out of core a row's edges may be in mapped host memory); the tables are indexed
+// by the row's position in the CSR arrays, `at`.
+struct WfTerms {
+    double mass[WF_TERM_SLOTS];
+    double total;
+    float bound[WF_TERM_SLOTS];
+    u32 label;
+    u64 at;                 // offsets[cur]
+    u32 back_lo, back_hi;   // the edges back to prev in cur's row
+    const u32* prev_row;    // prev's row's targets
+    u32 prev_d;
+};
+
+__device__ __forceinline__ const u32* wf_term_entries(const WfGraph& g, int k) {
+    return k == 0 ? g.term_entries0 : k == 1 ? g.term_entries1 : k == 2 ? g.term_entries2 : g.term_entries3;
+}
+__device__ __forceinline__ const double* wf_term_sums(const WfGraph& g, int k) {
+    return k == 0 ? g.term_sums0 : k == 1 ? g.term_sums1 : k == 2 ? g.term_sums2 : g.term_sums3;
+}
+
+// The targets of the row whose first (virtual) edge is `base`, wherever they live.
+__device__ __forceinline__ const u32* wf_row_targets(const WfGraph& g, u64 base) {
+    return wf_cold(g, base) ? g.cold_targets + (base - g.hot_edges) : g.targets + base;
+}
+
+// The alias entry at `slot`: its kept edge offset or its alias, by the 32-bit word.
+__device__ __forceinline__ u32 wf_alias_pick(const u32* entries, u64 slot, u32 word) {
+    const u32* en = entries + 3 * slot;
+    return word < en[0] ? en[1] : en[2];
+}
+
+// The step's masses M_k (ProposalTables::step): 1 if they were computed, 0 if a bound is not
+// a finite number >= 0 (another sampler takes the step).
+__device__ __forceinline__ int wf_terms_start(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 base, u32 d, WfTerms& st) {
+    st.total = 0.0;
+    st.label = WF_HAS_LABEL_TERM ? wf_term_label(g, p, w) : 0u;
+    st.at = g.offsets[w.b.cur];
+    st.back_lo = st.back_hi = 0;
+    st.prev_row = g.targets; st.prev_d = 0;
+    const u32 cur = w.b.cur, prev = w.b.prev;
+    bool back_found = false;
+    #pragma unroll
+    for (int k = 0; k < WF_NUM_TERMS; ++k) {
+        const float r = wf_term_bound(g, p, w, k);
+        st.bound[k] = r;
+        st.mass[k] = 0.0;
+        if (!(r >= 0.0f) || r == __int_as_float(0x7f800000)) return 0;
+        if (r == 0.0f) continue;
+        const int f = wf_term_factor(k);
+        double sum = 0.0;
+        switch (wf_term_cond(k)) {
+        case WF_COND_ALL:
+            sum = f < 0 ? (double)d : wf_term_sums(g, k)[cur];
+            break;
+        case WF_COND_LABEL:
+            if (st.label < g.seg_k) {
+                if (f < 0) {
+                    const u64 at = (u64)cur * (g.seg_k + 1) + st.label;
+                    sum = (double)(g.seg_starts[at + 1] - g.seg_starts[at]);
+                } else {
+                    sum = wf_term_sums(g, k)[(u64)cur * g.seg_k + st.label];
+                }
+            }
+            break;
+        case WF_COND_BACK:
+            if (prev < g.num_nodes) {
+                if (!back_found) {
+                    const u32* row = wf_row_targets(g, base);
+                    st.back_lo = (u32)wf_lower_bound(row, 0, d, prev);
+                    st.back_hi = (u32)wf_lower_bound(row, st.back_lo, d, prev + 1);
+                    back_found = true;
+                }
+                if (f < 0) {
+                    sum = (double)(st.back_hi - st.back_lo);
+                } else {
+                    // Few edges back: their factors are summed here; a bad one leaves the
+                    // step to the other samplers, which report the weight.
+                    for (u32 i = st.back_lo; i < st.back_hi; ++i) {
+                        const float x = wf_term_static(g, p, f, base + i);
+                        if (!(x >= 0.0f) || x == __int_as_float(0x7f800000)) return 0;
+                        sum = __dadd_rn(sum, (double)x);
+                    }
+                }
+            }
+            break;
+        default:  // WF_COND_PREV_NEIGHBOR
+            if (prev < g.num_nodes) {
+                st.prev_row = wf_row_targets(g, wf_row_base(g, prev));
+                st.prev_d = (u32)(g.offsets[prev + 1] - g.offsets[prev]);
+                sum = __dmul_rn((double)g.multiplicity, (double)st.prev_d);
+            }
+            break;
+        }
+        st.mass[k] = __dmul_rn((double)r, sum);
+        st.total = __dadd_rn(st.total, st.mass[k]);
+    }
+    return 1;
+}
+
+// The first half of a trial (ProposalTables::draw): the candidate's offset in cur's row, or
+// WF_MISSED (a neighbour of prev that cur lacks).
+__device__ __forceinline__ u32 wf_terms_draw(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 base, u32 d, const WfTerms& st, WfRng& rng, int& drawn) {
+    int k = 0;
+    if (WF_NUM_TERMS > 1) {
+#ifdef WF_BROKEN_EQUAL_TERMS
+        // Deliberately wrong (tests only): every term with mass is picked equally often.
+        double live = 0.0;
+        #pragma unroll
+        for (int j = 0; j < WF_NUM_TERMS; ++j) live += st.mass[j] > 0.0 ? 1.0 : 0.0;
+        WfTerms eq = st;
+        #pragma unroll
+        for (int j = 0; j < WF_NUM_TERMS; ++j) eq.mass[j] = st.mass[j] > 0.0 ? 1.0 / live : 0.0;
+        eq.total = 1.0;
+        double u = __dmul_rn(wf_uniform(rng), eq.total);
+        const WfTerms& pick = eq;
+#else
+        double u = __dmul_rn(wf_uniform(rng), st.total);
+        const WfTerms& pick = st;
+#endif
+        bool found = false;
+        #pragma unroll
+        for (int j = 0; j + 1 < WF_NUM_TERMS; ++j) {
+            if (!found) {
+                if (pick.mass[j] == 0.0 || u >= pick.mass[j]) { u = __dsub_rn(u, pick.mass[j]); k = j + 1; }
+                else found = true;
+            }
+        }
+        // Rounding may leave u past the last nonzero term: take the last one with mass.
+        #pragma unroll
+        for (int j = WF_NUM_TERMS - 1; j > 0; --j) if (k == j && pick.mass[j] == 0.0) k = j - 1;
+    }
+    drawn = k;
+    u32 i = WF_MISSED;
+    #pragma unroll
+    for (int j = 0; j < WF_NUM_TERMS; ++j) {
+        if (j != k) continue;
+        const int f = wf_term_factor(j);
+        const u32* entries = wf_term_entries(g, j);
+        switch (wf_term_cond(j)) {
+        case WF_COND_ALL: {
+            const u32 slot = wf_below(rng, d);
+            i = (f >= 0 && entries) ? wf_alias_pick(entries, st.at + slot, wf_next_u32(rng)) : slot;
+            break;
+        }
+        case WF_COND_LABEL: {
+            const u64 at = (u64)w.b.cur * (g.seg_k + 1) + st.label;
+            const u32 lo = g.seg_starts[at], hi = g.seg_starts[at + 1];
+            const u64 slot = st.at + lo + wf_below(rng, hi - lo);
+            i = (f >= 0 && entries) ? wf_alias_pick(entries, slot, wf_next_u32(rng)) : g.seg_order[slot];
+            break;
+        }
+        case WF_COND_BACK:
+            if (f < 0) {
+                i = st.back_lo + wf_below(rng, st.back_hi - st.back_lo);
+            } else {
+                // A linear scan: the edges back are few (one on a simple graph).
+                double left = __ddiv_rn(__dmul_rn(wf_uniform(rng), st.mass[j]), (double)st.bound[j]);
+                u32 last = st.back_lo;
+                for (u32 x = st.back_lo; x < st.back_hi && i == WF_MISSED; ++x) {
+                    const double fx = (double)wf_term_static(g, p, f, base + x);
+                    if (fx > 0.0) {
+                        last = x;
+                        if (left < fx) i = x;
+                        else left = __dsub_rn(left, fx);
+                    }
+                }
+                if (i == WF_MISSED) i = last;
+            }
+            break;
+        default: {  // WF_COND_PREV_NEIGHBOR
+            const u32 x = st.prev_row[wf_below(rng, st.prev_d)];
+            const u32* row = wf_row_targets(g, base);
+            const u32 lo = (u32)wf_lower_bound(row, 0, d, x);
+            if (lo < d && row[lo] == x) {
+                const u32 m = (u32)wf_lower_bound(row, lo, d, x + 1) - lo;
+                i = m == 1 ? lo : lo + wf_below(rng, m);
+            }
+            break;
+        }
+        }
+    }
+    return i;
+}
+
+// The envelope E(e) at edge e of cur's row (ProposalTables::envelope), widened by 2^-16.
+// `drawn`: the term that proposed e (a simple graph's has_edge(prev, dst) holds for a
+// candidate drawn through prev's row: no search).
+__device__ __forceinline__ double wf_terms_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, const WfTerms& st, u64 base, u32 d, u64 e, int drawn) {
+    double env = 0.0;
+    #pragma unroll
+    for (int k = 0; k < WF_NUM_TERMS; ++k) {
+        if (st.mass[k] == 0.0) continue;
+        double holds = 1.0;
+        switch (wf_term_cond(k)) {
+        case WF_COND_ALL: break;
+        case WF_COND_LABEL: holds = wf_label(g, e) == st.label ? 1.0 : 0.0; break;
+        case WF_COND_BACK: holds = wf_dst(g, e) == w.b.prev ? 1.0 : 0.0; break;
+        default: {
+            const u32 x = wf_dst(g, e);
+            if (g.multiplicity == 1) {
+                holds = (k == drawn || wf_has_edge(g, w.b.prev, x)) ? 1.0 : 0.0;
+            } else {
+                const u32 pa = (u32)wf_lower_bound(st.prev_row, 0, st.prev_d, x);
+                const u32 pb = (u32)wf_lower_bound(st.prev_row, pa, st.prev_d, x + 1);
+                const u32* row = wf_row_targets(g, base);
+                const u32 ca = (u32)wf_lower_bound(row, 0, d, x);
+                const u32 cb = (u32)wf_lower_bound(row, ca, d, x + 1);
+                holds = __ddiv_rn(__dmul_rn((double)g.multiplicity, (double)(pb - pa)), (double)(cb > ca ? cb - ca : 1));
+            }
+            break;
+        }
+        }
+        if (holds == 0.0) continue;
+        const int f = wf_term_factor(k);
+        const double fx = f < 0 ? 1.0 : (double)wf_term_static(g, p, f, e);
+        env = __dadd_rn(env, __dmul_rn(__dmul_rn((double)st.bound[k], fx), holds));
+    }
+    return __dmul_rn(env, 1.0 + 1.0 / 65536.0);
+}
+
 extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, const WfParams* pp, const WfRunArgs* ap) {
     const WfGraph g = *gp;
     const WfParams& p = *pp;
@@ -105,6 +346,16 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
     u32 cap = 0, t = 0;
     u64 base = 0;
     u32 d = 0;
+    // A structured step in progress (its trials run one per loop iteration, like eRJS's). Its
+    // terms live in shared memory, a slot per lane: in registers they would stay live across
+    // the loop and push the eRJS and eRVS paths into spills.
+    bool in_struct = false;
+#if WF_STRUCT_ON
+    __shared__ WfTerms wf_lane_terms[256];
+    WfTerms& st = wf_lane_terms[threadIdx.x];
+#else
+    WfTerms st;
+#endif
     u64 stats[WF_NUM_STATS];
     for (int i = 0; i < WF_NUM_STATS; ++i) stats[i] = 0;
 
@@ -156,10 +407,33 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                     dead = true;
                 } else {
                     bound = wf_bound(g, p, w);
-                    if (bound <= 0.0f) dead = true;
-                    else if (bound < __int_as_float(0x7f800000)) use_erjs = a.mode == 1 || !wf_prefers_reservoir(a, d, bound, wf_estimate(g, p, w));
+                    in_struct = false;
+                    if (bound <= 0.0f) {
+                        dead = true;
+                    } else {
+                        if (WF_STRUCT_ON && g.has_tables && (a.mode == 0 || a.mode == 3)) {
+                            // The adaptive rule's structured half (the CPU engine's): against
+                            // plain eRJS the weights' sum cancels, so only the masses are
+                            // compared (c M <= d B), and against eRVS R c M / S <= d + F. Without
+                            // a has_edge(prev, dst) term, where plain eRJS needs at most c trials
+                            // the masses are not even computed.
+                            const double plain_mass = bound < __int_as_float(0x7f800000) ? (double)d * (double)bound : __longlong_as_double(0x7ff0000000000000ll);
+                            const float est = wf_estimate(g, p, w);
+                            if ((a.mode == 3 || WF_HAS_PREV_NEIGHBOR_TERM || plain_mass > a.struct_cost * (double)est) && wf_terms_start(g, p, w, base, d, st)) {
+                                if (!(st.total > 0.0)) {
+                                    dead = true;   // every weight is at most its envelope, 0 here
+                                } else {
+                                    const double r = d <= a.short_row ? a.ratio_short : a.ratio;
+                                    const double c = a.struct_cost * st.total;
+                                    in_struct = a.mode == 3 || (c <= plain_mass && r * c / (double)fmaxf(est, 1.17549435e-38f) <= (double)d + a.fixed);
+                                }
+                            }
+                        }
+                        if (!dead && !in_struct && bound < __int_as_float(0x7f800000))
+                            use_erjs = a.mode == 1 || a.mode == 3 || !wf_prefers_reservoir(a, d, bound, wf_estimate(g, p, w));
+                    }
                 }
-                if (!dead && use_erjs) {
+                if (!dead && (use_erjs || in_struct)) {
                     in_trials = true;
                     cap = wf_trial_cap(a, d);
                     t = 0;
@@ -168,7 +442,34 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                 }
             }
         }
-        if (active && in_trials) {
+        if (WF_STRUCT_ON && active && in_trials && in_struct) {
+            // One structured trial, drawn from the step's Sample stream in the CPU's order.
+            ++t;
+            stats[WF_STAT_S_TRIALS] += 1;
+            int drawn = 0;
+            const u32 i = wf_terms_draw(g, p, w, base, d, st, rng, drawn);
+            const u64 e = base + i;
+            bool accept = false;
+            if (i != WF_MISSED) {
+                const double env = wf_terms_envelope(g, p, w, st, base, d, e, drawn);
+                const float x = wf_weight(g, p, w, e);
+                if (!(x >= 0.0f) || x == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, e, x, 0.0f); dead = true; }
+                else if ((double)x > env) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, e, x, (float)env); dead = true; }
+                else accept = __dmul_rn(wf_uniform(rng), env) < (double)x;
+            }
+            if (dead) {
+                in_trials = false;
+            } else if (accept) {
+                picked = (int)i;
+                in_trials = false;
+                stats[WF_STAT_S_STEPS] += 1;
+            } else if (t >= cap) {
+                // Out of trials: eRVS finishes the step, exactly.
+                in_trials = false;
+                need_ervs = true;
+                stats[WF_STAT_S_FALLBACKS] += 1;
+            }
+        } else if (active && in_trials) {
             // One eRJS trial, drawn from the step's Sample stream in the CPU's order.
             ++t;
             stats[WF_STAT_TRIALS] += 1;

@@ -42,6 +42,20 @@ pub struct WfGraph {
     pub cold_weights: u64,
     pub cold_labels: u64,
     pub cold_times: u64,
+    pub term_entries0: u64,
+    pub term_entries1: u64,
+    pub term_entries2: u64,
+    pub term_entries3: u64,
+    pub term_sums0: u64,
+    pub term_sums1: u64,
+    pub term_sums2: u64,
+    pub term_sums3: u64,
+    pub seg_order: u64,
+    pub seg_starts: u64,
+    pub seg_k: u32,
+    pub multiplicity: u32,
+    pub has_tables: u32,
+    pub _pad2: u32,
 }
 
 /// `WfRunArgs`: one batch of a walk run.
@@ -65,6 +79,7 @@ pub struct WfRunArgs {
     pub stats: u64,
     pub error: u64,
     pub query_ids: u64,
+    pub struct_cost: f64,
 }
 
 /// `WfSampleArgs`: one layer of neighbour sampling.
@@ -113,9 +128,10 @@ fn host_layout(c_name: &str) -> (Vec<(&'static str, usize)>, usize) {
         "WfGraph" => fields!(WfGraph: num_nodes, _pad0, offsets, targets, edges, weights, labels, timestamps, node_w,
             weight_max, weight_min, weight_sum, label_k, _pad1, label_max, label_sum, label_count, nbr_degree_max,
             nbr_degree_min, node_props, hub_slot, hub_bits, hub_words, row_base, hot_edges, cold_targets, cold_weights,
-            cold_labels, cold_times),
+            cold_labels, cold_times, term_entries0, term_entries1, term_entries2, term_entries3, term_sums0, term_sums1,
+            term_sums2, term_sums3, seg_order, seg_starts, seg_k, multiplicity, has_tables, _pad2),
         "WfRunArgs" => fields!(WfRunArgs: first_query, num_queries, seed, length, mode, ratio, fixed, ratio_short,
-            short_row, per_node_starts, starts, out, lens, counter, stats, error, query_ids),
+            short_row, per_node_starts, starts, out, lens, counter, stats, error, query_ids, struct_cost),
         "WfSampleArgs" => fields!(WfSampleArgs: frontier, classified, batch_ptr, bound_ptr, full_before, edge_ptr,
             offsets, targets, out_eid, out_nbr, out_dst, seed, k, n, first_batch, layer, fanout, with_replacement),
         other => panic!("no host struct mirrors `{other}`"),
@@ -180,8 +196,8 @@ mod tests {
             assert_eq!(host, c, "{name}: the Rust struct and the C declaration differ");
             assert_eq!(host_size, c_size, "{name}: size");
         }
-        assert_eq!(host_layout("WfGraph").1, 216);
-        assert_eq!(host_layout("WfRunArgs").1, 120);
+        assert_eq!(host_layout("WfGraph").1, 312);
+        assert_eq!(host_layout("WfRunArgs").1, 128);
     }
 
     /// The check sees a moved field, a changed type and a missing one.

@@ -256,6 +256,7 @@ pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
         "// S: an estimate of the sum of this step's weights (cost model only).\n__device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p, const WfWalker& w) {{\n    (void)g; (void)p; (void)w;\n    return {};\n}}\n",
         d.e(info.sum_estimate)
     );
+    emit_plan(&mut out, f, info);
     for (name, r) in [("init", &f.init), ("update", &f.update), ("stop", &f.stop)] {
         let sig = match name {
             "stop" => "__device__ __forceinline__ bool wf_stop(const WfGraph& g, const WfParams& p, const WfWalker& w, WfRng& rng)",
@@ -299,6 +300,62 @@ pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
         let _ = writeln!(out, "{assigns}}}\n");
     }
     out
+}
+
+/// The structured proposal plan (`runtime/src/proposal.rs`, run by walk.cu): the terms'
+/// conditions and static factors as constants, each static factor of an edge, each term's
+/// per-step bound and the step's label. Without a plan `WF_NUM_TERMS` is 0 and walk.cu's
+/// structured code folds away.
+fn emit_plan(out: &mut String, f: &Program, info: &WalkInfo) {
+    use wayfarer_compiler::analysis::ProposalCond;
+    let plan = info.proposal.as_ref().ok();
+    let terms = plan.map_or(&[][..], |p| p.terms.as_slice());
+    let _ = writeln!(out, "// Structured proposals: the plan's terms (none: WF_NUM_TERMS 0).");
+    let _ = writeln!(out, "#define WF_NUM_TERMS {}", terms.len());
+    let has = |c: ProposalCond| terms.iter().any(|t| t.cond == c) as u8;
+    let _ = writeln!(out, "#define WF_HAS_LABEL_TERM {}", has(ProposalCond::Label));
+    let _ = writeln!(out, "#define WF_HAS_PREV_NEIGHBOR_TERM {}", has(ProposalCond::PrevNeighbor));
+    let chain = |items: Vec<String>, last: &str| {
+        let mut s = String::new();
+        for (k, x) in items.iter().enumerate() {
+            let _ = write!(s, "k == {k} ? {x} : ");
+        }
+        s + last
+    };
+    let conds = terms
+        .iter()
+        .map(|t| {
+            match t.cond {
+                ProposalCond::All => "WF_COND_ALL",
+                ProposalCond::Label => "WF_COND_LABEL",
+                ProposalCond::Back => "WF_COND_BACK",
+                ProposalCond::PrevNeighbor => "WF_COND_PREV_NEIGHBOR",
+            }
+            .to_string()
+        })
+        .collect();
+    let factors = terms.iter().map(|t| t.factor.map_or("-1".to_string(), |i| i.to_string())).collect();
+    let _ = writeln!(
+        out,
+        "// Which edges term k concerns, and its static factor (-1: 1, a uniform proposal).\n__device__ __forceinline__ int wf_term_cond(int k) {{\n    return {};\n}}\n__device__ __forceinline__ int wf_term_factor(int k) {{\n    return {};\n}}",
+        chain(conds, "WF_COND_ALL"),
+        chain(factors, "-1")
+    );
+    let w = Cuda { exprs: &f.exprs, types: &f.types, f };
+    let statics = plan.map_or(Vec::new(), |p| p.factors.iter().map(|h| w.e(*h)).collect());
+    let _ = writeln!(
+        out,
+        "// Static factor i of edge e (reads only the edge).\n__device__ __forceinline__ float wf_term_static(const WfGraph& g, const WfParams& p, int k, u64 e) {{\n    (void)g; (void)p; (void)e;\n    return {};\n}}",
+        chain(statics, "0.0f")
+    );
+    let d = Cuda { exprs: &info.derived.exprs, types: &info.derived.types, f };
+    let bounds = terms.iter().map(|t| d.e(t.bound)).collect();
+    let label = plan.and_then(|p| p.label).map_or("0u".to_string(), |l| d.e(l));
+    let _ = writeln!(
+        out,
+        "// R_k: term k's non-static part is at most this on its edges this step.\n__device__ __forceinline__ float wf_term_bound(const WfGraph& g, const WfParams& p, const WfWalker& w, int k) {{\n    (void)g; (void)p; (void)w;\n    return {};\n}}\n// The label of the label-segment terms this step.\n__device__ __forceinline__ u32 wf_term_label(const WfGraph& g, const WfParams& p, const WfWalker& w) {{\n    (void)g; (void)p; (void)w;\n    return {label};\n}}\n",
+        chain(bounds, "0.0f")
+    );
 }
 
 /// Writes the walk's generated device functions to `dir/<walk>.device.cu` (`WAYFARER_DUMP`).

@@ -12,7 +12,8 @@ use std::time::Instant;
 use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_compiler::ir::Program;
-use wayfarer_runtime::engine::{CostModel, SHORT_ROW, SamplerStats};
+use wayfarer_runtime::engine::{CostModel, ProposalReport, SHORT_ROW, SamplerStats};
+use wayfarer_runtime::proposal::{NoTables, ProposalTables, TermPlan};
 use wayfarer_runtime::walk::MAX_LABEL_STATS;
 use wayfarer_runtime::{CsrGraph, Requirements, SamplerMode, Starts, WalkError, Walks};
 
@@ -25,6 +26,8 @@ pub struct CompiledWalk {
     requirements: Requirements,
     props: Vec<String>,
     name: String,
+    /// The walk's structured proposal plan (empty: none).
+    plan: Vec<TermPlan>,
     /// The generated source, as written for inspection.
     pub source_path: PathBuf,
     /// Seconds NVRTC took (0 when the PTX came from the cache).
@@ -59,6 +62,7 @@ impl CudaDevice {
             requirements: wayfarer_compiler::analysis::requirements(info),
             props: program.props.clone(),
             name: program.name.clone(),
+            plan: info.proposal.as_ref().map_or_else(|_| Vec::new(), |p| p.plan()),
             source_path: loaded.source_path,
             compile_seconds: loaded.compile_seconds,
             cached: loaded.cached,
@@ -181,7 +185,12 @@ pub struct GpuReport {
     /// Out of core (the graph larger than the memory budget): edge entries held in device
     /// memory, and in all; `None` when the whole graph was on the device.
     pub hot_edges: Option<(u64, u64)>,
+    /// What the run did about the walk's structured proposal plan (tables built, or why not).
+    pub proposal: ProposalReport,
 }
+
+/// The walk kernel's counters (`WF_STAT_*` in kernels/walk.cu).
+const NUM_STATS: usize = 11;
 
 /// Which rows become bitmaps over all nodes for `has_edge`: the longest, longest first, within
 /// a byte budget. A `has_edge` on a hub is then one bit test instead of a binary search over
@@ -223,6 +232,10 @@ impl HubPlan {
 
 struct Uploads {
     slices_u64: Vec<CudaSlice<u64>>,
+    slices_f64: Vec<CudaSlice<f64>>,
+    /// Structured-proposal tables kept in mapped host memory (out of core, or too large).
+    pinned_u32: Vec<PinnedHostSlice<u32>>,
+    pinned_f64: Vec<PinnedHostSlice<f64>>,
     slices_u32: Vec<CudaSlice<u32>>,
     slices_f32: Vec<CudaSlice<f32>>,
     slices_i64: Vec<CudaSlice<i64>>,
@@ -355,13 +368,15 @@ pub fn run_multi_streaming(
     report.precompute_seconds = runs.iter().map(|r| r.prepared.seconds).fold(0.0, f64::max);
     report.hot_edges = runs[0].prepared.split.as_ref().map(|sg| (sg.hot_edges, graph.num_edges()));
     report.hubs = runs[0].prepared.hubs;
+    report.proposal = runs[0].proposal.clone();
     let mode = match cfg.sampler {
         SamplerMode::Adaptive => 0u32,
         SamplerMode::Rejection => 1,
         SamplerMode::Reservoir => 2,
+        SamplerMode::Structured => 3,
         other => {
             return Err(CudaError::from(WalkError::Config(format!(
-                "sampler {other} runs on the CPU only (structured proposals are not on the GPU yet; its and prefix-reservoir are references); the GPU runs adaptive, erjs or ervs"
+                "sampler {other} runs on the CPU only (its and prefix-reservoir are references); the GPU runs adaptive, erjs, ervs or structured"
             ))));
         }
     };
@@ -417,7 +432,7 @@ pub fn run_multi_streaming(
     }
     report.cost = cost;
 
-    let mut kernel_stats = [0u64; 8];
+    let mut kernel_stats = [0u64; NUM_STATS];
     let mut first = 0u64;
     let k = runs.len();
     // A shard (one process's part of a run) keeps its queries' global indices and starts.
@@ -491,11 +506,15 @@ pub fn run_multi_streaming(
     report.ervs_edges = kernel_stats[7];
     report.stats = SamplerStats {
         rejection_steps: kernel_stats[0],
-        reservoir_steps: kernel_stats[1] - kernel_stats[3].min(kernel_stats[1]),
+        // eRVS counts the steps it finished for eRJS and structured trials too.
+        reservoir_steps: kernel_stats[1] - (kernel_stats[3] + kernel_stats[10]).min(kernel_stats[1]),
         rejection_trials: kernel_stats[2],
         rejection_fallbacks: kernel_stats[3],
         dead_ends: kernel_stats[4],
         stopped: kernel_stats[5],
+        structured_steps: kernel_stats[8],
+        structured_trials: kernel_stats[9],
+        structured_fallbacks: kernel_stats[10],
         ..Default::default()
     };
     report.total_seconds = started.elapsed().as_secs_f64();
@@ -572,6 +591,10 @@ struct DeviceRun<'a> {
     graph_bytes: usize,
     per_query: usize,
     free: usize,
+    /// What was done about the walk's structured proposal plan.
+    proposal: ProposalReport,
+    /// A structured trial's cost in eRJS trials (the adaptive rule).
+    struct_cost: f64,
 }
 
 impl<'a> DeviceRun<'a> {
@@ -624,34 +647,88 @@ impl<'a> DeviceRun<'a> {
             let walkers = (total.clamp(1, 1 << 16) as usize * per_query).min(avail / 2);
             (Residency::Split { hot_bytes: avail - walkers }, budget - walkers)
         };
+        // Structured proposals: their tables, when the policy uses the walk's plan and they fit
+        // the table budget, which is the CPU's (they are built on the host; a quarter of the
+        // host memory available unless WAYFARER_TABLE_BUDGET says otherwise): in device memory
+        // when they fit next to the graph, else (and out of core) in mapped host memory. So
+        // whether a run has tables does not depend on the device memory budget, nor its walks.
+        let tables = if walk.plan.is_empty() || !matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Structured) {
+            None
+        } else {
+            let table_budget = wayfarer_runtime::engine::table_budget(wayfarer_runtime::memory::available_bytes().unwrap_or(u64::MAX) / 4)?;
+            Some(match ProposalTables::bytes_needed(graph, &walk.plan) {
+                Err(why) => Err(why.to_string()),
+                Ok(_) if table_budget == 0 => Err("WAYFARER_TABLE_BUDGET=0 turns structured proposals off".into()),
+                Ok(need) if need > table_budget => Err(NoTables::OverBudget { need, budget: table_budget }.to_string()),
+                Ok(need) => Ok((need as usize, residency == Residency::Device && device_graph_bytes + need as usize + per_query <= budget)),
+            })
+        };
+        let device_graph_bytes = match tables {
+            Some(Ok((need, true))) => device_graph_bytes + need,
+            _ => device_graph_bytes,
+        };
         let capacity = (((budget - device_graph_bytes.min(budget)) / per_query) as u64).clamp(1, total.max(1));
         // Out of core, the bitmaps would take from the hot rows: none unless asked for.
         let hub_budget = match residency {
             Residency::Device => cfg.hub_budget.unwrap_or(budget / 8),
             Residency::Split { .. } => cfg.hub_budget.unwrap_or(0),
         };
-        let prepared = prepare(dev, walk, graph, hub_budget, cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE), residency)?;
+        let mut prepared = prepare(dev, walk, graph, hub_budget, cfg.hub_min_degree.unwrap_or(MIN_HUB_DEGREE), residency)?;
         // The kernel's builds: out of core (WF_OUT_OF_CORE) and/or a share of a split batch
         // (WF_QUERY_IDS); the walk's own module is the in-memory, one-GPU build.
+        let s = &dev.stream;
+        let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut graph_dev = s.clone_htod(&prepared.image)?;
+        let params_dev = s.clone_htod(params)?;
+        let (mut proposal, mut struct_cost) = (ProposalReport::None, 3.0);
+        match tables {
+            None => {}
+            Some(Err(why)) => proposal = ProposalReport::Skipped(why),
+            Some(Ok((_, on_device))) => {
+                let t = Instant::now();
+                match build_tables(dev, walk, graph, &graph_dev, &params_dev, &mut prepared, on_device)? {
+                    Ok(cost) => {
+                        graph_dev = s.clone_htod(&prepared.image)?;
+                        struct_cost = cost.0;
+                        proposal = ProposalReport::Built { bytes: cost.1, seconds: t.elapsed().as_secs_f64() };
+                    }
+                    Err(why) => proposal = ProposalReport::Skipped(why.to_string()),
+                }
+            }
+        }
+        // The kernel's builds: with structured proposals (WF_STRUCTURED, when tables were
+        // built), out of core (WF_OUT_OF_CORE), a share of a split batch (WF_QUERY_IDS); the
+        // walk's own module is the plain in-memory, one-GPU build.
+        let structured = matches!(proposal, ProposalReport::Built { .. });
+        let out_of_core = matches!(residency, Residency::Split { .. });
+        // The deliberately broken mixture (feature `testing`, for the test that shows the
+        // exactness suite catches it): a build whose structured trials pick terms equally.
+        #[cfg(feature = "testing")]
+        let broken = wayfarer_runtime::proposal::BROKEN_EQUAL_TERMS.load(std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(feature = "testing"))]
+        let broken = false;
         let mut variants = Vec::new();
-        let mut build = |defines: &str, tag: &str| -> Result<CudaFunction, CudaError> {
+        let mut build = |query_ids: bool| -> Result<CudaFunction, CudaError> {
+            let flags = [
+                (structured, "WF_STRUCTURED", "structured"),
+                (structured && broken, "WF_BROKEN_EQUAL_TERMS", "broken"),
+                (out_of_core, "WF_OUT_OF_CORE", "out-of-core"),
+                (query_ids, "WF_QUERY_IDS", "shares"),
+            ];
+            let on: Vec<_> = flags.iter().filter(|f| f.0).collect();
+            if on.is_empty() {
+                return Ok(walk.function.clone());
+            }
+            let defines: String = on.iter().map(|f| format!("#define {} 1\n", f.1)).collect();
+            let tag = on.iter().map(|f| f.2).collect::<Vec<_>>().join("-");
             let loaded = dev.load_source(&format!("{}-{tag}", walk.name), &format!("{defines}{}", walk.source), kernels::WALK.name)?;
             let f = loaded.module.load_function(kernels::WALK.name)?;
             variants.push(loaded.module);
             Ok(f)
         };
-        let out_of_core = matches!(residency, Residency::Split { .. });
-        let function = if out_of_core { build("#define WF_OUT_OF_CORE 1\n", "out-of-core")? } else { walk.function.clone() };
-        let share_function = match (shares, out_of_core) {
-            (false, _) => None,
-            (true, false) => Some(build("#define WF_QUERY_IDS 1\n", "shares")?),
-            (true, true) => Some(build("#define WF_OUT_OF_CORE 1\n#define WF_QUERY_IDS 1\n", "out-of-core-shares")?),
-        };
-        let s = &dev.stream;
-        let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let graph_dev = s.clone_htod(&prepared.image)?;
-        let params_dev = s.clone_htod(params)?;
+        let function = build(false)?;
+        let share_function = if shares { Some(build(true)?) } else { None };
         Ok(DeviceRun {
             dev,
             walk,
@@ -668,6 +745,8 @@ impl<'a> DeviceRun<'a> {
             graph_bytes: device_graph_bytes,
             per_query,
             free,
+            proposal,
+            struct_cost,
         })
     }
 
@@ -689,7 +768,7 @@ impl<'a> DeviceRun<'a> {
         let out = s.alloc_zeros::<u32>(((count * stride) as usize).max(1))?;
         let lens = s.alloc_zeros::<u32>((count as usize).max(1))?;
         let counter = s.alloc_zeros::<u64>(1)?;
-        let stats_dev = s.alloc_zeros::<u64>(8)?;
+        let stats_dev = s.alloc_zeros::<u64>(NUM_STATS)?;
         let error = s.alloc_zeros::<u64>(5)?;
         let starts_dev = match starts {
             Some(v) if !v.is_empty() => Some(s.clone_htod(v)?),
@@ -717,6 +796,7 @@ impl<'a> DeviceRun<'a> {
             stats: stats_dev.device_ptr(s).0,
             error: error.device_ptr(s).0,
             query_ids: ids_dev.as_ref().map_or(0, |x| x.device_ptr(s).0),
+            struct_cost: self.struct_cost,
         };
         let args_dev = s.clone_htod(bytemuck::bytes_of(&args))?;
         let t = Instant::now();
@@ -895,6 +975,114 @@ fn stats_label_k(graph: &CsrGraph, req: Requirements) -> u32 {
     }
 }
 
+/// The structured proposals' tables on the device: each static factor computed by the walk's
+/// own code on the device (`wf_prep_term_factors`), the tables built from those values on the
+/// host exactly as the CPU builds them, uploaded, and pointed at from `prepared`'s graph image.
+/// The tables go to device memory, or (`on_device` false) to mapped host memory. Returns a
+/// structured trial's cost in eRJS trials and the tables' bytes, or why no tables were built;
+/// a negative, NaN or infinite factor is an error naming its edge.
+fn build_tables(
+    dev: &CudaDevice,
+    walk: &CompiledWalk,
+    graph: &CsrGraph,
+    graph_dev: &CudaSlice<u8>,
+    params_dev: &CudaSlice<u8>,
+    prepared: &mut Prepared,
+    on_device: bool,
+) -> Result<Result<(f64, u64), NoTables>, CudaError> {
+    use wayfarer_runtime::proposal::StaticFactor;
+    let s = &dev.stream;
+    let m = graph.num_edges() as usize;
+    let factors = walk.plan.iter().filter_map(|t| if let StaticFactor::Table(i) = t.factor { Some(i as usize + 1) } else { None }).max();
+    let mut values: Vec<Vec<f32>> = Vec::new();
+    if m > 0 {
+        let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let grid = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let k = &kernels::PREP_TERM_FACTORS;
+        let f = walk.prep(k.name)?;
+        // The factor kernel is the in-memory build: out of core it reads the whole edge arrays
+        // in mapped host memory, by their CSR positions.
+        let whole = match &prepared.split {
+            None => None,
+            Some(sg) => {
+                let mut g: WfGraph = bytemuck::pod_read_unaligned(&prepared.image);
+                (g.targets, g.weights, g.labels, g.timestamps) = sg.cold;
+                (g.edges, g.row_base, g.hot_edges) = (0, 0, 0);
+                (g.cold_targets, g.cold_weights, g.cold_labels, g.cold_times) = (0, 0, 0, 0);
+                Some(s.clone_htod(bytemuck::bytes_of(&g))?)
+            }
+        };
+        for i in 0..factors.unwrap_or(0) {
+            let out = s.alloc_zeros::<f32>(m)?;
+            // The graph image is the walk's (or its whole-array copy), the parameters its own;
+            // out holds m floats.
+            Launch::new(s, &f, k)
+                .arg(whole.as_ref().unwrap_or(graph_dev))
+                .arg(params_dev)
+                .arg(&(i as u32))
+                .arg(&out)
+                .arg(&(m as u64))
+                .run(grid)?;
+            values.push(s.clone_dtoh(&out)?);
+        }
+    }
+    let factor = |i: usize, e: usize| values[i][e];
+    let tables = match ProposalTables::build(graph, &walk.plan, &factor, u64::MAX) {
+        Err((_, e, x)) => return Err(wayfarer_runtime::engine::bad_static_factor(&walk.name, graph, e, x).into()),
+        Ok(Err(why)) => return Ok(Err(why)),
+        Ok(Ok(t)) => t,
+    };
+    drop(values);
+    let arrays = tables.arrays();
+    let mut g: WfGraph = bytemuck::pod_read_unaligned(&prepared.image);
+    let up = &mut prepared.up;
+    let mut put_u32 = |data: &[u32]| -> Result<u64, CudaError> {
+        if on_device {
+            let slice = s.clone_htod(data)?;
+            let ptr = slice.device_ptr(s).0;
+            up.slices_u32.push(slice);
+            Ok(ptr)
+        } else {
+            let (pinned, ptr) = mapped_copy(dev, data)?;
+            up.pinned_u32.push(pinned);
+            Ok(ptr)
+        }
+    };
+    let mut entries = [0u64; 4];
+    for (k, t) in arrays.terms.iter().enumerate() {
+        if let Some(en) = t.entries {
+            entries[k] = put_u32(bytemuck::cast_slice::<[u32; 3], u32>(en))?;
+        }
+    }
+    if arrays.label_k > 0 {
+        g.seg_order = put_u32(arrays.order)?;
+        g.seg_starts = put_u32(arrays.starts)?;
+    }
+    let mut sums = [0u64; 4];
+    for (k, t) in arrays.terms.iter().enumerate() {
+        if let Some(x) = t.sums {
+            sums[k] = if on_device {
+                let slice = s.clone_htod(x)?;
+                let ptr = slice.device_ptr(s).0;
+                up.slices_f64.push(slice);
+                ptr
+            } else {
+                let (pinned, ptr) = mapped_copy(dev, x)?;
+                up.pinned_f64.push(pinned);
+                ptr
+            };
+        }
+    }
+    [g.term_entries0, g.term_entries1, g.term_entries2, g.term_entries3] = entries;
+    [g.term_sums0, g.term_sums1, g.term_sums2, g.term_sums3] = sums;
+    g.seg_k = arrays.label_k;
+    g.multiplicity = arrays.multiplicity;
+    g.has_tables = 1;
+    prepared.image = bytemuck::bytes_of(&g).to_vec();
+    s.synchronize()?;
+    Ok(Ok((tables.trial_cost(), tables.bytes)))
+}
+
 /// Uploads `graph` and computes, on the device, what `walk` reads besides it.
 pub(crate) fn prepare(
     dev: &CudaDevice,
@@ -910,7 +1098,15 @@ pub(crate) fn prepare(
     let req = walk.requirements;
     let weighted = graph.weights().is_some();
     let label_k = stats_label_k(graph, req);
-    let mut up = Uploads { slices_u64: Vec::new(), slices_u32: Vec::new(), slices_f32: Vec::new(), slices_i64: Vec::new() };
+    let mut up = Uploads {
+        slices_u64: Vec::new(),
+        slices_f64: Vec::new(),
+        pinned_u32: Vec::new(),
+        pinned_f64: Vec::new(),
+        slices_u32: Vec::new(),
+        slices_f32: Vec::new(),
+        slices_i64: Vec::new(),
+    };
     macro_rules! upload {
         ($vec:ident, $data:expr) => {{
             let d: &[_] = $data;

@@ -36,7 +36,21 @@ fn compile_to_ptx(src: &str) {
     let out_of_core = format!("#define WF_OUT_OF_CORE 1\n{walk}");
     let shares = format!("#define WF_QUERY_IDS 1\n{walk}");
     let both = format!("#define WF_QUERY_IDS 1\n{out_of_core}");
-    for (cu, entry) in [(check, "wf_check"), (walk, "wf_walk"), (out_of_core, "wf_walk"), (shares, "wf_walk"), (both, "wf_walk")] {
+    // The structured-proposal build (runs with tables), out of core too, and its deliberately
+    // broken variant (tests only).
+    let structured = format!("#define WF_STRUCTURED 1\n{walk}");
+    let structured_ooc = format!("#define WF_STRUCTURED 1\n{out_of_core}");
+    let broken = format!("#define WF_BROKEN_EQUAL_TERMS 1\n{structured}");
+    for (cu, entry) in [
+        (check, "wf_check"),
+        (walk, "wf_walk"),
+        (out_of_core, "wf_walk"),
+        (shares, "wf_walk"),
+        (both, "wf_walk"),
+        (structured, "wf_walk"),
+        (structured_ooc, "wf_walk"),
+        (broken, "wf_walk"),
+    ] {
         let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
         match compile_ptx_with_opts(&cu, opts) {
             Ok(ptx) => {

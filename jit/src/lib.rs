@@ -383,24 +383,7 @@ impl JitWalk {
             .collect();
         // SAFETY: as above.
         let term_label = label_id.map(|id| unsafe { std::mem::transmute::<*const u8, U32Fn>(module.get_finalized_function(id)) });
-        let proposal = match &info.proposal {
-            Ok(p) => p
-                .terms
-                .iter()
-                .map(|t| wayfarer_runtime::proposal::TermPlan {
-                    factor: t.factor.map_or(wayfarer_runtime::proposal::StaticFactor::One, |i| {
-                        wayfarer_runtime::proposal::StaticFactor::Table(i as u8)
-                    }),
-                    cond: match t.cond {
-                        wayfarer_compiler::analysis::ProposalCond::All => wayfarer_runtime::proposal::TermCond::All,
-                        wayfarer_compiler::analysis::ProposalCond::Label => wayfarer_runtime::proposal::TermCond::Label,
-                        wayfarer_compiler::analysis::ProposalCond::Back => wayfarer_runtime::proposal::TermCond::Back,
-                        wayfarer_compiler::analysis::ProposalCond::PrevNeighbor => wayfarer_runtime::proposal::TermCond::PrevNeighbor,
-                    },
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let proposal = info.proposal.as_ref().map_or_else(|_| Vec::new(), |p| p.plan());
         use wayfarer_compiler::ir::StepField;
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(JitWalk {

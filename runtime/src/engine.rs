@@ -902,6 +902,24 @@ pub fn run_streaming<W: Walk>(
     Ok(report)
 }
 
+/// The error for a static factor that is negative, NaN or infinite at edge `e` (found while
+/// building the tables, before any walk), naming the edge by its original ids.
+pub fn bad_static_factor(walk: &str, g: &CsrGraph, e: usize, x: f32) -> WalkError {
+    let src = g.offsets().partition_point(|&o| o as usize <= e).saturating_sub(1) as u32;
+    let map = g.id_map();
+    WalkError::BadWeight { walk: walk.into(), weight: x, src: map.original(src), dst: map.original(g.targets()[e]), step: 0 }
+}
+
+/// The bytes structured-proposal tables may take: `WAYFARER_TABLE_BUDGET` when set (0 turns
+/// structured proposals off), else `default` (a quarter of the host memory available: the
+/// tables are built on the host for every backend).
+pub fn table_budget(default: u64) -> Result<u64, WalkError> {
+    match std::env::var("WAYFARER_TABLE_BUDGET") {
+        Ok(v) => v.trim().parse::<u64>().map_err(|_| WalkError::param("WAYFARER_TABLE_BUDGET", format!("`{v}` is not a number of bytes"))),
+        Err(_) => Ok(default),
+    }
+}
+
 /// The tables of the walk's structured proposal plan, when it has one, the policy uses it and
 /// they fit the memory budget (a quarter of the memory available, or
 /// `WAYFARER_TABLE_BUDGET` bytes; 0 turns structured proposals off); otherwise why not.
@@ -911,12 +929,7 @@ fn proposal_tables<W: Walk>(walk: &W, ctx: &Ctx, mode: SamplerMode) -> Result<(O
         return Ok((None, ProposalReport::None));
     }
     let g = ctx.graph;
-    let budget = match std::env::var("WAYFARER_TABLE_BUDGET") {
-        Ok(v) => {
-            v.trim().parse::<u64>().map_err(|_| WalkError::param("WAYFARER_TABLE_BUDGET", format!("`{v}` is not a number of bytes")))?
-        }
-        Err(_) => crate::memory::available_bytes().unwrap_or(u64::MAX) / 4,
-    };
+    let budget = table_budget(crate::memory::available_bytes().unwrap_or(u64::MAX) / 4)?;
     let skipped = |why: String| Ok((None, ProposalReport::Skipped(why)));
     if budget == 0 {
         return skipped("WAYFARER_TABLE_BUDGET=0 turns structured proposals off".into());
@@ -924,17 +937,7 @@ fn proposal_tables<W: Walk>(walk: &W, ctx: &Ctx, mode: SamplerMode) -> Result<(O
     let t = Instant::now();
     let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
     match ProposalTables::build(g, &terms, &factor, budget) {
-        Err((_, e, x)) => {
-            let src = g.offsets().partition_point(|&o| o as usize <= e).saturating_sub(1) as u32;
-            let map = g.id_map();
-            Err(WalkError::BadWeight {
-                walk: walk.name().into(),
-                weight: x,
-                src: map.original(src),
-                dst: map.original(g.targets()[e]),
-                step: 0,
-            })
-        }
+        Err((_, e, x)) => Err(bad_static_factor(walk.name(), g, e, x)),
         Ok(Err(why)) => skipped(why.to_string()),
         Ok(Ok(tables)) => {
             let report = ProposalReport::Built { bytes: tables.bytes, seconds: t.elapsed().as_secs_f64() };

@@ -30,37 +30,7 @@ use rayon::prelude::*;
 /// The most terms a walk's plan may have.
 pub const MAX_TERMS: usize = 4;
 
-/// The static factor of a term.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StaticFactor {
-    /// 1: the proposal is uniform over the term's edges.
-    One,
-    /// The walk's static factor number `i` ([`crate::Walk::term_static`]): an alias table.
-    Table(u8),
-}
-
-/// Which edges of `cur`'s row a term concerns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TermCond {
-    /// Every edge.
-    All,
-    /// The edges labelled [`TermBounds::label`] (a per-(node, label) segment).
-    Label,
-    /// The edges back to `prev`.
-    Back,
-    /// The edges whose destination is a neighbour of `prev` (`has_edge(prev, dst)`): proposed
-    /// through `prev`'s row. Its static factor is always [`StaticFactor::One`].
-    PrevNeighbor,
-}
-
-/// One term of a walk's proposal plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct TermPlan {
-    /// The term's static factor.
-    pub factor: StaticFactor,
-    /// The edges it concerns.
-    pub cond: TermCond,
-}
+pub use wayfarer_core::plan::{StaticFactor, TermCond, TermPlan};
 
 /// What a walk computes per step for its plan ([`crate::Walk::term_bounds`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -547,6 +517,65 @@ impl ProposalTables {
             env += r * f * holds;
         }
         env * ENVELOPE_SLACK
+    }
+}
+
+/// One term's arrays ([`ProposalTables::arrays`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TermArrays<'a> {
+    /// Its alias entries `[threshold, keep, alias]` at the edges' positions (over rows for
+    /// [`TermCond::All`], in segment order for [`TermCond::Label`]); `None`: a uniform slot (the
+    /// factor is 1, or constant within every row or segment).
+    pub entries: Option<&'a [[u32; 3]]>,
+    /// Its static factor's sum per row (`All`) or per (row, label) segment, `v * k + l`
+    /// (`Label`); `None` for a factor of 1 (counts) and for the terms whose sums are per step.
+    pub sums: Option<&'a [f64]>,
+}
+
+/// Everything the tables hold, as flat arrays, for a backend that uploads them (CUDA).
+#[derive(Clone, Debug)]
+pub struct TableArrays<'a> {
+    /// Per term of the plan, in order.
+    pub terms: Vec<TermArrays<'a>>,
+    /// Labels with segments (0: no label term).
+    pub label_k: u32,
+    /// The row's edge offsets in label order, at the row's position (empty: no label term).
+    pub order: &'a [u32],
+    /// `starts[v * (label_k + 1) + l]`: where label `l`'s segment of row `v` starts in `order`,
+    /// relative to the row's start.
+    pub starts: &'a [u32],
+    /// The largest number of parallel edges between two nodes.
+    pub multiplicity: u32,
+}
+
+impl ProposalTables {
+    /// The plan the tables were built for.
+    pub fn terms(&self) -> &[TermPlan] {
+        &self.terms
+    }
+
+    /// The tables' arrays (see [`TableArrays`]).
+    pub fn arrays(&self) -> TableArrays<'_> {
+        fn of(t: &Option<FactorTable>) -> TermArrays<'_> {
+            TermArrays {
+                entries: t.as_ref().filter(|t| !t.flat).map(|t| t.alias.entries.as_slice()),
+                sums: t.as_ref().map(|t| t.sums.as_slice()),
+            }
+        }
+        let terms = self
+            .terms
+            .iter()
+            .map(|t| match (t.factor, t.cond) {
+                (StaticFactor::Table(i), TermCond::All) => of(&self.rows[i as usize]),
+                (StaticFactor::Table(i), TermCond::Label) => of(&self.segments[i as usize]),
+                _ => TermArrays::default(),
+            })
+            .collect();
+        let (label_k, order, starts) = match &self.labels {
+            Some(l) => (l.k, l.order.as_slice(), l.starts.as_slice()),
+            None => (0, &[][..], &[][..]),
+        };
+        TableArrays { terms, label_k, order, starts, multiplicity: self.multiplicity }
     }
 }
 

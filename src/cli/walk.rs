@@ -57,7 +57,7 @@ pub(crate) struct WalkArgs {
     /// Ignore the graph's edge weights.
     #[arg(long)]
     pub(crate) unweighted: bool,
-    /// adaptive, erjs, structured (proposals from the walk's terms; CPU), ervs, its (reference),
+    /// adaptive, erjs, structured (proposals from the walk's terms; CPU and CUDA), ervs, its (reference),
     /// prefix-reservoir (reference).
     #[arg(long, default_value = "adaptive")]
     pub(crate) sampler: String,

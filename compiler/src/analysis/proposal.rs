@@ -56,6 +56,21 @@ pub struct Proposal {
 }
 
 impl Proposal {
+    /// The plan as the backends run it (the runtime's tables, the GPU kernels).
+    pub fn plan(&self) -> Vec<wayfarer_core::plan::TermPlan> {
+        use wayfarer_core::plan::{StaticFactor, TermCond, TermPlan};
+        let cond = |c: ProposalCond| match c {
+            ProposalCond::All => TermCond::All,
+            ProposalCond::Label => TermCond::Label,
+            ProposalCond::Back => TermCond::Back,
+            ProposalCond::PrevNeighbor => TermCond::PrevNeighbor,
+        };
+        self.terms
+            .iter()
+            .map(|t| TermPlan { factor: t.factor.map_or(StaticFactor::One, |i| StaticFactor::Table(i as u8)), cond: cond(t.cond) })
+            .collect()
+    }
+
     /// The derived expressions the plan reads, in a fixed order ([`Proposal::set_roots`]).
     pub(super) fn roots(&self) -> Vec<Handle<Expr>> {
         self.terms.iter().map(|t| t.bound).chain(self.label).collect()

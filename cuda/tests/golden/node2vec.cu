@@ -45,6 +45,33 @@ __device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p
     return ((w.b.step == 0u) ? wf_wsum(g, w.b.cur) : __fadd_rn(__fmul_rn(wf_wsum(g, w.b.cur), 0.5f), __fmul_rn(__fmul_rn((1.0f / p.b), wf_wsum(g, w.b.cur)), 0.5f)));
 }
 
+// Structured proposals: the plan's terms (none: WF_NUM_TERMS 0).
+#define WF_NUM_TERMS 1
+#define WF_HAS_LABEL_TERM 0
+#define WF_HAS_PREV_NEIGHBOR_TERM 0
+// Which edges term k concerns, and its static factor (-1: 1, a uniform proposal).
+__device__ __forceinline__ int wf_term_cond(int k) {
+    return k == 0 ? WF_COND_ALL : WF_COND_ALL;
+}
+__device__ __forceinline__ int wf_term_factor(int k) {
+    return k == 0 ? 0 : -1;
+}
+// Static factor i of edge e (reads only the edge).
+__device__ __forceinline__ float wf_term_static(const WfGraph& g, const WfParams& p, int k, u64 e) {
+    (void)g; (void)p; (void)e;
+    return k == 0 ? wf_h(g, e) : 0.0f;
+}
+// R_k: term k's non-static part is at most this on its edges this step.
+__device__ __forceinline__ float wf_term_bound(const WfGraph& g, const WfParams& p, const WfWalker& w, int k) {
+    (void)g; (void)p; (void)w;
+    return k == 0 ? ((w.b.step == 0u) ? 1.0f : wf_maxf(wf_maxf(wf_maxf(0.0f, (((p.a > 0.0f) || (p.a < 0.0f)) ? (1.0f / p.a) : __int_as_float(0x7f800000))), 1.0f), (((p.b > 0.0f) || (p.b < 0.0f)) ? (1.0f / p.b) : __int_as_float(0x7f800000)))) : 0.0f;
+}
+// The label of the label-segment terms this step.
+__device__ __forceinline__ u32 wf_term_label(const WfGraph& g, const WfParams& p, const WfWalker& w) {
+    (void)g; (void)p; (void)w;
+    return 0u;
+}
+
 __device__ __forceinline__ void wf_init(const WfGraph& g, const WfParams& p, WfWalker& w, WfRng& rng) {
     (void)g; (void)p; (void)rng;
     (void)w;
