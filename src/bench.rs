@@ -264,6 +264,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                         sampler: SamplerMode::Adaptive,
                         cost_ratio: CostRatio::Profile,
                         interleave: 1,
+                        table_budget: None,
                     };
                     walk.run(&g, &Starts::Nodes(vec![0]), &probe, None)?.1.cost
                 }
@@ -283,7 +284,14 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
             for &mode in &samplers {
                 let widths: &[usize] = if mode == SamplerMode::Adaptive { &interleaves } else { &interleaves[..1] };
                 for &width in widths {
-                    let cfg = WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Model(model), interleave: width };
+                    let cfg = WalkConfig {
+                        length,
+                        seed: a.seed,
+                        sampler: mode,
+                        cost_ratio: CostRatio::Model(model),
+                        interleave: width,
+                        table_budget: None,
+                    };
                     let slow = !matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection);
                     let n = g.num_nodes() as u64;
                     let mut limit = if a.walkers > 0 { a.walkers.min(n) } else { n };
@@ -355,7 +363,8 @@ fn compare_cranelift(
     };
     let mut lines = String::new();
     for &mode in samplers {
-        let cfg = WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Model(model), interleave: 8 };
+        let cfg =
+            WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Model(model), interleave: 8, table_budget: None };
         let n = g.num_nodes() as u64;
         let mut limit = if a.walkers > 0 { a.walkers.min(n) } else { n };
         if !matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection) && a.slow_walkers > 0 {

@@ -86,6 +86,7 @@ pub(crate) fn run_program_streaming(
     cost: GpuCost,
     verbose: bool,
     memory_budget: Option<usize>,
+    table_budget: Option<u64>,
     host_batch_bytes: usize,
     sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
 ) -> Result<(RunReport, GpuReport), CudaError> {
@@ -122,6 +123,7 @@ pub(crate) fn run_program_streaming(
         hub_budget: std::env::var("WAYFARER_HUB_BUDGET").ok().and_then(|v| v.trim().parse().ok()),
         hub_min_degree: None,
         profile,
+        table_budget,
     };
     let gpus: Vec<_> = devs.iter().zip(&compiled).collect();
     let rep = wayfarer_cuda::run_multi_streaming(&gpus, graph, values, program, &cfg, host_batch_bytes, sink)?;
@@ -227,6 +229,7 @@ pub(crate) fn run_library_walk_streaming(
     cost: GpuCost,
     verbose: bool,
     memory_budget: Option<usize>,
+    table_budget: Option<u64>,
     host_batch_bytes: usize,
     sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
 ) -> Result<(RunReport, GpuReport), CudaError> {
@@ -250,6 +253,7 @@ pub(crate) fn run_library_walk_streaming(
         cost,
         verbose,
         memory_budget,
+        table_budget,
         host_batch_bytes,
         &mut convert,
     )

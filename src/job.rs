@@ -195,6 +195,9 @@ pub struct WalkJob<'a> {
     pub cost_ratio: CostRatio,
     /// CPU: walkers each thread advances in turn.
     pub interleave: usize,
+    /// CPU and CUDA: bytes the structured-proposal tables may take (`None`: see
+    /// [`engine::table_budget`](crate::engine::table_budget)).
+    pub table_budget: Option<u64>,
     /// CPU: worker threads (default: rayon's global pool).
     pub threads: Option<usize>,
     /// GPU: which devices.
@@ -221,6 +224,7 @@ impl<'a> WalkJob<'a> {
             sampler: cfg.sampler,
             cost_ratio: cfg.cost_ratio,
             interleave: cfg.interleave,
+            table_budget: cfg.table_budget,
             threads: None,
             gpus: Gpus::default(),
             progress: None,
@@ -231,7 +235,14 @@ impl<'a> WalkJob<'a> {
 
     /// The CPU engine's configuration of this job.
     pub fn cpu_config(&self) -> WalkConfig {
-        WalkConfig { length: self.length, seed: self.seed, sampler: self.sampler, cost_ratio: self.cost_ratio, interleave: self.interleave }
+        WalkConfig {
+            length: self.length,
+            seed: self.seed,
+            sampler: self.sampler,
+            cost_ratio: self.cost_ratio,
+            interleave: self.interleave,
+            table_budget: self.table_budget,
+        }
     }
 }
 
@@ -513,6 +524,7 @@ impl Runner for CudaRunner {
             gpu_cost(job.cost_ratio),
             job.verbose,
             job.gpus.memory_budget,
+            job.table_budget,
             job.batch_bytes,
             &mut |batch| Ok(sink(if anonymous { batch.to_anonymous() } else { batch })?),
         )

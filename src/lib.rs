@@ -158,6 +158,13 @@ impl<'g, W: Walk> WalkRun<'g, W> {
         self.config.interleave = width;
         self
     }
+    /// Bytes the structured-proposal tables may take (default: `WAYFARER_TABLE_BUDGET`, else a
+    /// quarter of the memory available; 0 turns them off). The longest rows get tables first,
+    /// and which rows have them decides the samplers: pin it to reproduce walks elsewhere.
+    pub fn table_budget(mut self, bytes: u64) -> Self {
+        self.config.table_budget = Some(bytes);
+        self
+    }
     /// A counter advanced by finished walkers (for progress bars).
     pub fn progress(mut self, counter: &'g AtomicU64) -> Self {
         self.progress = Some(counter);
@@ -185,6 +192,7 @@ impl<'g, W: Walk> WalkRun<'g, W> {
         job.sampler = self.config.sampler;
         job.cost_ratio = self.config.cost_ratio;
         job.interleave = self.config.interleave;
+        job.table_budget = self.config.table_budget;
         job.threads = self.threads;
         job.gpus = self.gpus;
         job.progress = self.progress;

@@ -142,6 +142,7 @@ pub fn density(g: &CsrGraph, k: u32, d: u32, seed: u64, dev: Option<&CudaDevice>
                 GpuCost::Default,
                 false,
                 None,
+                None,
                 BATCH_BYTES,
                 &mut |b| {
                     add(b);
@@ -151,8 +152,14 @@ pub fn density(g: &CsrGraph, k: u32, d: u32, seed: u64, dev: Option<&CudaDevice>
             .map_err(|e| WalkError::Config(e.to_string()))?;
         }
         None => {
-            let cfg =
-                WalkConfig { length: d, seed, sampler: SamplerMode::Rejection, cost_ratio: crate::CostRatio::Fixed(1.0), interleave: 8 };
+            let cfg = WalkConfig {
+                length: d,
+                seed,
+                sampler: SamplerMode::Rejection,
+                cost_ratio: crate::CostRatio::Fixed(1.0),
+                interleave: 8,
+                table_budget: None,
+            };
             walk.run_streaming(g, &starts, &cfg, None, BATCH_BYTES as u64, &mut |b| {
                 add(b);
                 Ok(())

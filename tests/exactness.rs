@@ -35,6 +35,7 @@ fn cpu(program: bool) -> Target<'static> {
         modes: &MODES,
         cost_ratio: CostRatio::Fixed(1.0),
         per_start: PER_START,
+        partial_tables: false,
     }
 }
 
@@ -55,6 +56,16 @@ fn cranelift_library_walks_are_exact() {
     check_library_walks(&cpu(true));
 }
 
+/// Tables for the longest row alone (a table budget too small for the rest): steps on that
+/// row take the structured proposals, the others eRJS, and every next step is still exact.
+#[test]
+fn library_walks_are_exact_with_tables_for_the_longest_rows_only() {
+    for program in [false, true] {
+        let target = Target { modes: &[SamplerMode::Structured, SamplerMode::Adaptive], partial_tables: true, ..cpu(program) };
+        check_library_walks(&target);
+    }
+}
+
 /// The hand-written references (`*-ref`), held to the same standard on the weighted graph.
 fn check_reference<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weightings: &[bool]) {
     let target = cpu(false);
@@ -64,7 +75,7 @@ fn check_reference<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) 
         for &weighted in weightings {
             let walk = make(if weighted { Weighting::Weighted } else { Weighting::Unweighted });
             let what = format!("{} {shape:?} weighted={weighted}", walk.name());
-            check_walk(&target, &|| JobWalk::native(&walk), &model(weighted), &edges, &g, &what, 3, 1000);
+            check_walk(&target, &|| JobWalk::native(&walk), &model(weighted), &edges, &g, &what, 3, 1000, None);
         }
     }
 }
@@ -131,7 +142,14 @@ fn rejection_that_runs_out_of_trials_is_still_exact() {
     for shape in SHAPES {
         let edges = shaped_edges(shape);
         let g = build(&edges);
-        let cfg = WalkConfig { length: 2, seed: 5, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 1 };
+        let cfg = WalkConfig {
+            length: 2,
+            seed: 5,
+            sampler: SamplerMode::Rejection,
+            cost_ratio: CostRatio::Fixed(1.0),
+            interleave: 1,
+            table_budget: None,
+        };
         let (walks, report) = wayfarer::engine::run(&LooseBound, &g, &starts(), &cfg, None).unwrap();
         assert!(report.stats.rejection_fallbacks > 1000, "{shape:?}: the fallback path was not exercised: {:?}", report.stats);
         let t = tally(&walks, 2);
@@ -167,7 +185,14 @@ impl Walk for WrongBound {
 #[test]
 fn an_unsound_bound_is_an_error() {
     let g = build(&shaped_edges(Shape::Uniform));
-    let cfg = WalkConfig { length: 5, seed: 1, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 1 };
+    let cfg = WalkConfig {
+        length: 5,
+        seed: 1,
+        sampler: SamplerMode::Rejection,
+        cost_ratio: CostRatio::Fixed(1.0),
+        interleave: 1,
+        table_budget: None,
+    };
     let err = wayfarer::engine::run(&WrongBound, &g, &Starts::EveryNode { per_node: 50 }, &cfg, None).unwrap_err();
     assert!(err.to_string().contains("exceeds the declared bound"), "{err}");
 }
@@ -181,7 +206,14 @@ fn adaptive_mixes_samplers_on_skewed_weights() {
         g
     };
     let walk = Node2vec::new(2.0, 0.5, Weighting::Weighted).unwrap();
-    let cfg = WalkConfig { length: 20, seed: 3, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(2.0), interleave: 1 };
+    let cfg = WalkConfig {
+        length: 20,
+        seed: 3,
+        sampler: SamplerMode::Adaptive,
+        cost_ratio: CostRatio::Fixed(2.0),
+        interleave: 1,
+        table_budget: None,
+    };
     let (_, rep) = wayfarer::engine::run(&walk, &g, &Starts::EveryNode { per_node: 1 }, &cfg, None).unwrap();
     assert!(rep.stats.rejection_steps > 1000 && rep.stats.reservoir_steps > 1000, "{:?}", rep.stats);
 }

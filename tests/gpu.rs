@@ -72,9 +72,19 @@ fn starts() -> Starts {
 fn library_walks_are_exact_on_the_gpu() {
     let Some(dev) = device() else { return };
     let runner = CudaRunner::new(vec![dev]).unwrap();
-    let target =
-        Target { label: "cuda".into(), runner: &runner, program: true, modes: &MODES, cost_ratio: CostRatio::Default, per_start: 60_000 };
+    let target = Target {
+        label: "cuda".into(),
+        runner: &runner,
+        program: true,
+        modes: &MODES,
+        cost_ratio: CostRatio::Default,
+        per_start: 60_000,
+        partial_tables: false,
+    };
     check_library_walks(&target);
+    // Tables for the longest row alone: its steps structured, the others eRJS or eRVS.
+    let partial = Target { modes: &[SamplerMode::Structured, SamplerMode::Adaptive], partial_tables: true, ..target };
+    check_library_walks(&partial);
 }
 
 /// With eRJS the GPU draws the CPU's random numbers in the CPU's order and computes the same
@@ -91,7 +101,14 @@ fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
     for name in ["node2vec", "ppr", "metapath", "deepwalk"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         let s = Starts::EveryNode { per_node: 2 };
-        let cfg = WalkConfig { length: 20, seed: 99, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+        let cfg = WalkConfig {
+            length: 20,
+            seed: 99,
+            sampler: SamplerMode::Rejection,
+            cost_ratio: CostRatio::Fixed(1.0),
+            interleave: 8,
+            table_budget: None,
+        };
         let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
         let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &s, 20, 99, SamplerMode::Rejection, CostRatio::Default, None);
         // Walks can only part at a step where both gave up on eRJS (before it, their states and
@@ -126,7 +143,14 @@ fn gpu_structured_walks_equal_the_cpu_walks_for_a_seed() {
     {
         let walk = LibraryWalk::from_name(name, &params, &g, false).unwrap();
         let s = Starts::EveryNode { per_node: 2 };
-        let cfg = WalkConfig { length: 20, seed: 98, sampler: SamplerMode::Structured, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+        let cfg = WalkConfig {
+            length: 20,
+            seed: 98,
+            sampler: SamplerMode::Structured,
+            cost_ratio: CostRatio::Fixed(1.0),
+            interleave: 8,
+            table_budget: None,
+        };
         let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
         let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &s, 20, 98, SamplerMode::Structured, CostRatio::Default, None);
         assert!(matches!(rep.proposal, wayfarer::engine::ProposalReport::Built { .. }), "{name}: {:?}", rep.proposal);
@@ -165,6 +189,7 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
             hub_budget: Some(0),
             hub_min_degree: None,
             profile: false,
+            table_budget: None,
         };
         wayfarer_cuda::run(&dev, &compiled, &g, &[], &program, &cfg).unwrap()
     };
@@ -187,6 +212,7 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
         hub_budget: Some(0),
         hub_min_degree: None,
         profile: false,
+        table_budget: None,
     };
     let mut sizes = Vec::new();
     let mut streamed = wayfarer::Walks { stride: 11, nodes: Vec::new(), lengths: Vec::new() };
@@ -232,6 +258,7 @@ fn hub_bitmaps_keep_has_edge_exact() {
                 hub_budget: None,
                 hub_min_degree: Some(1),
                 profile: false,
+                table_budget: None,
             };
             let (walks, rep) = wayfarer_cuda::run(&dev, &compiled, &g, &values, &program, &cfg).unwrap();
             assert_eq!(rep.hubs, g.num_nodes() - 1, "every node with edges is a hub here");
@@ -418,7 +445,14 @@ impl random_programs::Visitor for GpuLikeCpu<'_> {
         };
         // eRJS: the CPU's walks.
         let starts = Starts::EveryNode { per_node: 2 };
-        let cfg = WalkConfig { length: 12, seed: 21, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 4 };
+        let cfg = WalkConfig {
+            length: 12,
+            seed: 21,
+            sampler: SamplerMode::Rejection,
+            cost_ratio: CostRatio::Fixed(1.0),
+            interleave: 4,
+            table_budget: None,
+        };
         let cpu = wayfarer::engine::run(walk, g, &starts, &cfg, None);
         let gpu = run_gpu(&starts, 12, SamplerMode::Rejection);
         match (&cpu, &gpu) {
@@ -778,6 +812,7 @@ fn several_gpus_give_the_walks_of_one() {
             hub_budget: Some(0),
             hub_min_degree: None,
             profile: false,
+            table_budget: None,
         };
         let gpus: Vec<_> = devs[..k].iter().zip(&compiled).collect();
         let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new() };
@@ -849,7 +884,14 @@ fn graphs_beyond_two_to_the_32_edges_walk_on_the_gpu() {
     let starts = Starts::Nodes(late.into_iter().chain(early).collect());
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
     let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &starts, 10, 5, SamplerMode::Rejection, CostRatio::Default, None);
-    let cfg = WalkConfig { length: 10, seed: 5, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+    let cfg = WalkConfig {
+        length: 10,
+        seed: 5,
+        sampler: SamplerMode::Rejection,
+        cost_ratio: CostRatio::Fixed(1.0),
+        interleave: 8,
+        table_budget: None,
+    };
     let (cpu, _) = walk.run(&g, &starts, &cfg, None).unwrap();
     assert_eq!(gpu, cpu, "GPU walks differ from the CPU's beyond 2^32 edges");
     for i in 0..gpu.len() {

@@ -83,6 +83,7 @@ fn library_walks_are_exact_on_wgpu() {
             modes: &MODES,
             cost_ratio: CostRatio::Default,
             per_start: 40_000,
+            partial_tables: false,
         };
         checked += check_library_walks(&target);
     }
@@ -101,7 +102,14 @@ fn wgpu_walks_equal_the_cpus_where_no_decision_depends_on_precision() {
     for name in ["deepwalk", "ppr", "ppr-stop"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         let s = Starts::EveryNode { per_node: 2 };
-        let cfg = WalkConfig { length: 20, seed: 99, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+        let cfg = WalkConfig {
+            length: 20,
+            seed: 99,
+            sampler: SamplerMode::Rejection,
+            cost_ratio: CostRatio::Fixed(1.0),
+            interleave: 8,
+            table_budget: None,
+        };
         let (cpu, _) = walk.run(&g, &s, &cfg, None).unwrap();
         let (gpu, _, _) = wgpu_walk(&runner, JobWalk::library(&walk), &g, s.clone(), 20, 99, SamplerMode::Rejection).unwrap();
         assert_eq!(cpu.len(), gpu.len());
@@ -136,7 +144,14 @@ fn temporal_walks_on_wgpu_follow_time() {
         }
     }
     assert!(moves > 1000, "only {moves} moves");
-    let cfg = WalkConfig { length: 8, seed: 5, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+    let cfg = WalkConfig {
+        length: 8,
+        seed: 5,
+        sampler: SamplerMode::Rejection,
+        cost_ratio: CostRatio::Fixed(1.0),
+        interleave: 8,
+        table_budget: None,
+    };
     let (cpu, rep) = walk.run(&g, &s, &cfg, None).unwrap();
     let (gpu, _, grep) = wgpu_walk(&runner, JobWalk::library(&walk), &g, s.clone(), 8, 5, SamplerMode::Rejection).unwrap();
     let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count() as u64;
@@ -230,7 +245,14 @@ impl random_programs::Visitor for WgpuLikeCpu<'_> {
             wgpu_walk(self.runner, JobWalk::native(walk), g, starts.clone(), length, 21, sampler).map(|(w, r, _)| (w, r))
         };
         let starts = Starts::EveryNode { per_node: 2 };
-        let cfg = WalkConfig { length: 12, seed: 21, sampler: SamplerMode::Rejection, cost_ratio: CostRatio::Fixed(1.0), interleave: 4 };
+        let cfg = WalkConfig {
+            length: 12,
+            seed: 21,
+            sampler: SamplerMode::Rejection,
+            cost_ratio: CostRatio::Fixed(1.0),
+            interleave: 4,
+            table_budget: None,
+        };
         if let (Ok((cw, cr)), Ok((gw, gr))) =
             (wayfarer::engine::run(walk, g, &starts, &cfg, None), run(&starts, 12, SamplerMode::Rejection))
         {

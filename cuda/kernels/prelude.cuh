@@ -160,9 +160,11 @@ struct WfGraph {
     const double* term_sums3;
     const u32* seg_order;
     const u32* seg_starts;
+    const u64* table_at;    // where row v's per-edge slots start (null: at offsets[v])
     u32 seg_k;
     u32 multiplicity;
     u32 has_tables;
+    u32 table_min_degree;   // shorter rows have no tables (their steps take eRJS or eRVS)
 };
 
 enum { WF_COND_ALL = 0, WF_COND_LABEL = 1, WF_COND_BACK = 2, WF_COND_PREV_NEIGHBOR = 3 };

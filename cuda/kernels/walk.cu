@@ -107,7 +107,8 @@ __device__ __forceinline__ T wf_shfl(const T& v, int src) {
 
 // One structured step: the masses and what the proposals need. Edges are offsets within
 // their row (out of core a row's edges may be in mapped host memory); the tables are indexed
-// by the row's position in the CSR arrays, `at`.
+// from the row's first slot, `at` (its CSR offset, or table_at[cur] when only the longest
+// rows have tables).
 struct WfTerms {
     double mass[WF_TERM_SLOTS];
     double total;
@@ -140,9 +141,10 @@ __device__ __forceinline__ u32 wf_alias_pick(const u32* entries, u64 slot, u32 w
 // The step's masses M_k (ProposalTables::step): 1 if they were computed, 0 if a bound is not
 // a finite number >= 0 (another sampler takes the step).
 __device__ __forceinline__ int wf_terms_start(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 base, u32 d, WfTerms& st) {
+    if (d < g.table_min_degree) return 0;   // a row without tables
     st.total = 0.0;
     st.label = WF_HAS_LABEL_TERM ? wf_term_label(g, p, w) : 0u;
-    st.at = g.offsets[w.b.cur];
+    st.at = g.table_at ? g.table_at[w.b.cur] : g.offsets[w.b.cur];
     st.back_lo = st.back_hi = 0;
     st.prev_row = g.targets; st.prev_d = 0;
     const u32 cur = w.b.cur, prev = w.b.prev;

@@ -13,7 +13,7 @@ use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_compiler::ir::Program;
 use wayfarer_runtime::engine::{CostModel, ProposalReport, SHORT_ROW, SamplerStats};
-use wayfarer_runtime::proposal::{NoTables, ProposalTables, TermPlan};
+use wayfarer_runtime::proposal::{NoTables, ProposalTables, TableCoverage, TermPlan};
 use wayfarer_runtime::walk::MAX_LABEL_STATS;
 use wayfarer_runtime::{CsrGraph, Requirements, SamplerMode, Starts, WalkError, Walks};
 
@@ -149,6 +149,9 @@ pub struct GpuRun<'a> {
     pub hub_min_degree: Option<u64>,
     /// Tune the adaptive rule's `R` on a pilot before the run (`cost.fixed` is kept).
     pub profile: bool,
+    /// Host bytes the structured-proposal tables may take (`None`: see
+    /// [`wayfarer_runtime::engine::table_budget`]); independent of the device budget.
+    pub table_budget: Option<u64>,
 }
 
 /// What a GPU run did.
@@ -236,6 +239,7 @@ struct Uploads {
     /// Structured-proposal tables kept in mapped host memory (out of core, or too large).
     pinned_u32: Vec<PinnedHostSlice<u32>>,
     pinned_f64: Vec<PinnedHostSlice<f64>>,
+    pinned_u64: Vec<PinnedHostSlice<u64>>,
     slices_u32: Vec<CudaSlice<u32>>,
     slices_f32: Vec<CudaSlice<f32>>,
     slices_i64: Vec<CudaSlice<i64>>,
@@ -655,16 +659,19 @@ impl<'a> DeviceRun<'a> {
         let tables = if walk.plan.is_empty() || !matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Structured) {
             None
         } else {
-            let table_budget = wayfarer_runtime::engine::table_budget(wayfarer_runtime::memory::available_bytes().unwrap_or(u64::MAX) / 4)?;
-            Some(match ProposalTables::bytes_needed(graph, &walk.plan) {
+            let table_budget = wayfarer_runtime::engine::table_budget(cfg.table_budget)?;
+            Some(match ProposalTables::coverage(graph, &walk.plan, table_budget) {
+                _ if table_budget == 0 => Err("a table budget of 0 turns structured proposals off".into()),
                 Err(why) => Err(why.to_string()),
-                Ok(_) if table_budget == 0 => Err("WAYFARER_TABLE_BUDGET=0 turns structured proposals off".into()),
-                Ok(need) if need > table_budget => Err(NoTables::OverBudget { need, budget: table_budget }.to_string()),
-                Ok(need) => Ok((need as usize, residency == Residency::Device && device_graph_bytes + need as usize + per_query <= budget)),
+                Ok(c) => Ok((
+                    c.bytes as usize,
+                    residency == Residency::Device && device_graph_bytes + c.bytes as usize + per_query <= budget,
+                    table_budget,
+                )),
             })
         };
         let device_graph_bytes = match tables {
-            Some(Ok((need, true))) => device_graph_bytes + need,
+            Some(Ok((need, true, _))) => device_graph_bytes + need,
             _ => device_graph_bytes,
         };
         let capacity = (((budget - device_graph_bytes.min(budget)) / per_query) as u64).clamp(1, total.max(1));
@@ -685,13 +692,13 @@ impl<'a> DeviceRun<'a> {
         match tables {
             None => {}
             Some(Err(why)) => proposal = ProposalReport::Skipped(why),
-            Some(Ok((_, on_device))) => {
+            Some(Ok((_, on_device, table_budget))) => {
                 let t = Instant::now();
-                match build_tables(dev, walk, graph, &graph_dev, &params_dev, &mut prepared, on_device)? {
-                    Ok(cost) => {
+                match build_tables(dev, walk, graph, &graph_dev, &params_dev, &mut prepared, on_device, table_budget)? {
+                    Ok((cost, coverage)) => {
                         graph_dev = s.clone_htod(&prepared.image)?;
-                        struct_cost = cost.0;
-                        proposal = ProposalReport::Built { bytes: cost.1, seconds: t.elapsed().as_secs_f64() };
+                        struct_cost = cost;
+                        proposal = ProposalReport::Built { bytes: coverage.bytes, seconds: t.elapsed().as_secs_f64(), coverage };
                     }
                     Err(why) => proposal = ProposalReport::Skipped(why.to_string()),
                 }
@@ -979,7 +986,7 @@ fn stats_label_k(graph: &CsrGraph, req: Requirements) -> u32 {
 /// own code on the device (`wf_prep_term_factors`), the tables built from those values on the
 /// host exactly as the CPU builds them, uploaded, and pointed at from `prepared`'s graph image.
 /// The tables go to device memory, or (`on_device` false) to mapped host memory. Returns a
-/// structured trial's cost in eRJS trials and the tables' bytes, or why no tables were built;
+/// structured trial's cost in eRJS trials and the rows the tables cover, or why none were built;
 /// a negative, NaN or infinite factor is an error naming its edge.
 fn build_tables(
     dev: &CudaDevice,
@@ -989,7 +996,8 @@ fn build_tables(
     params_dev: &CudaSlice<u8>,
     prepared: &mut Prepared,
     on_device: bool,
-) -> Result<Result<(f64, u64), NoTables>, CudaError> {
+    budget: u64,
+) -> Result<Result<(f64, TableCoverage), NoTables>, CudaError> {
     use wayfarer_runtime::proposal::StaticFactor;
     let s = &dev.stream;
     let m = graph.num_edges() as usize;
@@ -1027,7 +1035,7 @@ fn build_tables(
         }
     }
     let factor = |i: usize, e: usize| values[i][e];
-    let tables = match ProposalTables::build(graph, &walk.plan, &factor, u64::MAX) {
+    let tables = match ProposalTables::build(graph, &walk.plan, &factor, budget) {
         Err((_, e, x)) => return Err(wayfarer_runtime::engine::bad_static_factor(&walk.name, graph, e, x).into()),
         Ok(Err(why)) => return Ok(Err(why)),
         Ok(Ok(t)) => t,
@@ -1073,6 +1081,19 @@ fn build_tables(
             };
         }
     }
+    if let Some(at) = arrays.row_at {
+        g.table_at = if on_device {
+            let slice = s.clone_htod(at)?;
+            let ptr = slice.device_ptr(s).0;
+            up.slices_u64.push(slice);
+            ptr
+        } else {
+            let (pinned, ptr) = mapped_copy(dev, at)?;
+            up.pinned_u64.push(pinned);
+            ptr
+        };
+    }
+    g.table_min_degree = arrays.min_degree;
     [g.term_entries0, g.term_entries1, g.term_entries2, g.term_entries3] = entries;
     [g.term_sums0, g.term_sums1, g.term_sums2, g.term_sums3] = sums;
     g.seg_k = arrays.label_k;
@@ -1080,7 +1101,7 @@ fn build_tables(
     g.has_tables = 1;
     prepared.image = bytemuck::bytes_of(&g).to_vec();
     s.synchronize()?;
-    Ok(Ok((tables.trial_cost(), tables.bytes)))
+    Ok(Ok((tables.trial_cost(), tables.coverage)))
 }
 
 /// Uploads `graph` and computes, on the device, what `walk` reads besides it.
@@ -1103,6 +1124,7 @@ pub(crate) fn prepare(
         slices_f64: Vec::new(),
         pinned_u32: Vec::new(),
         pinned_f64: Vec::new(),
+        pinned_u64: Vec::new(),
         slices_u32: Vec::new(),
         slices_f32: Vec::new(),
         slices_i64: Vec::new(),

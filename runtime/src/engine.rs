@@ -295,9 +295,10 @@ impl<W: Walk> Env<'_, W> {
                             // structured trial's cost in trials (structured needs one at the
                             // least) it wins, and the terms are not even computed.
                             let consider = |t: &&ProposalTables| {
-                                self.mode == SamplerMode::Structured
-                                    || t.has_prev_neighbor_term()
-                                    || plain_mass > t.trial_cost() * sum_estimate() as f64
+                                t.coverage.covers(d)
+                                    && (self.mode == SamplerMode::Structured
+                                        || t.has_prev_neighbor_term()
+                                        || plain_mass > t.trial_cost() * sum_estimate() as f64)
                             };
                             if let Some(tables) = self.structured.as_ref().filter(consider) {
                                 let mut tb = TermBounds::default();
@@ -811,7 +812,7 @@ pub fn run_streaming<W: Walk>(
     cost.validate()?;
     let profile_seconds = t1.elapsed().as_secs_f64();
 
-    let (structured, proposal) = proposal_tables(walk, &ctx, cfg.sampler)?;
+    let (structured, proposal) = proposal_tables(walk, &ctx, cfg.sampler, cfg.table_budget)?;
     // A walk's compiled turns know no structured proposals: with tables the steps go through
     // the engine's own turns (calling the walk's compiled functions), so every CPU backend
     // makes the same walks for a seed.
@@ -910,29 +911,36 @@ pub fn bad_static_factor(walk: &str, g: &CsrGraph, e: usize, x: f32) -> WalkErro
     WalkError::BadWeight { walk: walk.into(), weight: x, src: map.original(src), dst: map.original(g.targets()[e]), step: 0 }
 }
 
-/// The bytes structured-proposal tables may take: `WAYFARER_TABLE_BUDGET` when set (0 turns
-/// structured proposals off), else `default` (a quarter of the host memory available: the
-/// tables are built on the host for every backend).
-pub fn table_budget(default: u64) -> Result<u64, WalkError> {
+/// The bytes structured-proposal tables may take (0 turns structured proposals off): the
+/// run's own setting (`explicit`), else `WAYFARER_TABLE_BUDGET` when set, else a quarter of
+/// the host memory available (the tables are built on the host for every backend).
+pub fn table_budget(explicit: Option<u64>) -> Result<u64, WalkError> {
+    if let Some(b) = explicit {
+        return Ok(b);
+    }
     match std::env::var("WAYFARER_TABLE_BUDGET") {
         Ok(v) => v.trim().parse::<u64>().map_err(|_| WalkError::param("WAYFARER_TABLE_BUDGET", format!("`{v}` is not a number of bytes"))),
-        Err(_) => Ok(default),
+        Err(_) => Ok(crate::memory::available_bytes().unwrap_or(u64::MAX) / 4),
     }
 }
 
-/// The tables of the walk's structured proposal plan, when it has one, the policy uses it and
-/// they fit the memory budget (a quarter of the memory available, or
-/// `WAYFARER_TABLE_BUDGET` bytes; 0 turns structured proposals off); otherwise why not.
-fn proposal_tables<W: Walk>(walk: &W, ctx: &Ctx, mode: SamplerMode) -> Result<(Option<ProposalTables>, ProposalReport), WalkError> {
+/// The tables of the walk's structured proposal plan, when it has one and the policy uses it,
+/// over the longest rows that fit the table budget ([`table_budget`]); otherwise why not.
+fn proposal_tables<W: Walk>(
+    walk: &W,
+    ctx: &Ctx,
+    mode: SamplerMode,
+    explicit_budget: Option<u64>,
+) -> Result<(Option<ProposalTables>, ProposalReport), WalkError> {
     let terms = walk.proposal();
     if terms.is_empty() || !matches!(mode, SamplerMode::Adaptive | SamplerMode::Structured) {
         return Ok((None, ProposalReport::None));
     }
     let g = ctx.graph;
-    let budget = table_budget(crate::memory::available_bytes().unwrap_or(u64::MAX) / 4)?;
+    let budget = table_budget(explicit_budget)?;
     let skipped = |why: String| Ok((None, ProposalReport::Skipped(why)));
     if budget == 0 {
-        return skipped("WAYFARER_TABLE_BUDGET=0 turns structured proposals off".into());
+        return skipped("a table budget of 0 turns structured proposals off".into());
     }
     let t = Instant::now();
     let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
@@ -940,7 +948,7 @@ fn proposal_tables<W: Walk>(walk: &W, ctx: &Ctx, mode: SamplerMode) -> Result<(O
         Err((_, e, x)) => Err(bad_static_factor(walk.name(), g, e, x)),
         Ok(Err(why)) => skipped(why.to_string()),
         Ok(Ok(tables)) => {
-            let report = ProposalReport::Built { bytes: tables.bytes, seconds: t.elapsed().as_secs_f64() };
+            let report = ProposalReport::Built { bytes: tables.bytes, seconds: t.elapsed().as_secs_f64(), coverage: tables.coverage };
             Ok((Some(tables), report))
         }
     }

@@ -119,8 +119,54 @@ pub struct ProposalTables {
     labels: Option<LabelSegments>,
     /// The largest number of parallel edges between two nodes.
     multiplicity: u32,
+    /// Which rows have per-edge tables (the longest, within the budget).
+    pub coverage: TableCoverage,
+    /// Where each row's per-edge slots start when only some rows have them (`v`'s at
+    /// `row_at[v]`); `None`: every row has them, at its CSR offset.
+    row_at: Option<Vec<u64>>,
     /// Bytes held.
     pub bytes: u64,
+}
+
+/// Which rows the tables cover: the per-edge arrays (alias entries, label order) are built for
+/// the longest rows first, as many as the memory budget allows; a step on a shorter row takes
+/// the plain samplers (on short rows they cost little anyway).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TableCoverage {
+    /// Rows with fewer edges have no per-edge tables; 0: every row has them.
+    pub min_degree: u32,
+    /// Edges in the rows with tables.
+    pub edges: u64,
+    /// Edges in all.
+    pub total_edges: u64,
+    /// Bytes the tables take.
+    pub bytes: u64,
+}
+
+impl TableCoverage {
+    /// Whether some rows with edges have no tables.
+    pub fn is_partial(&self) -> bool {
+        self.min_degree > 0
+    }
+
+    /// Whether a row of `d` edges has tables.
+    #[inline(always)]
+    pub fn covers(&self, d: usize) -> bool {
+        d >= self.min_degree as usize
+    }
+
+    /// `", rows of degree >= 40 (63% of edges; …)"` for a partial cover, else empty.
+    pub fn describe(&self) -> String {
+        if self.is_partial() {
+            format!(
+                ", rows of degree >= {} ({:.0}% of edges; the walks depend on the table budget)",
+                self.min_degree,
+                100.0 * self.edges as f64 / self.total_edges.max(1) as f64
+            )
+        } else {
+            String::new()
+        }
+    }
 }
 
 /// Why no tables were built for a plan.
@@ -152,10 +198,11 @@ impl std::fmt::Display for NoTables {
 pub const MAX_SEGMENT_LABELS: u32 = 256;
 
 impl ProposalTables {
-    /// The bytes [`ProposalTables::build`] would hold for `terms` on `g`.
-    pub fn bytes_needed(g: &CsrGraph, terms: &[TermPlan]) -> Result<u64, NoTables> {
-        let (n, m) = (g.num_nodes() as u64, g.num_edges());
-        let mut bytes = 0u64;
+    /// The bytes of `terms`' tables on `g` that do not depend on how many rows have per-edge
+    /// arrays, and the bytes per edge of a row that has them.
+    fn sizes(g: &CsrGraph, terms: &[TermPlan]) -> Result<(u64, u64), NoTables> {
+        let n = g.num_nodes() as u64;
+        let (mut dense, mut per_edge) = (0u64, 0u64);
         let needs_labels = terms.iter().any(|t| t.cond == TermCond::Label);
         // A scan of every label: once.
         let k = if needs_labels { g.num_labels() as u64 } else { 0 };
@@ -168,7 +215,8 @@ impl ProposalTables {
                     "the graph has {k} labels; label segments are built for at most {MAX_SEGMENT_LABELS}"
                 )));
             }
-            bytes += 4 * m + 4 * n * (k + 1);
+            per_edge += 4;
+            dense += 4 * n * (k + 1);
         }
         if g.offsets().windows(2).any(|w| w[1] - w[0] > u32::MAX as u64) {
             return Err(NoTables::Unsupported("a row has 2^32 edges or more".into()));
@@ -183,11 +231,56 @@ impl ProposalTables {
                     continue;
                 }
                 seen.push((i, label));
-                let sums = if label { n * k } else { n };
-                bytes += 12 * m + 8 * sums;
+                per_edge += 12;
+                dense += 8 * if label { n * k } else { n };
             }
         }
-        Ok(bytes)
+        Ok((dense, per_edge))
+    }
+
+    /// Which rows get tables for `terms` on `g` within `budget` bytes: every row if they fit,
+    /// else the longest rows (all rows of a degree or none), plus an index of where each
+    /// row's arrays start. Too little memory for the longest row is [`NoTables::OverBudget`].
+    pub fn coverage(g: &CsrGraph, terms: &[TermPlan], budget: u64) -> Result<TableCoverage, NoTables> {
+        let (dense, per_edge) = Self::sizes(g, terms)?;
+        let m = g.num_edges();
+        let all = dense + per_edge * m;
+        if all <= budget {
+            return Ok(TableCoverage { min_degree: 0, edges: m, total_edges: m, bytes: all });
+        }
+        let over = Err(NoTables::OverBudget { need: all, budget });
+        let index = 8 * (g.num_nodes() as u64 + 1);
+        if per_edge == 0 || dense + index >= budget {
+            return over;
+        }
+        let room = (budget - dense - index) / per_edge;
+        let mut degrees: Vec<u32> = g.offsets().windows(2).map(|w| (w[1] - w[0]) as u32).filter(|&d| d > 0).collect();
+        degrees.par_sort_unstable_by(|a, b| b.cmp(a));
+        let (mut edges, mut min_degree, mut i) = (0u64, 0u32, 0usize);
+        while i < degrees.len() {
+            let d = degrees[i];
+            let same = degrees[i..].partition_point(|&x| x == d);
+            let more = d as u64 * same as u64;
+            if edges + more > room {
+                break;
+            }
+            edges += more;
+            min_degree = d;
+            i += same;
+        }
+        if min_degree == 0 {
+            return over;
+        }
+        Ok(TableCoverage { min_degree, edges, total_edges: m, bytes: dense + index + per_edge * edges })
+    }
+
+    /// The budget under which [`ProposalTables::coverage`] gives per-edge tables to exactly the
+    /// rows of at least `min_degree` edges (or to every row, where leaving the others out
+    /// would save less than the index costs): to pin a cover in tests and benchmarks.
+    pub fn budget_for_min_degree(g: &CsrGraph, terms: &[TermPlan], min_degree: u32) -> Result<u64, NoTables> {
+        let (dense, per_edge) = Self::sizes(g, terms)?;
+        let edges: u64 = g.offsets().windows(2).map(|w| w[1] - w[0]).filter(|&d| d >= min_degree.max(1) as u64).sum();
+        Ok(dense + 8 * (g.num_nodes() as u64 + 1) + per_edge * edges)
     }
 
     /// Builds the tables for `terms` on `g` if they fit `budget` bytes, reading static factor
@@ -199,9 +292,8 @@ impl ProposalTables {
         factor: &(dyn Fn(usize, usize) -> f32 + Sync),
         budget: u64,
     ) -> Result<Result<Self, NoTables>, (usize, usize, f32)> {
-        let bytes = match Self::bytes_needed(g, terms) {
-            Ok(need) if need > budget => return Ok(Err(NoTables::OverBudget { need, budget })),
-            Ok(b) => b,
+        let coverage = match Self::coverage(g, terms, budget) {
+            Ok(c) => c,
             Err(e) => return Ok(Err(e)),
         };
         let n = g.num_nodes();
@@ -218,7 +310,21 @@ impl ProposalTables {
                 return Ok(Err(NoTables::Unsupported("its static factor is constant on every row: plain eRJS proposes the same".into())));
             }
         }
-        let labels = terms.iter().any(|t| t.cond == TermCond::Label).then(|| label_segments(g));
+        let row_at = coverage.is_partial().then(|| {
+            let mut at = Vec::with_capacity(n + 1);
+            let mut acc = 0u64;
+            at.push(0);
+            for w in g.offsets().windows(2) {
+                let d = w[1] - w[0];
+                if coverage.covers(d as usize) {
+                    acc += d;
+                }
+                at.push(acc);
+            }
+            at
+        });
+        let cover = Cover { coverage, row_at: row_at.as_deref() };
+        let labels = terms.iter().any(|t| t.cond == TermCond::Label).then(|| label_segments(g, &cover));
         let factors = terms
             .iter()
             .filter_map(|t| match t.factor {
@@ -234,20 +340,28 @@ impl ProposalTables {
             let i = i as usize;
             match (t.cond, &labels) {
                 (TermCond::Label, Some(seg)) if segments[i].is_none() => {
-                    segments[i] = Some(factor_table(g, Some(seg), &|e| factor(i, e)).map_err(|(e, x)| (i, e, x))?);
+                    segments[i] = Some(factor_table(g, &cover, Some(seg), &|e| factor(i, e)).map_err(|(e, x)| (i, e, x))?);
                 }
                 (TermCond::All, _) if rows[i].is_none() => {
-                    rows[i] = Some(factor_table(g, None, &|e| factor(i, e)).map_err(|(e, x)| (i, e, x))?);
+                    rows[i] = Some(factor_table(g, &cover, None, &|e| factor(i, e)).map_err(|(e, x)| (i, e, x))?);
                 }
                 _ => {}
             }
         }
         let multiplicity = if terms.iter().any(|t| t.cond == TermCond::PrevNeighbor) { max_multiplicity(g) } else { 1 };
         // Flat factors dropped their entries.
-        let dropped = rows.iter().chain(&segments).flatten().filter(|t| t.flat).count() as u64 * 12 * g.num_edges();
-        let bytes = bytes - dropped;
-        let _ = n;
-        Ok(Ok(ProposalTables { terms: terms.to_vec(), rows, segments, labels, multiplicity, bytes }))
+        let dropped = rows.iter().chain(&segments).flatten().filter(|t| t.flat).count() as u64 * 12 * coverage.edges;
+        let bytes = coverage.bytes - dropped;
+        Ok(Ok(ProposalTables {
+            terms: terms.to_vec(),
+            rows,
+            segments,
+            labels,
+            multiplicity,
+            coverage: TableCoverage { bytes, ..coverage },
+            row_at,
+            bytes,
+        }))
     }
 
     /// A structured trial's cost in plain eRJS trials, for the cost model: about 3 (it waits
@@ -291,8 +405,11 @@ impl ProposalTables {
     /// is not a finite number `>= 0` (the step then takes another sampler).
     #[inline]
     pub fn step(&self, g: &CsrGraph, cur: u32, prev: u32, b: &TermBounds, factor: impl Fn(usize, usize) -> f32) -> Option<StepTerms> {
-        let mut s = StepTerms { mass: [0.0; MAX_TERMS], total: 0.0, bounds: *b, back: (0, 0), prev_row: (0, 0) };
         let row = g.row(cur);
+        if !self.coverage.covers(row.len()) {
+            return None;
+        }
+        let mut s = StepTerms { mass: [0.0; MAX_TERMS], total: 0.0, bounds: *b, back: (0, 0), prev_row: (0, 0) };
         let n = g.num_nodes();
         for (k, t) in self.terms.iter().enumerate() {
             let r = b.bound[k];
@@ -425,6 +542,8 @@ impl ProposalTables {
         }
         let t = self.terms[k];
         let row = g.row(cur);
+        // Where the row's per-edge slots start (a covered row: `step` said so).
+        let at = self.row_at.as_ref().map_or(row.start, |a| a[cur as usize] as usize);
         match t.cond {
             TermCond::All => {
                 let d = row.len();
@@ -432,16 +551,14 @@ impl ProposalTables {
                 match t.factor {
                     StaticFactor::One => Draw::Edge(row.start + i),
                     StaticFactor::Table(f) if self.rows[f as usize].as_ref().is_some_and(|t| t.flat) => Draw::Edge(row.start + i),
-                    StaticFactor::Table(f) => {
-                        Draw::Entry(PendingEntry { at: row.start + i, word: rng.next_u32(), source: EntrySource::Row(f) })
-                    }
+                    StaticFactor::Table(f) => Draw::Entry(PendingEntry { at: at + i, word: rng.next_u32(), source: EntrySource::Row(f) }),
                 }
             }
             TermCond::Label => {
                 let seg = self.labels.as_ref().expect("label segments");
-                let at = cur as usize * (seg.k as usize + 1) + s.bounds.label as usize;
-                let (lo, hi) = (seg.starts[at] as usize, seg.starts[at + 1] as usize);
-                let slot = row.start + lo + rng.below((hi - lo) as u64) as usize;
+                let si = cur as usize * (seg.k as usize + 1) + s.bounds.label as usize;
+                let (lo, hi) = (seg.starts[si] as usize, seg.starts[si + 1] as usize);
+                let slot = at + lo + rng.below((hi - lo) as u64) as usize;
                 match t.factor {
                     StaticFactor::One => Draw::Entry(PendingEntry { at: slot, word: 0, source: EntrySource::Order }),
                     StaticFactor::Table(f) if self.segments[f as usize].as_ref().is_some_and(|t| t.flat) => {
@@ -523,7 +640,7 @@ impl ProposalTables {
 /// One term's arrays ([`ProposalTables::arrays`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TermArrays<'a> {
-    /// Its alias entries `[threshold, keep, alias]` at the edges' positions (over rows for
+    /// Its alias entries `[threshold, keep, alias]` at the edges' slots (over rows for
     /// [`TermCond::All`], in segment order for [`TermCond::Label`]); `None`: a uniform slot (the
     /// factor is 1, or constant within every row or segment).
     pub entries: Option<&'a [[u32; 3]]>,
@@ -539,13 +656,18 @@ pub struct TableArrays<'a> {
     pub terms: Vec<TermArrays<'a>>,
     /// Labels with segments (0: no label term).
     pub label_k: u32,
-    /// The row's edge offsets in label order, at the row's position (empty: no label term).
+    /// The row's edge offsets in label order, at the row's slots (empty: no label term).
     pub order: &'a [u32],
     /// `starts[v * (label_k + 1) + l]`: where label `l`'s segment of row `v` starts in `order`,
     /// relative to the row's start.
     pub starts: &'a [u32],
     /// The largest number of parallel edges between two nodes.
     pub multiplicity: u32,
+    /// Rows with fewer edges have no per-edge arrays (0: every row has them).
+    pub min_degree: u32,
+    /// Where each row's per-edge slots start, when only some rows have them (else at the
+    /// row's CSR offset).
+    pub row_at: Option<&'a [u64]>,
 }
 
 impl ProposalTables {
@@ -575,7 +697,15 @@ impl ProposalTables {
             Some(l) => (l.k, l.order.as_slice(), l.starts.as_slice()),
             None => (0, &[][..], &[][..]),
         };
-        TableArrays { terms, label_k, order, starts, multiplicity: self.multiplicity }
+        TableArrays {
+            terms,
+            label_k,
+            order,
+            starts,
+            multiplicity: self.multiplicity,
+            min_degree: self.coverage.min_degree,
+            row_at: self.row_at.as_deref(),
+        }
     }
 }
 
@@ -667,11 +797,24 @@ fn equal_range(targets: &[u32], range: std::ops::Range<usize>, x: u32) -> (usize
     (range.start + a, range.start + b)
 }
 
-fn label_segments(g: &CsrGraph) -> LabelSegments {
+/// Which rows have per-edge arrays, and where, while the tables are built.
+struct Cover<'a> {
+    coverage: TableCoverage,
+    row_at: Option<&'a [u64]>,
+}
+
+impl Cover<'_> {
+    /// Where row `v` (CSR start `start`, `d` edges) keeps its per-edge slots, if it has them.
+    fn at(&self, v: usize, start: usize, d: usize) -> Option<usize> {
+        self.coverage.covers(d).then(|| self.row_at.map_or(start, |a| a[v] as usize))
+    }
+}
+
+fn label_segments(g: &CsrGraph, cover: &Cover) -> LabelSegments {
     let k = g.num_labels();
     let labels = g.labels().expect("checked: the graph has labels");
-    let (n, m) = (g.num_nodes(), g.num_edges() as usize);
-    let mut order = vec![0u32; m];
+    let n = g.num_nodes();
+    let mut order = vec![0u32; cover.coverage.edges as usize];
     let mut starts = vec![0u32; n * (k as usize + 1)];
     let ku = k as usize + 1;
     let optr = order.as_mut_ptr() as usize;
@@ -687,11 +830,12 @@ fn label_segments(g: &CsrGraph) -> LabelSegments {
             acc += count[l];
         }
         st[k as usize] = acc;
+        let Some(at) = cover.at(v, row.start, row.len()) else { return };
         let mut fill: Vec<u32> = st[..k as usize].to_vec();
         for e in row.clone() {
             let l = labels[e] as usize;
-            // SAFETY: rows are disjoint, and each row's slots are written by its one task.
-            unsafe { *(optr as *mut u32).add(row.start + fill[l] as usize) = (e - row.start) as u32 };
+            // SAFETY: rows' slots are disjoint, and each row's are written by its one task.
+            unsafe { *(optr as *mut u32).add(at + fill[l] as usize) = (e - row.start) as u32 };
             fill[l] += 1;
         }
     });
@@ -699,10 +843,15 @@ fn label_segments(g: &CsrGraph) -> LabelSegments {
 }
 
 /// A static factor's alias table over each row (`seg = None`) or each label segment.
-fn factor_table(g: &CsrGraph, seg: Option<&LabelSegments>, factor: &(dyn Fn(usize) -> f32 + Sync)) -> Result<FactorTable, (usize, f32)> {
-    let (n, m) = (g.num_nodes(), g.num_edges() as usize);
+fn factor_table(
+    g: &CsrGraph,
+    cover: &Cover,
+    seg: Option<&LabelSegments>,
+    factor: &(dyn Fn(usize) -> f32 + Sync),
+) -> Result<FactorTable, (usize, f32)> {
+    let n = g.num_nodes();
     let per_row = seg.map_or(1, |s| s.k as usize);
-    let mut entries = vec![[0u32; 3]; m];
+    let mut entries = vec![[0u32; 3]; cover.coverage.edges as usize];
     let mut sums = vec![0f64; n * per_row];
     let ep = entries.as_mut_ptr() as usize;
     let flat = std::sync::atomic::AtomicBool::new(true);
@@ -710,8 +859,10 @@ fn factor_table(g: &CsrGraph, seg: Option<&LabelSegments>, factor: &(dyn Fn(usiz
         || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
         |(values, prob, alias, small, large), (v, out)| {
             let row = g.row(v as u32);
+            // A row without tables is never drawn from (its steps take the plain samplers).
+            let Some(at) = cover.at(v, row.start, row.len()) else { return Ok(()) };
             // Slot i's edge, as an offset within the row.
-            let edge_of = |i: usize| seg.map_or(i, |s| s.order[row.start + i] as usize);
+            let edge_of = |i: usize| seg.map_or(i, |s| s.order[at + i] as usize);
             values.clear();
             for i in 0..row.len() {
                 let e = row.start + edge_of(i);
@@ -731,7 +882,7 @@ fn factor_table(g: &CsrGraph, seg: Option<&LabelSegments>, factor: &(dyn Fn(usiz
                 for j in lo..hi {
                     // SAFETY: rows are disjoint, and each row's entries are written by its one task.
                     unsafe {
-                        *(ep as *mut [u32; 3]).add(row.start + j) =
+                        *(ep as *mut [u32; 3]).add(at + j) =
                             [threshold(prob[j]), edge_of(j) as u32, edge_of(lo + alias[j] as usize) as u32];
                     }
                 }
@@ -827,6 +978,76 @@ mod tests {
                     // The edges back are not tabled: the factor is read per step (see above).
                     (TermCond::Back, Ok(Ok(_))) => {}
                     (c, other) => panic!("{c:?} with factor {bad}: {:?}", other.map(|r| r.map(|t| t.bytes))),
+                }
+            }
+        }
+    }
+
+    /// Rows of degrees 1..=6 (21 edges) with labels: under a budget for degree >= 4 only rows
+    /// 3, 4 and 5 get tables, packed after each other; the others' steps are left to the plain
+    /// samplers; a covered row's draws land on its own edges with its factor's probabilities;
+    /// a budget below the longest row builds nothing.
+    #[test]
+    fn tables_cover_the_longest_rows_that_fit_the_budget() {
+        use crate::graph::{CsrParts, Orientation};
+        let mut parts = CsrParts { offsets: vec![0], labels: Some(Vec::new()), ..Default::default() };
+        for d in 1..=6u32 {
+            for j in 0..d {
+                parts.targets.push(j);
+                parts.labels.as_mut().unwrap().push(j % 2);
+            }
+            parts.offsets.push(parts.targets.len() as u64);
+        }
+        let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        let factor = |_: usize, e: usize| 1.0 + (e % 4) as f32;
+        for cond in [TermCond::All, TermCond::Label] {
+            let terms = [TermPlan { factor: StaticFactor::Table(0), cond }];
+            let full = ProposalTables::coverage(&g, &terms, u64::MAX).unwrap();
+            assert_eq!((full.min_degree, full.edges), (0, 21));
+            let budget = ProposalTables::budget_for_min_degree(&g, &terms, 4).unwrap();
+            let c = ProposalTables::coverage(&g, &terms, budget).unwrap();
+            assert_eq!((c.min_degree, c.edges, c.bytes), (4, 15, budget), "{cond:?}");
+            assert!(c.describe().contains("degree >= 4"));
+            // One byte less: rows of degree 4 no longer fit, so only 5 and 6 do.
+            let c = ProposalTables::coverage(&g, &terms, budget - 1).unwrap();
+            assert_eq!((c.min_degree, c.edges), (5, 11));
+            let small = ProposalTables::budget_for_min_degree(&g, &terms, 6).unwrap();
+            assert!(matches!(ProposalTables::coverage(&g, &terms, small - 1), Err(NoTables::OverBudget { .. })));
+
+            let tables = ProposalTables::build(&g, &terms, &factor, budget).unwrap().unwrap();
+            assert_eq!(tables.arrays().row_at.unwrap(), &[0, 0, 0, 0, 4, 9, 15]);
+            let b = TermBounds { bound: [1.0; MAX_TERMS], label: 1 };
+            for v in 0..6u32 {
+                let step = tables.step(&g, v, crate::graph::NO_NODE, &b, factor);
+                assert_eq!(step.is_some(), v >= 3, "row {v}");
+                let Some(s) = step else { continue };
+                let row = g.row(v);
+                let want: Vec<f64> = row
+                    .clone()
+                    .map(|e| if cond == TermCond::All || g.labels().unwrap()[e] == 1 { factor(0, e) as f64 } else { 0.0 })
+                    .collect();
+                let total: f64 = want.iter().sum();
+                assert_eq!(s.total, total);
+                if total == 0.0 {
+                    continue;
+                }
+                let mut rng = StepRng::new(7, v as u64, 0, crate::rng::Purpose::Sample);
+                let mut count = vec![0u32; row.len()];
+                let trials = 200_000;
+                for _ in 0..trials {
+                    let e = match tables.draw(&g, v, &s, &mut rng, factor) {
+                        Draw::Edge(e) => e,
+                        Draw::Entry(p) => tables.resolve(&p, row.start),
+                        Draw::Missed => panic!("no neighbour term"),
+                    };
+                    assert!(row.contains(&e), "row {v}: edge {e} is not its own");
+                    count[e - row.start] += 1;
+                }
+                for (i, &n) in count.iter().enumerate() {
+                    let p = want[i] / total;
+                    let sd = (p * (1.0 - p) / trials as f64).sqrt();
+                    let f = n as f64 / trials as f64;
+                    assert!((f - p).abs() <= 5.0 * sd + 1e-12, "{cond:?} row {v} slot {i}: {f} vs {p}");
                 }
             }
         }

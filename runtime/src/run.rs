@@ -161,11 +161,22 @@ pub struct WalkConfig {
     /// edge data is prefetched and the thread serves the other walkers while it arrives; the
     /// walks are identical at any width. Default 8 (see `bench/results/`).
     pub interleave: usize,
+    /// Bytes the structured-proposal tables may take (`None`: `WAYFARER_TABLE_BUDGET`, else a
+    /// quarter of the memory available; 0 turns them off). Which rows get tables follows the
+    /// budget, and so do the walks: pin it to reproduce walks on another machine.
+    pub table_budget: Option<u64>,
 }
 
 impl Default for WalkConfig {
     fn default() -> Self {
-        WalkConfig { length: 80, seed: 0, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Default, interleave: 8 }
+        WalkConfig {
+            length: 80,
+            seed: 0,
+            sampler: SamplerMode::Adaptive,
+            cost_ratio: CostRatio::Default,
+            interleave: 8,
+            table_budget: None,
+        }
     }
 }
 
@@ -358,6 +369,8 @@ pub enum ProposalReport {
         bytes: u64,
         /// Seconds to build them.
         seconds: f64,
+        /// Which rows they cover.
+        coverage: crate::proposal::TableCoverage,
     },
     /// The walk has a plan but no tables were built, and why.
     Skipped(String),
@@ -391,8 +404,8 @@ impl RunReport {
             self.stats.dead_ends,
         ) + &match &self.proposal {
             ProposalReport::None => String::new(),
-            ProposalReport::Built { bytes, seconds } => {
-                format!(", proposal tables {:.1} MiB in {:.3} s", *bytes as f64 / (1u64 << 20) as f64, seconds)
+            ProposalReport::Built { bytes, seconds, coverage } => {
+                format!(", proposal tables {:.1} MiB in {:.3} s{}", *bytes as f64 / (1u64 << 20) as f64, seconds, coverage.describe())
             }
             ProposalReport::Skipped(why) => format!(", no proposal tables ({why})"),
         }

@@ -19,8 +19,9 @@ pub(crate) use wayfarer::library::LibraryWalk;
 pub(crate) use wayfarer::output::{AtomicFile, IdSpace, PerNodeFile};
 pub(crate) use wayfarer::{CostRatio, CsrGraph};
 
-/// `1234`, `64K`, `512M`, `2G` (powers of 1024).
-pub(crate) fn parse_bytes(s: &str) -> Result<usize> {
+/// `1234`, `64K`, `512M`, `2G` (powers of 1024), the value of option `flag`; 0 only where
+/// `zero_ok`.
+pub(crate) fn parse_bytes(flag: &str, s: &str, zero_ok: bool) -> Result<usize> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
@@ -29,15 +30,15 @@ pub(crate) fn parse_bytes(s: &str) -> Result<usize> {
                 'M' => 1 << 20,
                 'G' => 1 << 30,
                 'T' => 1 << 40,
-                _ => bail!("--device-memory-budget {s}: use bytes or a K, M, G or T suffix"),
+                _ => bail!("{flag} {s}: use bytes or a K, M, G or T suffix"),
             };
             (&t[..i], m)
         }
         _ => (t, 1),
     };
-    let v: f64 = num.trim().parse().map_err(|_| anyhow::anyhow!("--device-memory-budget {s}: not a size"))?;
-    if !(v > 0.0) || !v.is_finite() {
-        bail!("--device-memory-budget {s}: must be positive");
+    let v: f64 = num.trim().parse().map_err(|_| anyhow::anyhow!("{flag} {s}: not a size"))?;
+    if !v.is_finite() || v < 0.0 || (v == 0.0 && !zero_ok) {
+        bail!("{flag} {s}: must be {}", if zero_ok { "0 or more" } else { "positive" });
     }
     Ok((v * mult as f64) as usize)
 }

@@ -89,6 +89,12 @@ pub(crate) struct WalkArgs {
     /// same either way.
     #[arg(long, value_name = "BYTES")]
     pub(crate) device_memory_budget: Option<String>,
+    /// Host memory the structured-proposal tables may take, e.g. 512M (default:
+    /// WAYFARER_TABLE_BUDGET, else a quarter of the memory available; 0 turns them off). The
+    /// longest rows get tables first; the summary says which rows have them. Which rows do
+    /// decides the samplers, so set it to reproduce walks on another machine.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) table_budget: Option<String>,
     /// No progress bar, notes or summary on stderr (warnings and errors still print).
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -256,7 +262,8 @@ fn summary_line(report: &wayfarer::RunReport, backend: &str, procs: &Procs) -> S
 /// on the chosen backend; returns the walk's name, its length and the whole run's query count.
 fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
     // Checked whatever the backend, so a bad size is an error on the CPU too.
-    let memory_budget = a.device_memory_budget.as_deref().map(super::parse_bytes).transpose()?;
+    let memory_budget = a.device_memory_budget.as_deref().map(|s| super::parse_bytes("--device-memory-budget", s, false)).transpose()?;
+    let table_budget = a.table_budget.as_deref().map(|s| super::parse_bytes("--table-budget", s, true)).transpose()?;
     let backend: Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
     let sampler: SamplerMode = a.sampler.parse().map_err(|e: String| anyhow::anyhow!("--sampler: {e}"))?;
     let ids = super::parse_ids(&a.ids)?;
@@ -310,6 +317,7 @@ fn run_walk_command(a: &WalkArgs, procs: &Procs) -> Result<(String, u32, u64)> {
     job.sampler = sampler;
     job.cost_ratio = cost_ratio;
     job.interleave = a.interleave;
+    job.table_budget = table_budget.map(|b| b as u64);
     job.gpus = wayfarer::job::Gpus { count: a.gpus, only: procs.sharded().then_some(procs.local_rank), memory_budget };
     job.progress = Some(&progress);
     job.verbose = !a.quiet;

@@ -64,7 +64,14 @@ pub struct Target<'a> {
     pub cost_ratio: CostRatio,
     /// Walkers per start node (three start nodes, the third with a quarter of them).
     pub per_start: usize,
+    /// Run only the walks with a proposal plan, with tables for the longest row alone (node
+    /// 0's; the other rows' steps take the plain samplers), instead of the default budget.
+    pub partial_tables: bool,
 }
+
+/// The rows of at least this many edges get tables when [`Target::partial_tables`] is set:
+/// node 0's row alone (5 edges; the others have 3 or 4).
+pub const PARTIAL_MIN_DEGREE: u32 = 5;
 
 /// The starts of every cell: nodes 0 and 5 (busy, with triangles) and 2.
 pub fn suite_starts(per_start: usize) -> Starts {
@@ -84,13 +91,13 @@ pub fn run_job(runner: &dyn Runner, job: &WalkJob) -> Result<(Walks, JobReport),
     Ok((walks, report))
 }
 
-/// What a walk's program says about it: whether its weight reads only the edge, and whether
-/// the compiler planned a structured proposal for it.
-fn planned(walk: &LibraryWalk) -> (bool, bool) {
+/// What a walk's program says about it: whether its weight reads only the edge, and the
+/// structured proposal the compiler planned for it (empty: none).
+fn planned(walk: &LibraryWalk) -> (bool, Vec<wayfarer::proposal::TermPlan>) {
     let (source, _) = walk.program().expect("a library walk with a #[walk] program");
     let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
-    let has_plan = info.proposal.as_ref().is_ok_and(|p| !p.terms.is_empty());
-    (program.static_weight(), has_plan)
+    let plan = info.proposal.as_ref().map_or_else(|_| Vec::new(), |p| p.plan());
+    (program.static_weight(), plan)
 }
 
 /// Checks one walk of `length` steps on the graph of `edges` under every mode of `target`:
@@ -105,10 +112,12 @@ pub fn check_walk<'a>(
     what: &str,
     length: u32,
     seed: u64,
+    table_budget: Option<u64>,
 ) -> Vec<(SamplerMode, RunReport)> {
     let mut reports = Vec::new();
     for (k, &mode) in target.modes.iter().enumerate() {
         let mut job = WalkJob::new(g, make());
+        job.table_budget = table_budget;
         job.length = length;
         job.starts = suite_starts(target.per_start);
         job.seed = seed + k as u64;
@@ -135,6 +144,14 @@ pub fn check_walk<'a>(
         if mode == SamplerMode::Structured && tables && moved {
             assert!(report.stats.structured_steps > 0, "{what}: the proposal plan never ran: {:?}", report.stats);
         }
+        if let (Some(_), wayfarer::engine::ProposalReport::Built { coverage, .. }) = (table_budget, &report.proposal)
+            && mode == SamplerMode::Structured
+            && moved
+        {
+            assert!(coverage.is_partial(), "{what}: every row got tables: {coverage:?}");
+            let plain = report.stats.rejection_steps + report.stats.reservoir_steps + report.stats.rejection_fallbacks;
+            assert!(plain > 0, "{what}: the rows without tables never took the plain samplers: {:?}", report.stats);
+        }
         if target.program && target.runner.kind() == wayfarer::gpu::Backend::Cpu {
             // Cranelift: the compiled turns run eRJS and adaptive steps, except that with
             // structured-proposal tables the engine's own turns run every step.
@@ -160,6 +177,20 @@ pub fn check_library_walks(target: &Target) -> usize {
         for c in library_cases() {
             let g = if c.weighted { &weighted_graph } else { &unweighted_graph };
             let walk = LibraryWalk::from_name(c.name, &c.params, g, false).unwrap();
+            let table_budget = if target.partial_tables {
+                let (_, plan) = planned(&walk);
+                if plan.is_empty() {
+                    continue;
+                }
+                use wayfarer::runtime::proposal::ProposalTables;
+                // Only plans with per-edge tables (alias entries, label segments) can have some rows without.
+                match ProposalTables::budget_for_min_degree(g, &plan, PARTIAL_MIN_DEGREE) {
+                    Ok(b) if ProposalTables::coverage(g, &plan, b).is_ok_and(|c| c.is_partial()) => Some(b),
+                    _ => continue,
+                }
+            } else {
+                None
+            };
             let what = format!("{} {:?} {shape:?} weighted={}", c.name, c.params, c.weighted);
             let make = || {
                 let mut w = JobWalk::library(&walk);
@@ -168,8 +199,15 @@ pub fn check_library_walks(target: &Target) -> usize {
                 }
                 w
             };
-            let reports = check_walk(target, &make, &c.model, &edges, g, &what, 3, 1000);
-            if target.runner.kind() != wayfarer::gpu::Backend::Wgpu {
+            let reports = check_walk(target, &make, &c.model, &edges, g, &what, 3, 1000, table_budget);
+            if target.partial_tables && c.weighted && !matches!(shape, Shape::Outlier) {
+                let built = reports
+                    .iter()
+                    .any(|(m, r)| *m == SamplerMode::Structured && matches!(r.proposal, wayfarer::engine::ProposalReport::Built { .. }));
+                assert!(built, "{} {what}: no tables under a budget for the longest row", target.label);
+            }
+            // (Partial tables leave most rows to the plain samplers: checked in `check_walk`.)
+            if target.runner.kind() != wayfarer::gpu::Backend::Wgpu && !target.partial_tables {
                 let cpu = target.runner.kind() == wayfarer::gpu::Backend::Cpu;
                 check_planned_proposals(&walk, &reports, c.weighted, shape, cpu, &format!("{} {what}", target.label));
             }
@@ -184,7 +222,8 @@ pub fn check_library_walks(target: &Target) -> usize {
 /// structured proposals are forced (CPU and CUDA), and on the CPU a table serves skewed static
 /// weights.
 fn check_planned_proposals(walk: &LibraryWalk, reports: &[(SamplerMode, RunReport)], weighted: bool, shape: Shape, cpu: bool, what: &str) {
-    let (static_weight, has_plan) = planned(walk);
+    let (static_weight, plan) = planned(walk);
+    let has_plan = !plan.is_empty();
     let skewed = matches!(shape, Shape::Pareto1 | Shape::Outlier);
     for (mode, r) in reports {
         if cpu && static_weight && weighted && skewed && *mode == SamplerMode::Adaptive {
