@@ -66,6 +66,44 @@ fn library_walks_are_exact_with_tables_for_the_longest_rows_only() {
     }
 }
 
+/// `--sampler table` draws every step from the prefix table of a static-weight walk (DeepWalk,
+/// weighted and not) exactly, natively and through Cranelift; a walk whose weight reads the
+/// walker is a clear error naming the option.
+#[test]
+fn forced_table_draws_are_exact_for_static_weights() {
+    for program in [false, true] {
+        let target = Target { modes: &[SamplerMode::Table], ..cpu(program) };
+        for shape in SHAPES {
+            let edges = shaped_edges(shape);
+            for weighted in [true, false] {
+                let mut g = build(&edges);
+                if !weighted {
+                    g.set_weights(None).unwrap();
+                }
+                let walk = wayfarer::library::LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+                let make = || {
+                    let mut w = JobWalk::library(&walk);
+                    if program {
+                        w.native = None;
+                    }
+                    w
+                };
+                let what = format!("deepwalk {shape:?} weighted={weighted}");
+                let reports = check_walk(&target, &make, &Model::DeepWalk { weighted }, &edges, &g, &what, 3, 1000, None);
+                let stats = &reports[0].1.stats;
+                assert!(stats.table_steps > 0 && stats.rejection_steps + stats.reservoir_steps == 0, "{what}: {stats:?}");
+            }
+        }
+    }
+    let g = build(&shaped_edges(Shape::Uniform));
+    let walk = wayfarer::library::LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
+    let mut job = wayfarer::job::WalkJob::new(&g, JobWalk::library(&walk));
+    job.sampler = SamplerMode::Table;
+    let Err(err) = common::suite::run_job(&CpuRunner, &job) else { panic!("node2vec ran with --sampler table") };
+    let err = err.to_string();
+    assert!(err.contains("--sampler") && err.contains("structured"), "{err}");
+}
+
 /// The hand-written references (`*-ref`), held to the same standard on the weighted graph.
 fn check_reference<W: Walk>(make: impl Fn(Weighting) -> W, model: impl Fn(bool) -> Model, weightings: &[bool]) {
     let target = cpu(false);

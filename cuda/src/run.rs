@@ -380,7 +380,7 @@ pub fn run_multi_streaming(
         SamplerMode::Structured => 3,
         other => {
             return Err(CudaError::from(WalkError::Config(format!(
-                "sampler {other} runs on the CPU only (its and prefix-reservoir are references); the GPU runs adaptive, erjs, ervs or structured"
+                "sampler {other} runs on the CPU only (table draws from the CPU's prefix tables; its and prefix-reservoir are references); the GPU runs adaptive, erjs, ervs or structured (which draws a static-weight walk straight from alias tables)"
             ))));
         }
     };

@@ -358,6 +358,11 @@ impl<W: Walk> Env<'_, W> {
                             st.reservoir_steps += 1;
                             self.reservoir(d, base, wr, rng, weight).map_err(|e| err(e, f32::NAN))?
                         }
+                        SamplerMode::Table => {
+                            st.table_steps += 1;
+                            let table = self.table.as_ref().expect("a table for --sampler table (checked at the start)");
+                            sampler::prefix_table(&table[base..base + d], rng)
+                        }
                         SamplerMode::InverseTransform => {
                             st.reference_steps += 1;
                             sampler::inverse_transform(d, rng, prefix, weight).map_err(|e| err(e, f32::NAN))?
@@ -819,12 +824,29 @@ pub fn run_streaming<W: Walk>(
     let turn = walk.compiled_turn(&ctx);
     let turns_run = structured.is_none() && matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection);
     let t3 = Instant::now();
-    let table =
-        if cfg.sampler == SamplerMode::Adaptive && structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES {
-            Some(build_table(walk, &ctx)?)
-        } else {
-            None
-        };
+    if cfg.sampler == SamplerMode::Table {
+        if !walk.static_weight() {
+            return Err(WalkError::param(
+                "--sampler",
+                format!(
+                    "table draws from prefix sums of weights that read only the edge; `{}`'s weight reads the walker too (`wayfarer explain` shows it): use structured for its tables",
+                    walk.name()
+                ),
+            ));
+        }
+        if graph.num_edges() > MAX_TABLE_EDGES {
+            return Err(WalkError::param(
+                "--sampler",
+                format!("table: the graph has {} edges, over the {MAX_TABLE_EDGES} a prefix table is built for", graph.num_edges()),
+            ));
+        }
+    }
+    let wants_table = match cfg.sampler {
+        SamplerMode::Adaptive => structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES,
+        SamplerMode::Table => true,
+        _ => false,
+    };
+    let table = if wants_table { Some(build_table(walk, &ctx)?) } else { None };
     let precompute_seconds = precompute_seconds + t3.elapsed().as_secs_f64();
     let compiled = turn.map(|c| {
         Compiled {

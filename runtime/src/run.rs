@@ -24,6 +24,11 @@ pub enum SamplerMode {
     /// where the walk has a plan and its tables were built; plain eRJS otherwise (eRVS without
     /// a bound, and to finish a step whose trials ran out).
     Structured,
+    /// Direct draws from per-row prefix sums of a static-weight walk's weights (one uniform
+    /// and a binary search, no rejection), on every step: the adaptive rule's table steps,
+    /// forced, for ablations. CPU only; a walk whose weight reads more than the edge is an
+    /// error.
+    Table,
     /// Reference: inverse transform over a prefix sum.
     InverseTransform,
     /// Reference: FlowWalker-style reservoir with one random number per edge.
@@ -38,9 +43,10 @@ impl std::str::FromStr for SamplerMode {
             "erjs" | "rejection" => SamplerMode::Rejection,
             "ervs" | "reservoir" => SamplerMode::Reservoir,
             "structured" => SamplerMode::Structured,
+            "table" => SamplerMode::Table,
             "its" | "inverse-transform" => SamplerMode::InverseTransform,
             "prefix-reservoir" | "flowwalker" => SamplerMode::ReservoirPrefix,
-            _ => return Err(format!("unknown sampler `{s}`: use adaptive, erjs, structured, ervs, its or prefix-reservoir")),
+            _ => return Err(format!("unknown sampler `{s}`: use adaptive, erjs, structured, ervs, table, its or prefix-reservoir")),
         })
     }
 }
@@ -52,6 +58,7 @@ impl std::fmt::Display for SamplerMode {
             SamplerMode::Rejection => "erjs",
             SamplerMode::Reservoir => "ervs",
             SamplerMode::Structured => "structured",
+            SamplerMode::Table => "table",
             SamplerMode::InverseTransform => "its",
             SamplerMode::ReservoirPrefix => "prefix-reservoir",
         })

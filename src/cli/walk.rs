@@ -57,8 +57,10 @@ pub(crate) struct WalkArgs {
     /// Ignore the graph's edge weights.
     #[arg(long)]
     pub(crate) unweighted: bool,
-    /// adaptive, erjs, structured (proposals from the walk's terms; CPU and CUDA), ervs, its (reference),
-    /// prefix-reservoir (reference).
+    /// The sampler on every step, for ablations: adaptive (the cost model picks per step),
+    /// erjs (uniform proposals), structured (proposals from the walk's terms; CPU and CUDA),
+    /// ervs, table (direct draws from prefix sums of static weights; CPU only), its
+    /// (reference), prefix-reservoir (reference).
     #[arg(long, default_value = "adaptive")]
     pub(crate) sampler: String,
     /// The adaptive rule's cost model: `R`, `R,F` or `R,F,R_short` (trial/edge cost ratio,
