@@ -23,7 +23,7 @@ fn same_seed_same_walks_on_any_thread_count_and_interleave() {
     for name in ["deepwalk", "node2vec", "metapath", "ppr2", "ppr", "ppr-stop", "anonymous", "node2vec-ref", "metapath-ref"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
-            let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 1 };
+            let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 1, table_budget: None };
             let one = run_on(1, &walk, &g, &cfg);
             assert!(one.steps() > 0);
             for threads in [2, 7] {
@@ -54,7 +54,14 @@ fn generators_are_deterministic_across_thread_counts() {
 fn walks_only_follow_edges_and_pad_with_the_sentinel() {
     let g = graph();
     let walk = LibraryWalk::from_name("metapath", &[("schema".into(), "0,1,2,3,4".into())], &g, false).unwrap();
-    let cfg = WalkConfig { length: 5, seed: 1, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(1.0), interleave: 1 };
+    let cfg = WalkConfig {
+        length: 5,
+        seed: 1,
+        sampler: SamplerMode::Adaptive,
+        cost_ratio: CostRatio::Fixed(1.0),
+        interleave: 1,
+        table_budget: None,
+    };
     let (walks, report) = walk.run(&g, &Starts::EveryNode { per_node: 1 }, &cfg, None).unwrap();
     assert!(report.stats.dead_ends > 0, "MetaPath on random labels must hit dead ends");
     for i in 0..walks.len() {
@@ -79,7 +86,14 @@ fn walks_only_follow_edges_and_pad_with_the_sentinel() {
 #[test]
 fn shards_of_a_run_concatenate_to_the_whole_run() {
     let g = graph();
-    let cfg = WalkConfig { length: 10, seed: 8, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(2.0), interleave: 8 };
+    let cfg = WalkConfig {
+        length: 10,
+        seed: 8,
+        sampler: SamplerMode::Adaptive,
+        cost_ratio: CostRatio::Fixed(2.0),
+        interleave: 8,
+        table_budget: None,
+    };
     let explicit = Starts::Nodes((0..3001u32).map(|i| (i * 37) % 2048).collect());
     for name in ["node2vec", "ppr-stop", "anonymous"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();

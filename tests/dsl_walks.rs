@@ -36,7 +36,14 @@ fn check<W: Walk>(walk: &W, model: &Model) {
         let edges = shaped_edges(shape);
         let g = build(&edges);
         for (k, mode) in MODES.into_iter().enumerate() {
-            let cfg = WalkConfig { length: 3, seed: 77 + k as u64, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+            let cfg = WalkConfig {
+                length: 3,
+                seed: 77 + k as u64,
+                sampler: mode,
+                cost_ratio: CostRatio::Fixed(1.0),
+                interleave: 8,
+                table_budget: None,
+            };
             let (walks, report) = wayfarer::engine::run(walk, &g, &starts(), &cfg, None).unwrap();
             let t = tally(&walks, 3);
             check_tally(&t, model, &edges, &format!("#[walk] {} {shape:?} {mode}", walk.name()));
@@ -77,7 +84,8 @@ fn dsl_second_order_pagerank_is_exact() {
         let edges: Vec<RawEdge> = shaped_edges(shape).into_iter().map(|(u, v, _, l)| (u, v, 1.0, l)).collect();
         let g = build(&edges);
         for mode in MODES {
-            let cfg = WalkConfig { length: 3, seed: 5, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+            let cfg =
+                WalkConfig { length: 3, seed: 5, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8, table_budget: None };
             let (walks, _) = wayfarer::engine::run(&walk, &g, &starts(), &cfg, None).unwrap();
             check_tally(&tally(&walks, 3), &Model::Ppr2 { gamma: 0.2, weighted: false }, &edges, &format!("#[walk] ppr2 {mode}"));
         }
@@ -165,7 +173,14 @@ fn node_properties_are_read_and_unbounded_walks_fall_back_to_ervs() {
     g.set_node_property("score", score.clone()).unwrap();
     let walk = Scored { bias: 0.5 };
     assert_eq!(walk.bound_scope(), wayfarer::BoundScope::None);
-    let cfg = WalkConfig { length: 1, seed: 9, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+    let cfg = WalkConfig {
+        length: 1,
+        seed: 9,
+        sampler: SamplerMode::Adaptive,
+        cost_ratio: CostRatio::Fixed(1.0),
+        interleave: 8,
+        table_budget: None,
+    };
     let (walks, report) = wayfarer::engine::run(&walk, &g, &Starts::Nodes(vec![0; 100_000]), &cfg, None).unwrap();
     assert_eq!(report.stats.rejection_steps, 0, "no bound, no eRJS");
     let mut counts: HashMap<u32, u64> = HashMap::new();

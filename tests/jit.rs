@@ -24,7 +24,7 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         let jit = cranelift_walk(&walk, true);
         for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
-            let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
+            let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8, table_budget: None };
             let s = Starts::EveryNode { per_node: 2 };
             let (native, rn) = walk.run(&g, &s, &cfg, None).unwrap();
             let (jitted, rj) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
@@ -41,7 +41,14 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
         }
         // The engine's own turn over the compiled queries gives them too.
         let generic = jit.with_engine_turns(EngineTurns::Generic);
-        let cfg = WalkConfig { length: 12, seed: 42, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
+        let cfg = WalkConfig {
+            length: 12,
+            seed: 42,
+            sampler: SamplerMode::Adaptive,
+            cost_ratio: CostRatio::Fixed(3.0),
+            interleave: 8,
+            table_budget: None,
+        };
         let s = Starts::EveryNode { per_node: 2 };
         let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
         let (jitted, rg) = wayfarer::engine::run(&generic, &g, &s, &cfg, None).unwrap();
@@ -95,7 +102,7 @@ fn jit_update_with_draws_and_state_equals_native() {
     let values = wayfarer::gpu::program_values(&program, &src.params).unwrap();
     let jit = JitWalk::compile(&program, &info, &values, true).unwrap();
     for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
-        let cfg = WalkConfig { length: 16, seed: 9, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
+        let cfg = WalkConfig { length: 16, seed: 9, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8, table_budget: None };
         let s = Starts::EveryNode { per_node: 2 };
         let (native, rn) = wayfarer::engine::run(&walk, &g, &s, &cfg, None).unwrap();
         let (jitted, rj) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
@@ -114,7 +121,7 @@ fn jit_metapath_equals_native_without_per_label_arrays() {
     let walk = LibraryWalk::from_name("metapath", &[("schema".into(), "3,0,69,7".into())], &g, false).unwrap();
     let jit = cranelift_walk(&walk, true);
     for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection] {
-        let cfg = WalkConfig { length: 8, seed: 5, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8 };
+        let cfg = WalkConfig { length: 8, seed: 5, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8, table_budget: None };
         let s = Starts::EveryNode { per_node: 4 };
         let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
         let (jitted, _) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
@@ -138,7 +145,14 @@ fn jit_runs_stateful_programs_from_source() {
     g = wayfarer::CsrGraph::from_parts(parts, wayfarer::graph::Orientation::Directed).unwrap();
     let walk = LibraryWalk::from_name("temporal", &[], &g, false).unwrap();
     let jit = cranelift_walk(&walk, true);
-    let cfg = WalkConfig { length: 10, seed: 3, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(2.0), interleave: 8 };
+    let cfg = WalkConfig {
+        length: 10,
+        seed: 3,
+        sampler: SamplerMode::Adaptive,
+        cost_ratio: CostRatio::Fixed(2.0),
+        interleave: 8,
+        table_budget: None,
+    };
     let s = Starts::EveryNode { per_node: 1 };
     let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
     let (jitted, _) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
@@ -230,7 +244,14 @@ fn the_process_cache_compiles_a_program_once() {
     let (d, _) = JitWalk::compile_cached(&program, &info, &values, false).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&a, &d), "weighted and unweighted code differ");
     // The shared code walks like a fresh compile.
-    let cfg = WalkConfig { length: 10, seed: 3, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(2.0), interleave: 4 };
+    let cfg = WalkConfig {
+        length: 10,
+        seed: 3,
+        sampler: SamplerMode::Adaptive,
+        cost_ratio: CostRatio::Fixed(2.0),
+        interleave: 4,
+        table_budget: None,
+    };
     let s = Starts::EveryNode { per_node: 1 };
     let (wa, _) = wayfarer::engine::run(&*b, &g, &s, &cfg, None).unwrap();
     let (wn, _) = walk.run(&g, &s, &cfg, None).unwrap();

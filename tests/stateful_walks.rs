@@ -16,7 +16,7 @@ use wayfarer::{WalkConfig, Walks};
 const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
 
 fn run<W: Walk>(walk: &W, g: &CsrGraph, starts: Vec<u32>, length: u32, seed: u64, mode: SamplerMode) -> Walks {
-    let cfg = WalkConfig { length, seed, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+    let cfg = WalkConfig { length, seed, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8, table_budget: None };
     wayfarer::engine::run(walk, g, &Starts::Nodes(starts), &cfg, None).unwrap().0
 }
 
@@ -200,7 +200,14 @@ fn anonymous_walks_are_first_visit_indices() {
     assert_eq!(&anon.nodes[8..], &[u32::MAX, u32::MAX], "padding is kept");
     // The library's `anonymous` walk is DeepWalk, recorded that way.
     let g = build(&shaped_edges(Shape::Uniform));
-    let cfg = WalkConfig { length: 6, seed: 9, sampler: SamplerMode::Adaptive, cost_ratio: CostRatio::Fixed(1.0), interleave: 8 };
+    let cfg = WalkConfig {
+        length: 6,
+        seed: 9,
+        sampler: SamplerMode::Adaptive,
+        cost_ratio: CostRatio::Fixed(1.0),
+        interleave: 8,
+        table_budget: None,
+    };
     let s = Starts::EveryNode { per_node: 3 };
     let (anon, _) = LibraryWalk::from_name("anonymous", &[], &g, false).unwrap().run(&g, &s, &cfg, None).unwrap();
     let (plain, _) = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap().run(&g, &s, &cfg, None).unwrap();

@@ -79,7 +79,14 @@ fn modes() -> [SamplerMode; 2] {
 fn check<W: Walk>(walk: &W, g: &CsrGraph, edges: &[RawEdge], starts: &Starts, rule: CustomWeight, what: &str) -> Vec<wayfarer::RunReport> {
     let mut reports = Vec::new();
     for (k, mode) in modes().into_iter().enumerate() {
-        let cfg = WalkConfig { length: 3, seed: 500 + k as u64, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 4 };
+        let cfg = WalkConfig {
+            length: 3,
+            seed: 500 + k as u64,
+            sampler: mode,
+            cost_ratio: CostRatio::Fixed(1.0),
+            interleave: 4,
+            table_budget: None,
+        };
         let (walks, report) = wayfarer::engine::run(walk, g, starts, &cfg, None).unwrap();
         let t = tally(&walks, 3);
         let (tested, _, dead) = check_tally(&t, &Model::Custom(rule), edges, &format!("{what} {mode}"));
@@ -293,8 +300,14 @@ fn cranelift_compiled_plans_are_exact() {
             [(build(&shaped_edges(Shape::Pareto1)), shaped_edges(Shape::Pareto1), "pareto"), (hub_graph().0, hub_edges.clone(), "hub")]
         {
             let s = starts(&[5, 3, 1]);
-            let cfg =
-                WalkConfig { length: 3, seed: 41, sampler: SamplerMode::Structured, cost_ratio: CostRatio::Fixed(1.0), interleave: 2 };
+            let cfg = WalkConfig {
+                length: 3,
+                seed: 41,
+                sampler: SamplerMode::Structured,
+                cost_ratio: CostRatio::Fixed(1.0),
+                interleave: 2,
+                table_budget: None,
+            };
             let (walks, report) = wayfarer::engine::run(&walk, &g, &s, &cfg, None).unwrap();
             assert!(report.stats.structured_steps > 0, "{}: {:?}", program.name, report.stats);
             let t = tally(&walks, 3);

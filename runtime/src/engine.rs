@@ -385,16 +385,31 @@ impl<W: Walk> Env<'_, W> {
                     }
                     let e = phase.index as usize;
                     let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
-                    let env = tables.envelope(g, wr.cur, wr.prev, slot_terms, e, factor);
-                    let x = walk.weight(ctx, wr, e);
                     let i = e - base;
-                    if !(x >= 0.0) || x == f32::INFINITY {
-                        return Err(err(SampleError::BadWeight { index: i, weight: x }, f32::NAN));
-                    }
-                    if x as f64 > env {
-                        return Err(err(SampleError::BoundViolated { index: i, weight: x }, env as f32));
-                    }
-                    if rng.uniform() * env < x as f64 {
+                    let u = rng.uniform();
+                    let accept = 'decide: {
+                        // The squeeze first (`ProposalTables::envelope_range`): most trials of a
+                        // walk with a `has_edge` condition are decided without searching.
+                        if let Some((lo, hi)) = envelope(i) {
+                            let (env_lo, env_hi) = tables.envelope_range(g, wr.prev, slot_terms, e, factor);
+                            if u * env_hi < lo as f64 && lo as f64 <= env_hi {
+                                break 'decide true;
+                            }
+                            if u * env_lo >= hi as f64 {
+                                break 'decide false;
+                            }
+                        }
+                        let env = tables.envelope(g, wr.cur, wr.prev, slot_terms, e, factor);
+                        let x = walk.weight(ctx, wr, e);
+                        if !(x >= 0.0) || x == f32::INFINITY {
+                            return Err(err(SampleError::BadWeight { index: i, weight: x }, f32::NAN));
+                        }
+                        if x as f64 > env {
+                            return Err(err(SampleError::BoundViolated { index: i, weight: x }, env as f32));
+                        }
+                        u * env < x as f64
+                    };
+                    if accept {
                         st.structured_steps += 1;
                         st.structured_trials += trials as u64;
                         Some(i)

@@ -599,6 +599,48 @@ impl ProposalTables {
         }
     }
 
+    /// Cheap bounds `lo ≤ E(e) ≤ hi` on the envelope at edge `e` of `cur`'s row (widened like
+    /// it): every condition is read from the edge except `has_edge(prev, dst)`, which counts
+    /// as false for `lo` and as its largest value for `hi` (no search). With the weight's own
+    /// squeeze `w_lo ≤ w ≤ w_hi`, a trial whose level `u·hi` is below `w_lo` accepts and one
+    /// whose `u·lo` reaches `w_hi` rejects exactly as the full test would (rounding is monotone:
+    /// `E` adds a subset of `hi`'s terms and a superset of `lo`'s, in the same order).
+    #[inline]
+    pub fn envelope_range(&self, g: &CsrGraph, prev: u32, s: &StepTerms, e: usize, factor: impl Fn(usize, usize) -> f32) -> (f64, f64) {
+        let (mut lo, mut hi) = (0.0f64, 0.0f64);
+        for (k, t) in self.terms.iter().enumerate() {
+            if s.mass[k] == 0.0 {
+                continue;
+            }
+            let holds = match t.cond {
+                TermCond::All => true,
+                TermCond::Label => g.labels().map_or(0, |l| l[e]) == s.bounds.label,
+                TermCond::Back => g.targets()[e] == prev,
+                TermCond::PrevNeighbor => {
+                    // At most K·c_prev(x)/m_cur(x) <= K² (K = 1 on simple graphs).
+                    let k2 = self.multiplicity as f64 * self.multiplicity as f64;
+                    let f = match t.factor {
+                        StaticFactor::One => 1.0,
+                        StaticFactor::Table(i) => factor(i as usize, e) as f64,
+                    };
+                    hi += s.bounds.bound[k] as f64 * f * k2;
+                    continue;
+                }
+            };
+            if !holds {
+                continue;
+            }
+            let f = match t.factor {
+                StaticFactor::One => 1.0,
+                StaticFactor::Table(i) => factor(i as usize, e) as f64,
+            };
+            let c = s.bounds.bound[k] as f64 * f * 1.0;
+            lo += c;
+            hi += c;
+        }
+        (lo * ENVELOPE_SLACK, hi * ENVELOPE_SLACK)
+    }
+
     /// The envelope `E(e) = Σ_k R_k · s_k(e) · [c_k(e)]` at edge `e` of `cur`'s row.
     #[inline]
     pub fn envelope(&self, g: &CsrGraph, cur: u32, prev: u32, s: &StepTerms, e: usize, factor: impl Fn(usize, usize) -> f32) -> f64 {
