@@ -196,7 +196,7 @@ pub struct WalkJob<'a> {
     /// CPU: walkers each thread advances in turn.
     pub interleave: usize,
     /// CPU and CUDA: bytes the structured-proposal tables may take (`None`: see
-    /// [`engine::table_budget`](crate::engine::table_budget)).
+    /// [`crate::engine::table_budget`]).
     pub table_budget: Option<u64>,
     /// CPU: worker threads (default: rayon's global pool).
     pub threads: Option<usize>,

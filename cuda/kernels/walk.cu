@@ -379,6 +379,16 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
     u32 cap = 0, t = 0;
     u64 base = 0;
     u32 d = 0;
+    // A structured step in progress (its trials run one per loop iteration, like eRJS's). Its
+    // terms live in shared memory, a slot per lane: in registers they would stay live across
+    // the loop and push the eRJS and eRVS paths into spills.
+    bool in_struct = false;
+#if WF_STRUCT_ON
+    __shared__ WfTerms wf_lane_terms[256];
+    WfTerms& st = wf_lane_terms[threadIdx.x];
+#else
+    WfTerms st;
+#endif
     u64 stats[WF_NUM_STATS];
     for (int i = 0; i < WF_NUM_STATS; ++i) stats[i] = 0;
 
@@ -411,11 +421,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
         int picked = -1;        // index in the row, or -1
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {
-            // A new step: choose the sampler. A structured step runs all its trials at once
-            // (about one on average): its terms live only here, so they cost the eRJS and eRVS
-            // paths no registers across the loop.
-            WfTerms st;
-            bool in_struct = false;
+            // A new step: choose the sampler.
 #ifdef WF_OUT_OF_CORE
             base = wf_row_base(g, w.b.cur);
             d = (u32)(g.offsets[w.b.cur + 1] - g.offsets[w.b.cur]);
@@ -460,53 +466,58 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                             use_erjs = a.mode == 1 || a.mode == 3 || !wf_prefers_reservoir(a, d, bound, wf_estimate(g, p, w));
                     }
                 }
-                if (!dead && use_erjs) {
+                if (!dead && (use_erjs || in_struct)) {
                     in_trials = true;
                     cap = wf_trial_cap(a, d);
                     t = 0;
-                } else if (WF_STRUCT_ON && !dead && in_struct) {
-                    // The structured trials, drawn from the step's Sample stream in the CPU's order.
-                    cap = wf_trial_cap(a, d);
-                    for (t = 0; t < cap && picked < 0 && !dead;) {
-                        ++t;
-                        int drawn = 0;
-                        const u32 i = wf_terms_draw(g, p, w, base, d, st, rng, drawn);
-                        if (i == WF_MISSED) continue;
-                        const u64 e = base + i;
-                        const double u = wf_uniform(rng);
-                        int verdict = -1;   // 1 accept, 0 reject, -1 undecided
-                        if (WF_HAS_ENVELOPE) {
-                            // The squeeze first: most trials of a has_edge walk need no search.
-                            float lo, hi;
-                            wf_envelope(g, p, w, e, &lo, &hi);
-                            double env_lo, env_hi;
-                            wf_terms_envelope_range(g, p, w, st, e, &env_lo, &env_hi);
-                            if (__dmul_rn(u, env_hi) < (double)lo && (double)lo <= env_hi) verdict = 1;
-                            else if (__dmul_rn(u, env_lo) >= (double)hi) verdict = 0;
-                        }
-                        if (verdict < 0) {
-                            const double env = wf_terms_envelope(g, p, w, st, base, d, e, drawn);
-                            const float x = wf_weight(g, p, w, e);
-                            if (!(x >= 0.0f) || x == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, e, x, 0.0f); dead = true; }
-                            else if ((double)x > env) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, e, x, (float)env); dead = true; }
-                            else verdict = __dmul_rn(u, env) < (double)x ? 1 : 0;
-                        }
-                        if (verdict == 1) picked = (int)i;
-                    }
-                    stats[WF_STAT_S_TRIALS] += t;
-                    if (picked >= 0) {
-                        stats[WF_STAT_S_STEPS] += 1;
-                    } else if (!dead) {
-                        // Out of trials: eRVS finishes the step, exactly.
-                        need_ervs = true;
-                        stats[WF_STAT_S_FALLBACKS] += 1;
-                    }
                 } else if (!dead) {
                     need_ervs = true;
                 }
             }
         }
-        if (active && in_trials) {
+        if (WF_STRUCT_ON && active && in_trials && in_struct) {
+            // One structured trial, drawn from the step's Sample stream in the CPU's order.
+            ++t;
+            stats[WF_STAT_S_TRIALS] += 1;
+            int drawn = 0;
+            const u32 i = wf_terms_draw(g, p, w, base, d, st, rng, drawn);
+            const u64 e = base + i;
+            bool accept = false;
+            if (i != WF_MISSED) {
+                const double u = wf_uniform(rng);
+                int verdict = -1;   // 1 accept, 0 reject, -1 undecided
+                if (WF_HAS_ENVELOPE) {
+                    // The squeeze first: most trials of a has_edge walk need no search.
+                    float lo, hi;
+                    wf_envelope(g, p, w, e, &lo, &hi);
+                    double env_lo, env_hi;
+                    wf_terms_envelope_range(g, p, w, st, e, &env_lo, &env_hi);
+                    if (__dmul_rn(u, env_hi) < (double)lo && (double)lo <= env_hi) verdict = 1;
+                    else if (__dmul_rn(u, env_lo) >= (double)hi) verdict = 0;
+                }
+                if (verdict < 0) {
+                    const double env = wf_terms_envelope(g, p, w, st, base, d, e, drawn);
+                    const float x = wf_weight(g, p, w, e);
+                    if (!(x >= 0.0f) || x == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, e, x, 0.0f); dead = true; }
+                    else if ((double)x > env) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, e, x, (float)env); dead = true; }
+                    else accept = __dmul_rn(u, env) < (double)x;
+                } else {
+                    accept = verdict == 1;
+                }
+            }
+            if (dead) {
+                in_trials = false;
+            } else if (accept) {
+                picked = (int)i;
+                in_trials = false;
+                stats[WF_STAT_S_STEPS] += 1;
+            } else if (t >= cap) {
+                // Out of trials: eRVS finishes the step, exactly.
+                in_trials = false;
+                need_ervs = true;
+                stats[WF_STAT_S_FALLBACKS] += 1;
+            }
+        } else if (active && in_trials) {
             // One eRJS trial, drawn from the step's Sample stream in the CPU's order.
             ++t;
             stats[WF_STAT_TRIALS] += 1;

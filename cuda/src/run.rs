@@ -13,7 +13,7 @@ use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_compiler::ir::Program;
 use wayfarer_runtime::engine::{CostModel, ProposalReport, SHORT_ROW, SamplerStats};
-use wayfarer_runtime::proposal::{NoTables, ProposalTables, TableCoverage, TermPlan};
+use wayfarer_runtime::proposal::{NoTables, ProposalTables, TableCoverage, TableNeed, TermPlan};
 use wayfarer_runtime::walk::MAX_LABEL_STATS;
 use wayfarer_runtime::{CsrGraph, Requirements, SamplerMode, Starts, WalkError, Walks};
 
@@ -694,10 +694,13 @@ impl<'a> DeviceRun<'a> {
             Some(Err(why)) => proposal = ProposalReport::Skipped(why),
             Some(Ok((_, on_device, table_budget))) => {
                 let t = Instant::now();
-                match build_tables(dev, walk, graph, &graph_dev, &params_dev, &mut prepared, on_device, table_budget)? {
+                let need = if cfg.sampler == SamplerMode::Structured { TableNeed::Always } else { TableNeed::WhereTheyPay };
+                match build_tables(dev, walk, graph, &graph_dev, &params_dev, &mut prepared, on_device, table_budget, need)? {
                     Ok((cost, coverage)) => {
                         graph_dev = s.clone_htod(&prepared.image)?;
-                        struct_cost = cost;
+                        // WAYFARER_STRUCT_COST=c overrides a structured trial's cost in eRJS trials
+                        // (for benchmark sweeps; the walks depend on it).
+                        struct_cost = std::env::var("WAYFARER_STRUCT_COST").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(cost);
                         proposal = ProposalReport::Built { bytes: coverage.bytes, seconds: t.elapsed().as_secs_f64(), coverage };
                     }
                     Err(why) => proposal = ProposalReport::Skipped(why.to_string()),
@@ -997,6 +1000,7 @@ fn build_tables(
     prepared: &mut Prepared,
     on_device: bool,
     budget: u64,
+    need: TableNeed,
 ) -> Result<Result<(f64, TableCoverage), NoTables>, CudaError> {
     use wayfarer_runtime::proposal::StaticFactor;
     let s = &dev.stream;
@@ -1035,7 +1039,7 @@ fn build_tables(
         }
     }
     let factor = |i: usize, e: usize| values[i][e];
-    let tables = match ProposalTables::build(graph, &walk.plan, &factor, budget) {
+    let tables = match ProposalTables::build(graph, &walk.plan, &factor, budget, need) {
         Err((_, e, x)) => return Err(wayfarer_runtime::engine::bad_static_factor(&walk.name, graph, e, x).into()),
         Ok(Err(why)) => return Ok(Err(why)),
         Ok(Ok(t)) => t,
@@ -1101,7 +1105,7 @@ fn build_tables(
     g.has_tables = 1;
     prepared.image = bytemuck::bytes_of(&g).to_vec();
     s.synchronize()?;
-    Ok(Ok((tables.trial_cost(), tables.coverage)))
+    Ok(Ok((tables.device_trial_cost(), tables.coverage)))
 }
 
 /// Uploads `graph` and computes, on the device, what `walk` reads besides it.

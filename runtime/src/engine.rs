@@ -20,7 +20,7 @@ use crate::cost::cached_model;
 pub use crate::cost::{CPU_COST_MODEL, CostModel, CostRatio, SHORT_ROW, cost_cache_key, cost_cache_path, profile_cost_model};
 use crate::error::WalkError;
 use crate::graph::{CsrGraph, NO_NODE};
-use crate::proposal::{Draw, EntrySource, PendingEntry, ProposalTables, StepTerms, TermBounds};
+use crate::proposal::{Draw, EntrySource, PendingEntry, ProposalTables, StepTerms, TableNeed, TermBounds};
 use crate::rng::{INIT_STEP, Purpose, StepRng};
 pub use crate::run::ProposalReport;
 pub use crate::run::{RunReport, SamplerMode, SamplerStats, Starts, WalkConfig, Walks};
@@ -981,7 +981,8 @@ fn proposal_tables<W: Walk>(
     }
     let t = Instant::now();
     let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
-    match ProposalTables::build(g, &terms, &factor, budget) {
+    let need = if mode == SamplerMode::Structured { TableNeed::Always } else { TableNeed::WhereTheyPay };
+    match ProposalTables::build(g, &terms, &factor, budget, need) {
         Err((_, e, x)) => Err(bad_static_factor(walk.name(), g, e, x)),
         Ok(Err(why)) => skipped(why.to_string()),
         Ok(Ok(tables)) => {

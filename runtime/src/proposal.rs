@@ -194,6 +194,19 @@ impl std::fmt::Display for NoTables {
     }
 }
 
+/// Whether [`ProposalTables::build`] may decline tables that would not pay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableNeed {
+    /// The adaptive rule chooses per step: no tables where plain eRJS proposes nearly as well.
+    WhereTheyPay,
+    /// Structured proposals are forced (`--sampler structured`): build them whenever possible.
+    Always,
+}
+
+/// A one-term plan whose static factor's row maximum is at most this many times the row's
+/// mean on more than 99% of the edges builds no tables (see [`ProposalTables::build`]).
+pub const EVEN_RATIO: f64 = 2.0;
+
 /// Label counts above which no segments are built (`(k + 1)` offsets per node).
 pub const MAX_SEGMENT_LABELS: u32 = 256;
 
@@ -291,23 +304,43 @@ impl ProposalTables {
         terms: &[TermPlan],
         factor: &(dyn Fn(usize, usize) -> f32 + Sync),
         budget: u64,
+        need: TableNeed,
     ) -> Result<Result<Self, NoTables>, (usize, usize, f32)> {
         let coverage = match Self::coverage(g, terms, budget) {
             Ok(c) => c,
             Err(e) => return Ok(Err(e)),
         };
         let n = g.num_nodes();
-        // One term over every row with a factor constant on every row proposes uniformly, as
-        // plain eRJS does with the same number of trials: no plan is worth running (checked
-        // before any table is built: an unweighted graph's `weight()`, say).
-        if let [TermPlan { factor: StaticFactor::Table(i), cond: TermCond::All }] = terms {
-            let flat = (0..n as u32).into_par_iter().all(|v| {
-                let row = g.row(v);
-                let first = row.clone().next().map(|e| factor(*i as usize, e));
-                row.map(|e| factor(*i as usize, e)).all(|x| Some(x) == first)
-            });
-            if flat {
-                return Ok(Err(NoTables::Unsupported("its static factor is constant on every row: plain eRJS proposes the same".into())));
+        // One term over every row whose factor is within EVEN_RATIO of its row's mean on
+        // nearly every edge: plain eRJS, bounded by the row's largest factor, needs at most that
+        // many trials there, and a structured trial costs about as much (an alias entry, then
+        // the edge), so the tables would not pay; on the GPU their kernel build would even slow
+        // the plain steps (measured: R-MAT 20 Node2Vec on U[1,5) weights, 11.6 ms plain,
+        // 14.9 ms adaptive with tables, every step eRJS). Checked before any table is built
+        // (an unweighted graph's `weight()` is the flat case). A bad factor counts as skewed:
+        // the build below names it.
+        if let ([TermPlan { factor: StaticFactor::Table(i), cond: TermCond::All }], TableNeed::WhereTheyPay) = (terms, need) {
+            let skewed_edges: u64 = (0..n as u32)
+                .into_par_iter()
+                .map(|v| {
+                    let row = g.row(v);
+                    let d = row.len() as u64;
+                    let (mut max, mut sum) = (0f64, 0f64);
+                    for e in row {
+                        let x = factor(*i as usize, e);
+                        if !(x >= 0.0) || x == f32::INFINITY {
+                            return d;
+                        }
+                        max = max.max(x as f64);
+                        sum += x as f64;
+                    }
+                    if d as f64 * max > EVEN_RATIO * sum { d } else { 0 }
+                })
+                .sum();
+            if skewed_edges * 100 < g.num_edges() {
+                return Ok(Err(NoTables::Unsupported(format!(
+                    "its static factor is within {EVEN_RATIO}x of its row's mean on more than 99% of the edges: plain eRJS proposes nearly as well"
+                ))));
             }
         }
         let row_at = coverage.is_partial().then(|| {
@@ -371,6 +404,19 @@ impl ProposalTables {
     #[inline(always)]
     pub fn trial_cost(&self) -> f64 {
         if self.labels.is_some() { 4.0 } else { 3.0 }
+    }
+
+    /// A structured trial's cost in plain eRJS trials on a GPU: 2 with a row alias table (its
+    /// entry is one more dependent load than eRJS's edge), else 1 (label segments and the
+    /// `has_edge(prev, dst)` mixture cost a GPU trial about what an eRJS trial costs). Chosen by
+    /// `scripts/struct-cost-sweep.sh` on the H200 (R-MAT 20): c = 1 was fastest for MetaPath and
+    /// second-order PageRank; c = 2 keeps Node2Vec on even weights on eRJS and on Pareto(1)
+    /// weights structured (`bench/results/2026-12-03-cuda-structured-proposals.md`).
+    pub fn device_trial_cost(&self) -> f64 {
+        let row_alias = self.terms.iter().any(|t| {
+            matches!((t.factor, t.cond), (StaticFactor::Table(i), TermCond::All) if self.rows[i as usize].as_ref().is_some_and(|t| !t.flat))
+        });
+        if row_alias { 2.0 } else { 1.0 }
     }
 
     /// Whether the plan has a label-segment term.
@@ -996,7 +1042,7 @@ mod tests {
         let parts = CsrParts { offsets: vec![0, 2, 3], targets: vec![0, 1, 0], ..Default::default() };
         let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
         let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::Back }];
-        let tables = ProposalTables::build(&g, &terms, &|_, _| 1.0, u64::MAX).unwrap().unwrap();
+        let tables = ProposalTables::build(&g, &terms, &|_, _| 1.0, u64::MAX, TableNeed::Always).unwrap().unwrap();
         let b = TermBounds { bound: [1.0; MAX_TERMS], label: 0 };
         let good = tables.step(&g, 0, 1, &b, |_, _| 1.0).expect("a step with a good factor");
         assert_eq!(good.total, 1.0);
@@ -1014,7 +1060,7 @@ mod tests {
             let terms = [TermPlan { factor: StaticFactor::Table(0), cond }];
             for bad in [-0.5f32, f32::NAN, f32::INFINITY] {
                 let factor = move |_: usize, e: usize| if e == 2 { bad } else { 1.0 };
-                match (cond, ProposalTables::build(&g, &terms, &factor, u64::MAX)) {
+                match (cond, ProposalTables::build(&g, &terms, &factor, u64::MAX, TableNeed::Always)) {
                     // Tables over rows read every edge's factor: edge 2 is named.
                     (TermCond::All, Err((i, e, x))) => assert_eq!((i, e, x.to_bits()), (0, 2, bad.to_bits())),
                     // The edges back are not tabled: the factor is read per step (see above).
@@ -1056,7 +1102,7 @@ mod tests {
             let small = ProposalTables::budget_for_min_degree(&g, &terms, 6).unwrap();
             assert!(matches!(ProposalTables::coverage(&g, &terms, small - 1), Err(NoTables::OverBudget { .. })));
 
-            let tables = ProposalTables::build(&g, &terms, &factor, budget).unwrap().unwrap();
+            let tables = ProposalTables::build(&g, &terms, &factor, budget, TableNeed::Always).unwrap().unwrap();
             assert_eq!(tables.arrays().row_at.unwrap(), &[0, 0, 0, 0, 4, 9, 15]);
             let b = TermBounds { bound: [1.0; MAX_TERMS], label: 1 };
             for v in 0..6u32 {
@@ -1093,6 +1139,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A one-term plan over even factors builds no tables for the adaptive rule (plain eRJS
+    /// proposes nearly as well) but does when structured proposals are forced; one skewed row
+    /// holding more than 1% of the edges is enough to build them.
+    #[test]
+    fn even_factors_build_tables_only_when_forced() {
+        use crate::graph::{CsrParts, Orientation};
+        let mut parts = CsrParts { offsets: vec![0], ..Default::default() };
+        for _ in 0..50 {
+            parts.targets.extend(0..4u32);
+            parts.offsets.push(parts.targets.len() as u64);
+        }
+        let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::All }];
+        // Row maxima at 1.6x the row means.
+        let even = |_: usize, e: usize| [1.0, 1.0, 1.0, 3.0][e % 4];
+        let skew_first = |_: usize, e: usize| if e < 4 { [1.0, 1.0, 1.0, 30.0][e] } else { even(0, e) };
+        assert!(matches!(ProposalTables::build(&g, &terms, &even, u64::MAX, TableNeed::WhereTheyPay), Ok(Err(NoTables::Unsupported(_)))));
+        assert!(matches!(ProposalTables::build(&g, &terms, &even, u64::MAX, TableNeed::Always), Ok(Ok(_))));
+        assert!(matches!(ProposalTables::build(&g, &terms, &skew_first, u64::MAX, TableNeed::WhereTheyPay), Ok(Ok(_))));
     }
 
     #[test]
