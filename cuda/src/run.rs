@@ -701,7 +701,7 @@ impl<'a> DeviceRun<'a> {
                         // WAYFARER_STRUCT_COST=c overrides a structured trial's cost in eRJS trials
                         // (for benchmark sweeps; the walks depend on it).
                         struct_cost = std::env::var("WAYFARER_STRUCT_COST").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(cost);
-                        proposal = ProposalReport::Built { bytes: coverage.bytes, seconds: t.elapsed().as_secs_f64(), coverage };
+                        proposal = ProposalReport::Built { seconds: t.elapsed().as_secs_f64(), coverage };
                     }
                     Err(why) => proposal = ProposalReport::Skipped(why.to_string()),
                 }

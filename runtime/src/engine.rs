@@ -809,6 +809,24 @@ pub fn run_streaming<W: Walk>(
     }
     starts.validate(n)?;
     let walkers = starts.count(n);
+    // `--sampler table` needs a prefix table: checked before any work.
+    if cfg.sampler == SamplerMode::Table {
+        if !walk.static_weight() {
+            return Err(WalkError::param(
+                "--sampler",
+                format!(
+                    "table draws from prefix sums of weights that read only the edge; `{}`'s weight reads the walker too (`wayfarer explain` shows it): use structured for its tables",
+                    walk.name()
+                ),
+            ));
+        }
+        if graph.num_edges() > MAX_TABLE_EDGES {
+            return Err(WalkError::param(
+                "--sampler",
+                format!("table: the graph has {} edges, over the {MAX_TABLE_EDGES} a prefix table is built for", graph.num_edges()),
+            ));
+        }
+    }
     let stride = cfg.length as usize + 1;
     let t0 = Instant::now();
     let stats = NodeStats::compute(graph, walk.requirements(), walk.weighted());
@@ -839,23 +857,6 @@ pub fn run_streaming<W: Walk>(
     let turn = walk.compiled_turn(&ctx);
     let turns_run = structured.is_none() && matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection);
     let t3 = Instant::now();
-    if cfg.sampler == SamplerMode::Table {
-        if !walk.static_weight() {
-            return Err(WalkError::param(
-                "--sampler",
-                format!(
-                    "table draws from prefix sums of weights that read only the edge; `{}`'s weight reads the walker too (`wayfarer explain` shows it): use structured for its tables",
-                    walk.name()
-                ),
-            ));
-        }
-        if graph.num_edges() > MAX_TABLE_EDGES {
-            return Err(WalkError::param(
-                "--sampler",
-                format!("table: the graph has {} edges, over the {MAX_TABLE_EDGES} a prefix table is built for", graph.num_edges()),
-            ));
-        }
-    }
     let wants_table = match cfg.sampler {
         SamplerMode::Adaptive => structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES,
         SamplerMode::Table => true,
@@ -986,7 +987,7 @@ fn proposal_tables<W: Walk>(
         Err((_, e, x)) => Err(bad_static_factor(walk.name(), g, e, x)),
         Ok(Err(why)) => skipped(why.to_string()),
         Ok(Ok(tables)) => {
-            let report = ProposalReport::Built { bytes: tables.bytes, seconds: t.elapsed().as_secs_f64(), coverage: tables.coverage };
+            let report = ProposalReport::Built { seconds: t.elapsed().as_secs_f64(), coverage: tables.coverage };
             Ok((Some(tables), report))
         }
     }

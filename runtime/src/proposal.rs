@@ -119,13 +119,11 @@ pub struct ProposalTables {
     labels: Option<LabelSegments>,
     /// The largest number of parallel edges between two nodes.
     multiplicity: u32,
-    /// Which rows have per-edge tables (the longest, within the budget).
+    /// Which rows have per-edge tables (the longest, within the budget), and the bytes held.
     pub coverage: TableCoverage,
     /// Where each row's per-edge slots start when only some rows have them (`v`'s at
     /// `row_at[v]`); `None`: every row has them, at its CSR offset.
     row_at: Option<Vec<u64>>,
-    /// Bytes held.
-    pub bytes: u64,
 }
 
 /// Which rows the tables cover: the per-edge arrays (alias entries, label order) are built for
@@ -393,7 +391,6 @@ impl ProposalTables {
             multiplicity,
             coverage: TableCoverage { bytes, ..coverage },
             row_at,
-            bytes,
         }))
     }
 
@@ -658,31 +655,25 @@ impl ProposalTables {
             if s.mass[k] == 0.0 {
                 continue;
             }
-            let holds = match t.cond {
-                TermCond::All => true,
-                TermCond::Label => g.labels().map_or(0, |l| l[e]) == s.bounds.label,
-                TermCond::Back => g.targets()[e] == prev,
-                TermCond::PrevNeighbor => {
-                    // At most K·c_prev(x)/m_cur(x) <= K² (K = 1 on simple graphs).
-                    let k2 = self.multiplicity as f64 * self.multiplicity as f64;
-                    let f = match t.factor {
-                        StaticFactor::One => 1.0,
-                        StaticFactor::Table(i) => factor(i as usize, e) as f64,
-                    };
-                    hi += s.bounds.bound[k] as f64 * f * k2;
-                    continue;
-                }
+            // How many times term k counts at e: 1 or 0 when the edge says, and for
+            // `has_edge(prev, dst)` 0 for `lo` and at most K·c_prev(x)/m_cur(x) <= K² for `hi`
+            // (K = 1 on simple graphs).
+            let (at_lo, at_hi) = match t.cond {
+                TermCond::All => (1.0, 1.0),
+                TermCond::Label if g.labels().map_or(0, |l| l[e]) == s.bounds.label => (1.0, 1.0),
+                TermCond::Back if g.targets()[e] == prev => (1.0, 1.0),
+                TermCond::Label | TermCond::Back => continue,
+                TermCond::PrevNeighbor => (0.0, self.multiplicity as f64 * self.multiplicity as f64),
             };
-            if !holds {
-                continue;
-            }
             let f = match t.factor {
                 StaticFactor::One => 1.0,
                 StaticFactor::Table(i) => factor(i as usize, e) as f64,
             };
-            let c = s.bounds.bound[k] as f64 * f * 1.0;
-            lo += c;
-            hi += c;
+            let c = s.bounds.bound[k] as f64 * f;
+            if at_lo > 0.0 {
+                lo += c * at_lo;
+            }
+            hi += c * at_hi;
         }
         (lo * ENVELOPE_SLACK, hi * ENVELOPE_SLACK)
     }
@@ -1065,7 +1056,7 @@ mod tests {
                     (TermCond::All, Err((i, e, x))) => assert_eq!((i, e, x.to_bits()), (0, 2, bad.to_bits())),
                     // The edges back are not tabled: the factor is read per step (see above).
                     (TermCond::Back, Ok(Ok(_))) => {}
-                    (c, other) => panic!("{c:?} with factor {bad}: {:?}", other.map(|r| r.map(|t| t.bytes))),
+                    (c, other) => panic!("{c:?} with factor {bad}: {:?}", other.map(|r| r.map(|t| t.coverage.bytes))),
                 }
             }
         }

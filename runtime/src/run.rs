@@ -372,11 +372,9 @@ pub enum ProposalReport {
     None,
     /// Tables built: their bytes and seconds.
     Built {
-        /// Bytes held.
-        bytes: u64,
         /// Seconds to build them.
         seconds: f64,
-        /// Which rows they cover.
+        /// Which rows they cover, and the bytes held.
         coverage: crate::proposal::TableCoverage,
     },
     /// The walk has a plan but no tables were built, and why.
@@ -411,8 +409,13 @@ impl RunReport {
             self.stats.dead_ends,
         ) + &match &self.proposal {
             ProposalReport::None => String::new(),
-            ProposalReport::Built { bytes, seconds, coverage } => {
-                format!(", proposal tables {:.1} MiB in {:.3} s{}", *bytes as f64 / (1u64 << 20) as f64, seconds, coverage.describe())
+            ProposalReport::Built { seconds, coverage } => {
+                format!(
+                    ", proposal tables {:.1} MiB in {:.3} s{}",
+                    coverage.bytes as f64 / (1u64 << 20) as f64,
+                    seconds,
+                    coverage.describe()
+                )
             }
             ProposalReport::Skipped(why) => format!(", no proposal tables ({why})"),
         }
