@@ -241,7 +241,9 @@ fn emit_writes_a_standalone_cuda_file() {
     let (_, err) = ok(&["emit", "node2vec", "-p", "a=1.5", "-o", out.to_str().unwrap()]);
     assert!(err.contains("nvcc -O3 -arch=sm_90"), "{err}");
     let cu = std::fs::read_to_string(&out).unwrap();
-    for needle in ["int main(", "__global__ void __launch_bounds__(256) wf_walk", "#define WF_PARAMS {1.5f, 0.5f}", "wf_philox"] {
+    for needle in
+        ["int main(", "__global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk", "#define WF_PARAMS {1.5f, 0.5f}", "wf_philox"]
+    {
         assert!(cu.contains(needle), "the emitted file lacks `{needle}`");
     }
     fails(&["emit", "nosuchwalk", "-o", out.to_str().unwrap()], "is neither a library walk");

@@ -143,10 +143,10 @@ int main(int argc, char** argv) {
     WF_CHECK(cudaMalloc(&a.counter, sizeof(u64))); WF_CHECK(cudaMemset(a.counter, 0, sizeof(u64)));
     WF_CHECK(cudaMalloc(&a.stats, WF_NUM_STATS * sizeof(u64))); WF_CHECK(cudaMemset(a.stats, 0, WF_NUM_STATS * sizeof(u64)));
     WF_CHECK(cudaMalloc(&a.error, 5 * sizeof(u64))); WF_CHECK(cudaMemset(a.error, 0, 5 * sizeof(u64)));
-    WfGraph* gd = wf_upload(&g, 1); WfParams* pd = wf_upload(&params, 1); WfRunArgs* ad = wf_upload(&a, 1);
+    WfParams* pd = wf_upload(&params, 1);
     cudaEvent_t t0, t1; WF_CHECK(cudaEventCreate(&t0)); WF_CHECK(cudaEventCreate(&t1));
     WF_CHECK(cudaEventRecord(t0));
-    wf_walk<<<sms * 8, 256>>>(gd, pd, ad);
+    wf_walk<<<sms * 8, 256>>>(g, pd, a);
     WF_CHECK(cudaGetLastError());
     WF_CHECK(cudaEventRecord(t1)); WF_CHECK(cudaEventSynchronize(t1));
     float ms = 0.0f; WF_CHECK(cudaEventElapsedTime(&ms, t0, t1));

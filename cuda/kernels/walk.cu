@@ -49,6 +49,13 @@ enum { WF_ERR_NONE = 0, WF_ERR_BAD_WEIGHT = 1, WF_ERR_BOUND = 2 };
 
 #define WF_FULL 0xFFFFFFFFu
 
+// A lane's counters: counter i of lane L at slot i * 256 + L of a block's array (a warp's
+// lanes touch consecutive words).
+struct WfLaneStats {
+    u64* slot;
+    __device__ __forceinline__ u64& operator[](int i) const { return slot[i * 256]; }
+};
+
 __device__ __forceinline__ void wf_report(const WfRunArgs& a, u64 code, u64 q, u32 step, u64 e, float w, float bound) {
     if (atomicCAS((unsigned long long*)a.error, 0ull, (unsigned long long)code) == 0ull) {
         a.error[1] = q; a.error[2] = step; a.error[3] = e;
@@ -359,10 +366,18 @@ __device__ __forceinline__ void wf_terms_envelope_range(const WfGraph& g, const 
     *hi = __dmul_rn(b, 1.0 + 1.0 / 65536.0);
 }
 
-extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, const WfParams* pp, const WfRunArgs* ap) {
-    const WfGraph g = *gp;
+// Blocks of 256 lanes that must fit on one multiprocessor at once: the register cap that sets
+// (65536 / (256 * WF_MIN_BLOCKS)) trades spills for latency hiding (WAYFARER_MIN_BLOCKS sets it
+// for a sweep).
+#ifndef WF_MIN_BLOCKS
+#define WF_MIN_BLOCKS 3
+#endif
+
+// The graph image and the batch's arguments are passed by value (__grid_constant__): their
+// fields are read from the constant bank where they are used, and hold no registers across the
+// loop (a copy in registers cost 11 registers and made the structured build spill).
+extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const __grid_constant__ WfGraph g, const WfParams* __restrict__ pp, const __grid_constant__ WfRunArgs a) {
     const WfParams& p = *pp;
-    const WfRunArgs a = *ap;
     const int lane = threadIdx.x & 31;
     const u64 stride = (u64)a.length + 1;
 
@@ -389,7 +404,9 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
 #else
     WfTerms st;
 #endif
-    u64 stats[WF_NUM_STATS];
+    // The lane's counters, in shared memory: in registers they held 22 across the loop.
+    __shared__ u64 wf_lane_stats[WF_NUM_STATS * 256];
+    const WfLaneStats stats{wf_lane_stats + threadIdx.x};
     for (int i = 0; i < WF_NUM_STATS; ++i) stats[i] = 0;
 
     while (true) {
@@ -436,7 +453,10 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
             } else {
                 rng = wf_rng(a.seed, gq, w.b.step, WF_SAMPLE);
                 bool use_erjs = false;
-                if (WF_POSSIBLE_ZERO && WF_SUM_EXACT && wf_estimate(g, p, w) <= 0.0f) {
+                // The step's estimate, computed once: the adaptive rule's (both halves) and the
+                // exact-sum dead-end test's; the forced samplers never read it otherwise.
+                const float est = (a.mode == 0 || (WF_POSSIBLE_ZERO && WF_SUM_EXACT)) ? wf_estimate(g, p, w) : 0.0f;
+                if (WF_POSSIBLE_ZERO && WF_SUM_EXACT && est <= 0.0f) {
                     dead = true;
                 } else {
                     bound = wf_bound(g, p, w);
@@ -451,7 +471,6 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                             // a has_edge(prev, dst) term, where plain eRJS needs at most c trials
                             // the masses are not even computed.
                             const double plain_mass = bound < __int_as_float(0x7f800000) ? (double)d * (double)bound : __longlong_as_double(0x7ff0000000000000ll);
-                            const float est = wf_estimate(g, p, w);
                             if ((a.mode == 3 || WF_HAS_PREV_NEIGHBOR_TERM || plain_mass > a.struct_cost * (double)est) && wf_terms_start(g, p, w, base, d, st)) {
                                 if (!(st.total > 0.0)) {
                                     dead = true;   // every weight is at most its envelope, 0 here
@@ -463,7 +482,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_walk(const WfGraph* gp, con
                             }
                         }
                         if (!dead && !in_struct && bound < __int_as_float(0x7f800000))
-                            use_erjs = a.mode == 1 || a.mode == 3 || !wf_prefers_reservoir(a, d, bound, wf_estimate(g, p, w));
+                            use_erjs = a.mode == 1 || a.mode == 3 || !wf_prefers_reservoir(a, d, bound, est);
                     }
                 }
                 if (!dead && (use_erjs || in_struct)) {

@@ -54,7 +54,7 @@ pub(crate) mod kernels {
     use super::Param::{I32, Ptr, Struct, U32, U64};
 
     kernels! {
-        WALK = "wf_walk"(Ptr, Ptr, Ptr);
+        WALK = "wf_walk"(Struct("WfGraph"), Ptr, Struct("WfRunArgs"));
         PREP_EDGES = "wf_prep_edges"(Ptr, Ptr, Ptr, U64);
         PREP_WEIGHT_STATS = "wf_prep_weight_stats"(Ptr, Ptr, U32, Ptr, Ptr, Ptr, Ptr);
         PREP_LABEL_STATS = "wf_prep_label_stats"(Ptr, Ptr, Ptr, U32, U32, Ptr, Ptr, Ptr);
@@ -120,6 +120,12 @@ impl KernelArg for i32 {
 impl KernelArg for u64 {
     const PARAM: Param = Param::U64;
 }
+impl KernelArg for crate::abi::WfGraph {
+    const PARAM: Param = Param::Struct("WfGraph");
+}
+impl KernelArg for crate::abi::WfRunArgs {
+    const PARAM: Param = Param::Struct("WfRunArgs");
+}
 impl KernelArg for crate::abi::WfSampleArgs {
     const PARAM: Param = Param::Struct("WfSampleArgs");
 }
@@ -138,6 +144,10 @@ unsafe impl DeviceRepr for DevPtr {}
 // SAFETY (the argument structs): plain old data with the C layout of the kernels' structs
 // (`#[repr(C)]`, checked field by field against the C declarations in `abi`'s tests).
 unsafe impl DeviceRepr for crate::abi::WfSampleArgs {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for crate::abi::WfGraph {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for crate::abi::WfRunArgs {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for crate::sample::Table {}
 // SAFETY: as above.
@@ -265,11 +275,13 @@ mod tests {
                 if ty.contains('*') {
                     Param::Ptr
                 } else {
-                    match ty.trim_start_matches("const ") {
+                    match ty.trim_start_matches("const ").trim_start_matches("__grid_constant__ ") {
                         "u32" | "uint32_t" | "unsigned" => Param::U32,
                         "int" => Param::I32,
                         "u64" | "uint64_t" => Param::U64,
                         "WfSampleArgs" => Param::Struct("WfSampleArgs"),
+                        "WfGraph" => Param::Struct("WfGraph"),
+                        "WfRunArgs" => Param::Struct("WfRunArgs"),
                         "WfTable" => Param::Struct("WfTable"),
                         "WfTri" => Param::Struct("WfTri"),
                         "WfTriOrient" => Param::Struct("WfTriOrient"),

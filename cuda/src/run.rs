@@ -587,7 +587,8 @@ struct DeviceRun<'a> {
     graph: &'a CsrGraph,
     seed: u64,
     prepared: Prepared,
-    graph_dev: CudaSlice<u8>,
+    /// The graph image the walk kernel takes by value.
+    graph_arg: WfGraph,
     params_dev: CudaSlice<u8>,
     launch_cfg: LaunchConfig,
     /// Queries one launch may hold (device memory).
@@ -686,7 +687,8 @@ impl<'a> DeviceRun<'a> {
         let s = &dev.stream;
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let launch_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let mut graph_dev = s.clone_htod(&prepared.image)?;
+        // The image before the tables, for the factor kernel (the walk kernel takes its own by value).
+        let graph_dev = s.clone_htod(&prepared.image)?;
         let params_dev = s.clone_htod(params)?;
         let (mut proposal, mut struct_cost) = (ProposalReport::None, 3.0);
         match tables {
@@ -695,9 +697,8 @@ impl<'a> DeviceRun<'a> {
             Some(Ok((_, on_device, table_budget))) => {
                 let t = Instant::now();
                 let need = if cfg.sampler == SamplerMode::Structured { TableNeed::Always } else { TableNeed::WhereTheyPay };
-                match build_tables(dev, walk, graph, &graph_dev, &params_dev, &mut prepared, on_device, table_budget, need)? {
+                match build_tables(dev, walk, graph, &graph_dev, &params_dev, &mut prepared, on_device, table_budget, need, launch_cfg)? {
                     Ok((cost, coverage)) => {
-                        graph_dev = s.clone_htod(&prepared.image)?;
                         // WAYFARER_STRUCT_COST=c overrides a structured trial's cost in eRJS trials
                         // (for benchmark sweeps; the walks depend on it).
                         struct_cost = std::env::var("WAYFARER_STRUCT_COST").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(cost);
@@ -718,6 +719,10 @@ impl<'a> DeviceRun<'a> {
         let broken = wayfarer_runtime::proposal::BROKEN_EQUAL_TERMS.load(std::sync::atomic::Ordering::Relaxed);
         #[cfg(not(feature = "testing"))]
         let broken = false;
+        // WAYFARER_MIN_BLOCKS=n overrides the walk kernel's blocks per multiprocessor (its
+        // register cap; for benchmark sweeps, the walks do not depend on it).
+        let min_blocks: Option<u32> =
+            std::env::var("WAYFARER_MIN_BLOCKS").ok().and_then(|v| v.trim().parse().ok()).filter(|&n| (1..=8).contains(&n));
         let mut variants = Vec::new();
         let mut build = |query_ids: bool| -> Result<CudaFunction, CudaError> {
             let flags = [
@@ -727,17 +732,22 @@ impl<'a> DeviceRun<'a> {
                 (query_ids, "WF_QUERY_IDS", "shares"),
             ];
             let on: Vec<_> = flags.iter().filter(|f| f.0).collect();
-            if on.is_empty() {
+            if on.is_empty() && min_blocks.is_none() {
                 return Ok(walk.function.clone());
             }
-            let defines: String = on.iter().map(|f| format!("#define {} 1\n", f.1)).collect();
-            let tag = on.iter().map(|f| f.2).collect::<Vec<_>>().join("-");
+            let mut defines: String = on.iter().map(|f| format!("#define {} 1\n", f.1)).collect();
+            let mut tag = on.iter().map(|f| f.2).collect::<Vec<_>>().join("-");
+            if let Some(n) = min_blocks {
+                defines.push_str(&format!("#define WF_MIN_BLOCKS {n}\n"));
+                tag.push_str(&format!("-b{n}"));
+            }
             let loaded = dev.load_source(&format!("{}-{tag}", walk.name), &format!("{defines}{}", walk.source), kernels::WALK.name)?;
             let f = loaded.module.load_function(kernels::WALK.name)?;
             variants.push(loaded.module);
             Ok(f)
         };
         let function = build(false)?;
+        let graph_arg: WfGraph = bytemuck::pod_read_unaligned(&prepared.image);
         let share_function = if shares { Some(build(true)?) } else { None };
         Ok(DeviceRun {
             dev,
@@ -748,7 +758,7 @@ impl<'a> DeviceRun<'a> {
             graph,
             seed: cfg.seed,
             prepared,
-            graph_dev,
+            graph_arg,
             params_dev,
             launch_cfg,
             capacity,
@@ -808,7 +818,6 @@ impl<'a> DeviceRun<'a> {
             query_ids: ids_dev.as_ref().map_or(0, |x| x.device_ptr(s).0),
             struct_cost: self.struct_cost,
         };
-        let args_dev = s.clone_htod(bytemuck::bytes_of(&args))?;
         let t = Instant::now();
         if count > 0 {
             // The argument images follow the kernel's structs (abi.rs), every pointer in them is
@@ -818,7 +827,7 @@ impl<'a> DeviceRun<'a> {
                 (true, Some(f)) => f,
                 (true, None) => return Err(CudaError::Driver("internal error: a share's launch on a one-GPU kernel build".into())),
             };
-            Launch::new(s, function, &kernels::WALK).arg(&self.graph_dev).arg(&self.params_dev).arg(&args_dev).run(self.launch_cfg)?;
+            Launch::new(s, function, &kernels::WALK).arg(&self.graph_arg).arg(&self.params_dev).arg(&args).run(self.launch_cfg)?;
         }
         s.synchronize()?;
         let seconds = t.elapsed().as_secs_f64();
@@ -985,6 +994,44 @@ fn stats_label_k(graph: &CsrGraph, req: Requirements) -> u32 {
     }
 }
 
+/// A table's element type: where [`put_table`] keeps its copy (on the device or in mapped host
+/// memory) so that it lives as long as the run.
+trait TableElem: DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Send + Sync + Unpin + 'static {
+    fn keep_on_device(up: &mut Uploads, slice: CudaSlice<Self>);
+    fn keep_mapped(up: &mut Uploads, pinned: PinnedHostSlice<Self>);
+}
+
+macro_rules! table_elem {
+    ($t:ty, $dev:ident, $host:ident) => {
+        impl TableElem for $t {
+            fn keep_on_device(up: &mut Uploads, slice: CudaSlice<Self>) {
+                up.$dev.push(slice);
+            }
+            fn keep_mapped(up: &mut Uploads, pinned: PinnedHostSlice<Self>) {
+                up.$host.push(pinned);
+            }
+        }
+    };
+}
+table_elem!(u32, slices_u32, pinned_u32);
+table_elem!(u64, slices_u64, pinned_u64);
+table_elem!(f64, slices_f64, pinned_f64);
+
+/// Copies one proposal table to the device (or maps it from pinned host memory) and returns
+/// the address the kernel reads it at.
+fn put_table<T: TableElem>(dev: &CudaDevice, up: &mut Uploads, on_device: bool, data: &[T]) -> Result<u64, CudaError> {
+    if on_device {
+        let slice = dev.stream.clone_htod(data)?;
+        let ptr = slice.device_ptr(&dev.stream).0;
+        T::keep_on_device(up, slice);
+        Ok(ptr)
+    } else {
+        let (pinned, ptr) = mapped_copy(dev, data)?;
+        T::keep_mapped(up, pinned);
+        Ok(ptr)
+    }
+}
+
 /// The structured proposals' tables on the device: each static factor computed by the walk's
 /// own code on the device (`wf_prep_term_factors`), the tables built from those values on the
 /// host exactly as the CPU builds them, uploaded, and pointed at from `prepared`'s graph image.
@@ -1001,6 +1048,7 @@ fn build_tables(
     on_device: bool,
     budget: u64,
     need: TableNeed,
+    grid: LaunchConfig,
 ) -> Result<Result<(f64, TableCoverage), NoTables>, CudaError> {
     use wayfarer_runtime::proposal::StaticFactor;
     let s = &dev.stream;
@@ -1008,8 +1056,6 @@ fn build_tables(
     let factors = walk.plan.iter().filter_map(|t| if let StaticFactor::Table(i) = t.factor { Some(i as usize + 1) } else { None }).max();
     let mut values: Vec<Vec<f32>> = Vec::new();
     if m > 0 {
-        let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let grid = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let k = &kernels::PREP_TERM_FACTORS;
         let f = walk.prep(k.name)?;
         // The factor kernel is the in-memory build: out of core it reads the whole edge arrays
@@ -1048,54 +1094,24 @@ fn build_tables(
     let arrays = tables.arrays();
     let mut g: WfGraph = bytemuck::pod_read_unaligned(&prepared.image);
     let up = &mut prepared.up;
-    let mut put_u32 = |data: &[u32]| -> Result<u64, CudaError> {
-        if on_device {
-            let slice = s.clone_htod(data)?;
-            let ptr = slice.device_ptr(s).0;
-            up.slices_u32.push(slice);
-            Ok(ptr)
-        } else {
-            let (pinned, ptr) = mapped_copy(dev, data)?;
-            up.pinned_u32.push(pinned);
-            Ok(ptr)
-        }
-    };
     let mut entries = [0u64; 4];
     for (k, t) in arrays.terms.iter().enumerate() {
         if let Some(en) = t.entries {
-            entries[k] = put_u32(bytemuck::cast_slice::<[u32; 3], u32>(en))?;
+            entries[k] = put_table(dev, up, on_device, bytemuck::cast_slice::<[u32; 3], u32>(en))?;
         }
     }
     if arrays.label_k > 0 {
-        g.seg_order = put_u32(arrays.order)?;
-        g.seg_starts = put_u32(arrays.starts)?;
+        g.seg_order = put_table(dev, up, on_device, arrays.order)?;
+        g.seg_starts = put_table(dev, up, on_device, arrays.starts)?;
     }
     let mut sums = [0u64; 4];
     for (k, t) in arrays.terms.iter().enumerate() {
         if let Some(x) = t.sums {
-            sums[k] = if on_device {
-                let slice = s.clone_htod(x)?;
-                let ptr = slice.device_ptr(s).0;
-                up.slices_f64.push(slice);
-                ptr
-            } else {
-                let (pinned, ptr) = mapped_copy(dev, x)?;
-                up.pinned_f64.push(pinned);
-                ptr
-            };
+            sums[k] = put_table(dev, up, on_device, x)?;
         }
     }
     if let Some(at) = arrays.row_at {
-        g.table_at = if on_device {
-            let slice = s.clone_htod(at)?;
-            let ptr = slice.device_ptr(s).0;
-            up.slices_u64.push(slice);
-            ptr
-        } else {
-            let (pinned, ptr) = mapped_copy(dev, at)?;
-            up.pinned_u64.push(pinned);
-            ptr
-        };
+        g.table_at = put_table(dev, up, on_device, at)?;
     }
     g.table_min_degree = arrays.min_degree;
     [g.term_entries0, g.term_entries1, g.term_entries2, g.term_entries3] = entries;

@@ -406,7 +406,7 @@ impl ProposalTables {
     /// A structured trial's cost in plain eRJS trials on a GPU: 2 with a row alias table (its
     /// entry is one more dependent load than eRJS's edge), else 1 (label segments and the
     /// `has_edge(prev, dst)` mixture cost a GPU trial about what an eRJS trial costs). Chosen by
-    /// `scripts/struct-cost-sweep.sh` on the H200 (R-MAT 20): c = 1 was fastest for MetaPath and
+    /// `scripts/kernel-sweep.sh` (KNOB=WAYFARER_STRUCT_COST) on the H200 (R-MAT 20): c = 1 was fastest for MetaPath and
     /// second-order PageRank; c = 2 keeps Node2Vec on even weights on eRJS and on Pareto(1)
     /// weights structured (`bench/results/2026-12-03-cuda-structured-proposals.md`).
     pub fn device_trial_cost(&self) -> f64 {
