@@ -199,6 +199,38 @@ fn bench_prints_a_table() {
 }
 
 #[test]
+fn bench_counts_instructions_per_step_under_callgrind() {
+    let args = [
+        "bench",
+        "--scale",
+        "8",
+        "--weights",
+        "uniform",
+        "--walks",
+        "deepwalk,node2vec-ref",
+        "--samplers",
+        "erjs",
+        "--counts",
+        "--count-walkers",
+        "40",
+    ];
+    let has_valgrind = Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !has_valgrind {
+        fails(&args, "valgrind");
+        return;
+    }
+    let (out, _) = ok(&args);
+    let row =
+        out.lines().find(|l| l.starts_with("| deepwalk | uniform | erjs | 8 | 40 |")).unwrap_or_else(|| panic!("no DeepWalk row:\n{out}"));
+    let cols: Vec<&str> = row.split('|').map(str::trim).collect();
+    let (steps, per_step): (u64, f64) = (cols[6].parse().unwrap(), cols[7].parse().unwrap());
+    // 40 walkers of 80 steps, less dead ends; a step costs tens to thousands of instructions.
+    assert!(steps > 0 && steps <= 40 * 80, "{row}");
+    assert!(per_step > 10.0 && per_step < 10_000.0, "{row}");
+    assert!(out.contains("| node2vec-ref | uniform | - |") && out.contains("callgrind"), "{out}");
+}
+
+#[test]
 fn explain_shows_ir_and_analysis_and_points_at_errors() {
     let (out, _) = ok(&["explain", "node2vec"]);
     assert!(out.contains("walk node2vec(a: f32 = 2, b: f32 = 0.5) -> f32") && out.contains("bound B:       PerStep"), "{out}");

@@ -410,9 +410,18 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
     for (int i = 0; i < WF_NUM_STATS; ++i) stats[i] = 0;
 
     while (true) {
-        // Refill: idle lanes take the next queries.
-        if (!active && !exhausted) {
-            q = atomicAdd((unsigned long long*)a.counter, 1ull);
+        // Refill: idle lanes take the next queries, one atomic per warp (a counter that every
+        // lane bumped alone serialized short walks: 5-step MetaPath makes a query per 5 steps).
+        const bool wants = !active && !exhausted;
+        const u32 wanting = __ballot_sync(WF_FULL, wants);
+        if (wanting) {
+            const int leader = __ffs(wanting) - 1;
+            u64 first = 0;
+            if (lane == leader) first = atomicAdd((unsigned long long*)a.counter, (unsigned long long)__popc(wanting));
+            first = __shfl_sync(WF_FULL, first, leader);
+            q = wants ? first + (u64)__popc(wanting & ((1u << lane) - 1u)) : q;
+        }
+        if (wants) {
             exhausted = q >= a.num_queries;
             if (!exhausted) {
                 const u64 gq = WF_GLOBAL_QUERY(a, q);

@@ -7,6 +7,10 @@
 //! own baseline). Only the walk itself is timed: graph generation, per-node precomputation
 //! and profiling are reported separately.
 
+mod counts;
+
+pub use counts::{StepCounts, count_walk};
+
 use crate::library::LibraryWalk;
 use crate::{CostRatio, CsrGraph, SamplerMode, Starts, WalkConfig, graph::generate};
 use std::fmt::Write as _;
@@ -73,6 +77,14 @@ pub struct BenchArgs {
     /// 2026-12-02: the sampler choices then vary from run to run).
     #[arg(long, default_value = "default")]
     pub cost_ratio: String,
+    /// Count instructions, branch mispredictions and cache misses per step instead of timing:
+    /// each cell's walk runs under callgrind (valgrind's cache and branch simulators, the walk
+    /// loop only), on `--count-walkers` walkers spread evenly over the nodes, one thread.
+    #[arg(long)]
+    pub counts: bool,
+    /// Walkers per `--counts` cell (callgrind runs some 50 times slower than the walk).
+    #[arg(long, default_value_t = 20_000)]
+    pub count_walkers: u64,
 }
 
 /// A multi-line description of a graph (what `wayfarer info` prints).
@@ -222,8 +234,25 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
         a.slow_walkers
     );
     let _ = writeln!(out, "- command: `wayfarer {}`", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
-    let _ = writeln!(out, "- timing: walk phase only (wall clock); `vs eRVS` = steps/s over eRVS-only steps/s on the same cell\n");
-    if a.cranelift {
+    let scratch = if a.counts {
+        let version = counts::valgrind_version().ok_or("--counts runs each walk under valgrind (callgrind), which is not on PATH")?;
+        let _ = writeln!(
+            out,
+            "- counts: {version}, callgrind with its cache and branch simulators, inside the walk loop only (`run_chunk`), one thread, {} walkers spread evenly over the nodes per cell; exact and repeatable\n",
+            a.count_walkers.min(g.num_nodes() as u64)
+        );
+        Some(tempfile::tempdir()?)
+    } else {
+        let _ = writeln!(out, "- timing: walk phase only (wall clock); `vs eRVS` = steps/s over eRVS-only steps/s on the same cell\n");
+        None
+    };
+    if a.counts {
+        let _ = writeln!(
+            out,
+            "| workload | weights | sampler | interleave | walkers | steps | instructions / step | D1 misses / step | LL misses / step | branch mispredicts / step |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    } else if a.cranelift {
         let _ = writeln!(
             out,
             "| workload | weights | sampler | walkers | steps | native M steps/s (runs) | Cranelift M steps/s (runs) | Cranelift / native (medians) | identical walks | compile ms |"
@@ -270,6 +299,15 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                 }
                 other => return Err(format!("--cost-ratio {other}: use default or profile").into()),
             };
+            if let Some(dir) = &scratch {
+                let lines = count_cells(&a, &g, dir.path(), wl, &weights_col, &samplers, interleaves[0], length)?;
+                print!("{lines}");
+                out.push_str(&lines);
+                if let Some(w) = saved {
+                    g.set_weights(Some(w))?;
+                }
+                continue;
+            }
             if a.cranelift {
                 let lines = compare_cranelift(&a, &g, &walk, wl.key, &weights_col, &samplers, length, model)?;
                 print!("{lines}");
@@ -338,6 +376,54 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
         eprintln!("wrote {}", p.display());
     }
     Ok(())
+}
+
+/// `--counts` rows of one cell: each sampler's walk in a child under callgrind.
+#[allow(clippy::too_many_arguments)]
+fn count_cells(
+    a: &BenchArgs,
+    g: &CsrGraph,
+    dir: &Path,
+    wl: &Workload,
+    weights_col: &str,
+    samplers: &[SamplerMode],
+    width: usize,
+    length: u32,
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    if wl.walk.ends_with("-ref") {
+        return Ok(format!("| {} | {weights_col} | - | - | - | hand-written reference: not a `wayfarer walk` program | | | | |\n", wl.key));
+    }
+    // The cell's graph as it is now (weights of this row, or none for unweighted cells) and
+    // walkers spread evenly over the nodes (low R-MAT ids are the hubs).
+    let graph_path = dir.join("graph.wfg");
+    g.save_wfg(&graph_path)?;
+    let n = g.num_nodes() as u64;
+    let walkers = a.count_walkers.clamp(1, n.max(1));
+    let starts_path = dir.join("starts.txt");
+    let ids: String = (0..walkers).map(|i| format!("{}\n", g.id_map().original((i * n / walkers) as u32))).collect();
+    std::fs::write(&starts_path, ids)?;
+    let mut lines = String::new();
+    for &mode in samplers {
+        let mut args: Vec<String> = vec![wl.walk.to_string(), "--graph".into(), graph_path.display().to_string()];
+        args.extend(["--length".into(), length.to_string(), "--seed".into(), a.seed.to_string()]);
+        args.extend(["--sampler".into(), mode.to_string(), "--interleave".into(), width.to_string()]);
+        args.extend(["--starts".into(), starts_path.display().to_string()]);
+        args.extend(["-o".into(), dir.join("walks.npy").display().to_string()]);
+        if wl.unweighted {
+            args.push("--unweighted".into());
+        }
+        let c = count_walk(&args, dir)?;
+        lines.push_str(&format!(
+            "| {} | {weights_col} | {mode} | {width} | {walkers} | {} | {:.1} | {:.2} | {:.3} | {:.3} |\n",
+            wl.key,
+            c.steps,
+            c.per_step(c.instructions),
+            c.per_step(c.d1_misses),
+            c.per_step(c.ll_misses),
+            c.per_step(c.mispredicts)
+        ));
+    }
+    Ok(lines)
 }
 
 /// `--cranelift` rows of one cell: the native walk and its Cranelift-compiled twin, alternating.
