@@ -404,16 +404,24 @@ impl ProposalTables {
     }
 
     /// A structured trial's cost in plain eRJS trials on a GPU: 2 with a row alias table (its
-    /// entry is one more dependent load than eRJS's edge), else 1 (label segments and the
-    /// `has_edge(prev, dst)` mixture cost a GPU trial about what an eRJS trial costs). Chosen by
-    /// `scripts/kernel-sweep.sh` (KNOB=WAYFARER_STRUCT_COST) on the H200 (R-MAT 20): c = 1 was fastest for MetaPath and
-    /// second-order PageRank; c = 2 keeps Node2Vec on even weights on eRJS and on Pareto(1)
-    /// weights structured (`bench/results/2026-12-03-cuda-structured-proposals.md`).
+    /// entry is one more dependent load than eRJS's edge); 0.5 for a `has_edge(prev, dst)`
+    /// mixture without one (plain eRJS must search prev's row on every trial its squeeze leaves
+    /// undecided, where most of the mixture's trials need no search); else 1 (label segments
+    /// cost a GPU trial about what an eRJS trial costs). Chosen by `scripts/kernel-sweep.sh`
+    /// (KNOB=WAYFARER_STRUCT_COST) on the H200 (R-MAT 20): c = 1 was fastest for MetaPath;
+    /// c = 2 keeps Node2Vec on even weights on eRJS and on Pareto(1) weights structured
+    /// (`bench/results/2026-12-03-cuda-structured-proposals.md`); second-order PageRank ran
+    /// 16.7 ms at c = 1 (half its steps eRJS) and 14.6 ms at c = 0.5 (every step structured,
+    /// `bench/results/2026-12-03-cuda-walk-occupancy.md`).
     pub fn device_trial_cost(&self) -> f64 {
         let row_alias = self.terms.iter().any(|t| {
             matches!((t.factor, t.cond), (StaticFactor::Table(i), TermCond::All) if self.rows[i as usize].as_ref().is_some_and(|t| !t.flat))
         });
-        if row_alias { 2.0 } else { 1.0 }
+        match (row_alias, self.has_prev_neighbor_term()) {
+            (true, _) => 2.0,
+            (false, true) => 0.5,
+            (false, false) => 1.0,
+        }
     }
 
     /// Whether the plan has a label-segment term.
@@ -1151,6 +1159,30 @@ mod tests {
         assert!(matches!(ProposalTables::build(&g, &terms, &even, u64::MAX, TableNeed::WhereTheyPay), Ok(Err(NoTables::Unsupported(_)))));
         assert!(matches!(ProposalTables::build(&g, &terms, &even, u64::MAX, TableNeed::Always), Ok(Ok(_))));
         assert!(matches!(ProposalTables::build(&g, &terms, &skew_first, u64::MAX, TableNeed::WhereTheyPay), Ok(Ok(_))));
+    }
+
+    #[test]
+    fn the_gpu_trial_cost_follows_the_plan() {
+        use crate::graph::{CsrParts, Orientation};
+        let mut parts = CsrParts { offsets: vec![0], ..Default::default() };
+        for _ in 0..50 {
+            parts.targets.extend(0..4u32);
+            parts.offsets.push(parts.targets.len() as u64);
+        }
+        let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        let skew = |_: usize, e: usize| [1.0, 1.0, 1.0, 30.0][e % 4];
+        let cost = |terms: &[TermPlan]| match ProposalTables::build(&g, terms, &skew, u64::MAX, TableNeed::Always) {
+            Ok(Ok(t)) => t.device_trial_cost(),
+            _ => panic!("tables for {terms:?}"),
+        };
+        let all = |factor| TermPlan { factor, cond: TermCond::All };
+        let prev = TermPlan { factor: StaticFactor::One, cond: TermCond::PrevNeighbor };
+        // Node2Vec's shape: a row alias table.
+        assert_eq!(cost(&[all(StaticFactor::Table(0))]), 2.0);
+        // Second-order PageRank's: a uniform term and the mixture through prev's row.
+        assert_eq!(cost(&[all(StaticFactor::One), prev]), 0.5);
+        // A uniform term alone.
+        assert_eq!(cost(&[all(StaticFactor::One)]), 1.0);
     }
 
     #[test]
