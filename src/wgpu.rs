@@ -50,6 +50,7 @@ pub(crate) fn run_program_streaming(
         threads: 0,
         sampler,
         compiled_turns: false,
+        uniform_rows: false,
         proposal: unstructured_report(info),
     };
     Ok((report, rep))

@@ -155,7 +155,7 @@ fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, boun
 }
 
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch is a hint; it never faults, whatever the address.
     unsafe {
@@ -644,6 +644,24 @@ impl<W: Walk> Env<'_, W> {
     }
 }
 
+/// Chunk query `local` at its start: its walker after `init`, its global query and the init
+/// stream (`n` nodes).
+#[inline(always)]
+pub(crate) fn begin_walk<W: Walk>(
+    walk: &W,
+    ctx: &Ctx,
+    seed: u64,
+    starts: &Starts,
+    local: u64,
+    n: usize,
+) -> (Walker<W::State>, u64, StepRng) {
+    let q = starts.global(local);
+    let mut w = Walker::new(starts.start(local, n));
+    let mut rng = StepRng::new(seed, q, INIT_STEP, Purpose::Init);
+    walk.init(ctx, &mut w, &mut rng);
+    (w, q, rng)
+}
+
 /// Runs queries `first..first+rows` into `out` (rows × stride) and `lens`, advancing up to
 /// `cfg.interleave` walkers in turn.
 fn run_chunk<W: Walk, const COMPILED: bool>(
@@ -665,13 +683,8 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
     let mut slots: Vec<Slot<W::State>> = Vec::with_capacity(width);
     let admit = |slots: &mut Vec<Slot<W::State>>, next: &mut usize, out: &mut [u32], lens: &mut [u32]| {
         while slots.len() < width && *next < rows {
-            let local = first + *next as u64;
-            let start = starts.start(local, n);
-            let q = starts.global(local);
-            let mut w = Walker::new(start);
-            let mut rng = StepRng::new(env.seed, q, INIT_STEP, Purpose::Init);
-            env.walk.init(&env.ctx, &mut w, &mut rng);
-            out[*next * stride] = start;
+            let (w, q, rng) = begin_walk(env.walk, &env.ctx, env.seed, starts, first + *next as u64, n);
+            out[*next * stride] = w.start;
             if cfg.length == 0 {
                 lens[*next] = 1;
             } else {
@@ -857,8 +870,11 @@ pub fn run_streaming<W: Walk>(
     let turn = walk.compiled_turn(&ctx);
     let turns_run = structured.is_none() && matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection);
     let t3 = Instant::now();
+    // Rows where every step is eRJS's first candidate take the uniform fast path (the same
+    // walks, without the per-step machinery); they never read a prefix table.
+    let uniform_rows = structured.is_none() && crate::uniform::rows_are_uniform(walk, &ctx, cfg.sampler, &cost);
     let wants_table = match cfg.sampler {
-        SamplerMode::Adaptive => structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES,
+        SamplerMode::Adaptive => !uniform_rows && structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES,
         SamplerMode::Table => true,
         _ => false,
     };
@@ -882,7 +898,7 @@ pub fn run_streaming<W: Walk>(
             },
         }
     });
-    let compiled_turns = compiled.as_ref().is_some_and(|c| c.turns.is_some());
+    let compiled_turns = !uniform_rows && compiled.as_ref().is_some_and(|c| c.turns.is_some());
     let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled, structured };
     let batch = batch_walkers(walkers, stride, batch_bytes)?;
     let chunk = 512usize;
@@ -902,7 +918,9 @@ pub fn run_streaming<W: Walk>(
                 let at = first + (c * chunk) as u64;
                 // Two instantiations: the engine's loop for walks without compiled turns carries
                 // no trace of them (its registers are all the native walk's).
-                let st = if env.compiled.is_some() {
+                let st = if uniform_rows {
+                    crate::uniform::run_chunk(walk, &env.ctx, env.seed, starts, cfg, at, out, lens)
+                } else if env.compiled.is_some() {
                     run_chunk::<W, true>(&env, starts, cfg, at, out, lens)?
                 } else {
                     run_chunk::<W, false>(&env, starts, cfg, at, out, lens)?
@@ -936,6 +954,7 @@ pub fn run_streaming<W: Walk>(
         threads: rayon::current_num_threads(),
         sampler: cfg.sampler,
         compiled_turns,
+        uniform_rows,
         proposal,
     };
     Ok(report)

@@ -35,6 +35,7 @@ pub mod sampler;
 pub mod testing;
 pub mod triangles;
 pub mod turn;
+mod uniform;
 pub mod walk;
 pub mod walks;
 

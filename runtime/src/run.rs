@@ -360,6 +360,9 @@ pub struct RunReport {
     pub sampler: SamplerMode,
     /// Whether the walk's compiled turns ([`CompiledTurn`](crate::turn::CompiledTurn)) sampled its steps.
     pub compiled_turns: bool,
+    /// Whether every row was uniform and the steps took the engine's one-draw fast path
+    /// (the walks and the sampler counts of eRJS, without its per-step machinery).
+    pub uniform_rows: bool,
     /// The structured proposals' tables: what was built, or why none were.
     pub proposal: ProposalReport,
 }
@@ -407,18 +410,19 @@ impl RunReport {
                 s => s.to_string(),
             },
             self.stats.dead_ends,
-        ) + &match &self.proposal {
-            ProposalReport::None => String::new(),
-            ProposalReport::Built { seconds, coverage } => {
-                format!(
-                    ", proposal tables {:.1} MiB in {:.3} s{}",
-                    coverage.bytes as f64 / (1u64 << 20) as f64,
-                    seconds,
-                    coverage.describe()
-                )
+        ) + if self.uniform_rows { ", uniform rows (one draw per step)" } else { "" }
+            + &match &self.proposal {
+                ProposalReport::None => String::new(),
+                ProposalReport::Built { seconds, coverage } => {
+                    format!(
+                        ", proposal tables {:.1} MiB in {:.3} s{}",
+                        coverage.bytes as f64 / (1u64 << 20) as f64,
+                        seconds,
+                        coverage.describe()
+                    )
+                }
+                ProposalReport::Skipped(why) => format!(", no proposal tables ({why})"),
             }
-            ProposalReport::Skipped(why) => format!(", no proposal tables ({why})"),
-        }
     }
 }
 

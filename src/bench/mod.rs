@@ -32,10 +32,10 @@ pub struct BenchArgs {
     /// Weight distributions, comma separated.
     #[arg(long, default_value = "uniform,pareto:1")]
     pub weights: String,
-    /// Workloads, comma separated: deepwalk, node2vec, node2vec-unweighted, metapath,
+    /// Workloads, comma separated: deepwalk, deepwalk-unweighted, node2vec, node2vec-unweighted, metapath,
     /// metapath-unweighted, ppr2, ppr (the `#[walk]` library), and the hand-written references
     /// deepwalk-ref, node2vec-ref, node2vec-ref-unweighted, metapath-ref, ppr2-ref.
-    #[arg(long, default_value = "deepwalk,node2vec,node2vec-unweighted,metapath,metapath-unweighted,ppr2")]
+    #[arg(long, default_value = "deepwalk,deepwalk-unweighted,node2vec,node2vec-unweighted,metapath,metapath-unweighted,ppr2")]
     pub walks: String,
     /// Sampler policies, comma separated.
     #[arg(long, default_value = "erjs,ervs,adaptive")]
@@ -174,6 +174,7 @@ struct Workload {
 
 const WORKLOADS: &[Workload] = &[
     Workload { key: "deepwalk", walk: "deepwalk", unweighted: false },
+    Workload { key: "deepwalk-unweighted", walk: "deepwalk", unweighted: true },
     Workload { key: "node2vec", walk: "node2vec", unweighted: false },
     Workload { key: "node2vec-unweighted", walk: "node2vec", unweighted: true },
     Workload { key: "metapath", walk: "metapath", unweighted: false },

@@ -140,6 +140,9 @@ pub fn check_walk<'a>(
         if mode == SamplerMode::Reservoir && moved {
             assert!(report.stats.reservoir_steps > 0, "{what}: eRVS never ran: {:?}", report.stats);
         }
+        if report.uniform_rows {
+            assert!(matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection), "{what}: the uniform fast path under {mode}");
+        }
         let tables = matches!(report.proposal, wayfarer::engine::ProposalReport::Built { .. });
         if mode == SamplerMode::Structured && tables && moved {
             assert!(report.stats.structured_steps > 0, "{what}: the proposal plan never ran: {:?}", report.stats);
@@ -154,8 +157,9 @@ pub fn check_walk<'a>(
         }
         if target.program && target.runner.kind() == wayfarer::gpu::Backend::Cpu {
             // Cranelift: the compiled turns run eRJS and adaptive steps, except that with
-            // structured-proposal tables the engine's own turns run every step.
-            let turns = mode == SamplerMode::Rejection || (mode == SamplerMode::Adaptive && !tables);
+            // structured-proposal tables the engine's own turns run every step, and on
+            // uniform rows the engine's one-draw fast path does.
+            let turns = (mode == SamplerMode::Rejection || (mode == SamplerMode::Adaptive && !tables)) && !report.uniform_rows;
             assert_eq!(report.compiled_turns, turns, "{what}: compiled turns used");
         }
         reports.push((mode, report));
