@@ -80,7 +80,7 @@ pub struct BenchArgs {
     /// Count instructions, branch mispredictions and cache misses per step instead of timing:
     /// each cell's walk runs under callgrind (valgrind's cache and branch simulators, the walk
     /// loop only), on `--count-walkers` walkers spread evenly over the nodes, one thread.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cranelift")]
     pub counts: bool,
     /// Walkers per `--counts` cell (callgrind runs some 50 times slower than the walk).
     #[arg(long, default_value_t = 20_000)]
