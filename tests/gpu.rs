@@ -124,6 +124,18 @@ fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
         assert!(differ * 10 < cpu.len() as u64, "{name}: too few identical walks to mean anything");
         eprintln!("{name}: {} walks, {differ} differ ({} fallbacks)", cpu.len(), cpu_report.stats.rejection_fallbacks);
     }
+    // Unweighted DeepWalk: the CPU takes its uniform-row fast path (one draw per step), which
+    // must give the GPU's eRJS walks exactly (every trial accepts: no fallbacks to differ by).
+    g.set_weights(None).unwrap();
+    let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    let s = Starts::EveryNode { per_node: 2 };
+    for sampler in [SamplerMode::Rejection, SamplerMode::Adaptive] {
+        let cfg = WalkConfig { length: 20, seed: 99, sampler, cost_ratio: CostRatio::Default, interleave: 8, table_budget: None };
+        let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
+        assert!(cpu_report.uniform_rows, "{sampler}: the CPU did not take the uniform fast path");
+        let (gpu, _, _) = gpu_walk(&runner, &walk, &g, &s, 20, 99, SamplerMode::Rejection, CostRatio::Default, None);
+        assert_eq!(cpu, gpu, "unweighted DeepWalk ({sampler} on the CPU): the fast path's walks differ from the GPU's eRJS walks");
+    }
 }
 
 /// With structured proposals forced, the GPU builds the CPU's tables from the same factors
