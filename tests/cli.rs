@@ -214,6 +214,10 @@ fn bench_counts_instructions_per_step_under_callgrind() {
         "--count-walkers",
         "40",
     ];
+    // No walkers to count is refused by the argument parser, naming the option.
+    let o = wayfarer(&["bench", "--counts", "--count-walkers", "0"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("--count-walkers") && !err.contains("panicked"), "{err}");
     let has_valgrind = Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
     if !has_valgrind {
         fails(&args, "valgrind");

@@ -1140,18 +1140,23 @@ mod tests {
         }
     }
 
-    /// A one-term plan over even factors builds no tables for the adaptive rule (plain eRJS
-    /// proposes nearly as well) but does when structured proposals are forced; one skewed row
-    /// holding more than 1% of the edges is enough to build them.
-    #[test]
-    fn even_factors_build_tables_only_when_forced() {
+    /// 50 rows, each with edges to nodes 0..4.
+    fn fifty_rows_of_four() -> CsrGraph {
         use crate::graph::{CsrParts, Orientation};
         let mut parts = CsrParts { offsets: vec![0], ..Default::default() };
         for _ in 0..50 {
             parts.targets.extend(0..4u32);
             parts.offsets.push(parts.targets.len() as u64);
         }
-        let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        CsrGraph::from_parts(parts, Orientation::Directed).unwrap()
+    }
+
+    /// A one-term plan over even factors builds no tables for the adaptive rule (plain eRJS
+    /// proposes nearly as well) but does when structured proposals are forced; one skewed row
+    /// holding more than 1% of the edges is enough to build them.
+    #[test]
+    fn even_factors_build_tables_only_when_forced() {
+        let g = fifty_rows_of_four();
         let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::All }];
         // Row maxima at 1.6x the row means.
         let even = |_: usize, e: usize| [1.0, 1.0, 1.0, 3.0][e % 4];
@@ -1163,13 +1168,7 @@ mod tests {
 
     #[test]
     fn the_gpu_trial_cost_follows_the_plan() {
-        use crate::graph::{CsrParts, Orientation};
-        let mut parts = CsrParts { offsets: vec![0], ..Default::default() };
-        for _ in 0..50 {
-            parts.targets.extend(0..4u32);
-            parts.offsets.push(parts.targets.len() as u64);
-        }
-        let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        let g = fifty_rows_of_four();
         let skew = |_: usize, e: usize| [1.0, 1.0, 1.0, 30.0][e % 4];
         let cost = |terms: &[TermPlan]| match ProposalTables::build(&g, terms, &skew, u64::MAX, TableNeed::Always) {
             Ok(Ok(t)) => t.device_trial_cost(),

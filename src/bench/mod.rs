@@ -83,7 +83,7 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with = "cranelift")]
     pub counts: bool,
     /// Walkers per `--counts` cell (callgrind runs some 50 times slower than the walk).
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub count_walkers: u64,
 }
 
@@ -399,7 +399,7 @@ fn count_cells(
     let graph_path = dir.join("graph.wfg");
     g.save_wfg(&graph_path)?;
     let n = g.num_nodes() as u64;
-    let walkers = a.count_walkers.clamp(1, n.max(1));
+    let walkers = a.count_walkers.min(n.max(1));
     let starts_path = dir.join("starts.txt");
     let ids: String = (0..walkers).map(|i| format!("{}\n", g.id_map().original((i * n / walkers) as u32))).collect();
     std::fs::write(&starts_path, ids)?;
