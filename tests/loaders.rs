@@ -151,6 +151,35 @@ fn every_good_corpus_file_loads() {
 }
 
 #[test]
+fn gzip_compressed_text_loads_like_the_plain_file() {
+    use std::io::Write;
+    let gz = |name: &str, text: &str| {
+        let path = tmp(name);
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(text.as_bytes()).unwrap();
+        std::fs::write(&path, enc.finish().unwrap()).unwrap();
+        path
+    };
+    let edges = "# comment\n900 5 1.5 2\n5 900 2.5 1\n5 77 0.5 0\n";
+    let plain = tmp("plain.txt");
+    std::fs::write(&plain, edges).unwrap();
+    let a = CsrGraph::load_edge_list(&plain, &weighted_labelled()).unwrap();
+    let b = CsrGraph::load_edge_list(gz("edges.txt.gz", edges), &weighted_labelled()).unwrap();
+    assert_eq!((a.num_nodes(), a.num_edges()), (b.num_nodes(), b.num_edges()));
+    assert_eq!(a.targets(), b.targets());
+    assert_eq!(a.weights(), b.weights());
+    // `.mtx.gz` is read as Matrix Market by `load`, which looks through the `.gz`.
+    let mtx = "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 3\n";
+    let m = CsrGraph::load(gz("m.mtx.gz", mtx)).unwrap();
+    assert_eq!((m.num_nodes(), m.num_edges()), (3, 2));
+    // Bytes that claim to be gzip and are not: an error naming the file, not a parse of noise.
+    let bad = tmp("bad.txt.gz");
+    std::fs::write(&bad, [0x1f, 0x8b, 0, 1, 2, 3, 4, 5, 6, 7]).unwrap();
+    let e = CsrGraph::load(&bad).unwrap_err().to_string();
+    assert!(e.contains("bad.txt.gz") && e.contains("does not decompress"), "{e}");
+}
+
+#[test]
 fn missing_file_is_an_io_error_naming_it() {
     let e = CsrGraph::load("no/such/graph.wfg").unwrap_err().to_string();
     assert!(e.starts_with("no/such/graph.wfg: "), "{e}");

@@ -171,8 +171,7 @@ pub(crate) fn cmd_gen(a: GenArgs) -> Result<()> {
 
 pub(crate) fn cmd_convert(a: ConvertArgs) -> Result<()> {
     let t = Instant::now();
-    let ext = |p: &Path| p.extension().and_then(|e| e.to_str()).unwrap_or("").to_string();
-    let input_kind = ext(&a.input);
+    let input_kind = wayfarer_runtime::graph::format_extension(&a.input).unwrap_or("").to_string();
     let out = graph_output(&a.output)?;
     let format = match a.format.as_str() {
         "auto" if input_kind == "mtx" => "mtx",

@@ -394,7 +394,8 @@ impl CsrGraph {
     }
 
     /// Loads a graph, choosing the format by extension: `.wfg` (memory-mapped), `.mtx`
-    /// (Matrix Market), anything else a text edge list with default options.
+    /// (Matrix Market), anything else a text edge list with default options. Text input may be
+    /// gzip-compressed (`.mtx.gz`, `.txt.gz`).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, GraphError> {
         let path = path.as_ref();
         if path.is_dir() {
@@ -403,7 +404,7 @@ impl CsrGraph {
                 message: format!("{}: is a directory; give a .wfg, .mtx or text edge list file", path.display()),
             });
         }
-        match path.extension().and_then(|e| e.to_str()) {
+        match format_extension(path) {
             Some("wfg") => Self::load_wfg(path),
             Some("mtx") => Self::load_matrix_market(path),
             _ => Self::load_edge_list(path, &EdgeListOptions::default()),
@@ -546,4 +547,14 @@ impl wayfarer_core::GraphView for CsrGraph {
     fn has_edge(&self, u: u32, v: u32) -> bool {
         CsrGraph::has_edge(self, u, v)
     }
+}
+
+/// The extension that names a graph file's format, looking through a trailing `.gz`
+/// (`graph.mtx.gz` is a Matrix Market file).
+pub fn format_extension(path: &Path) -> Option<&str> {
+    let ext = path.extension()?.to_str()?;
+    if ext.eq_ignore_ascii_case("gz") {
+        return Path::new(path.file_stem()?).extension()?.to_str();
+    }
+    Some(ext)
 }

@@ -440,7 +440,25 @@ impl EdgeSource for TextSource<'_> {
     }
 }
 
-fn map_file(path: &Path) -> Result<Option<memmap2::Mmap>, GraphError> {
+/// A text input's bytes: the file mapped, or decompressed when it is gzip-compressed.
+enum Input {
+    Mapped(memmap2::Mmap),
+    Decompressed(Vec<u8>),
+}
+
+impl std::ops::Deref for Input {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Input::Mapped(m) => m,
+            Input::Decompressed(v) => v,
+        }
+    }
+}
+
+/// Maps `path`, or decompresses it when it starts with the gzip magic bytes (whatever its
+/// name): `None` for an empty file.
+fn read_input(path: &Path) -> Result<Option<Input>, GraphError> {
     let file = std::fs::File::open(path).map_err(|e| GraphError::io(path, e))?;
     let len = file.metadata().map_err(|e| GraphError::io(path, e))?.len();
     if len == 0 {
@@ -449,13 +467,19 @@ fn map_file(path: &Path) -> Result<Option<memmap2::Mmap>, GraphError> {
     // SAFETY: the mapping is read-only; like every mmap-based reader we assume the file is
     // not truncated by another process while we read it.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| GraphError::io(path, e))?;
-    Ok(Some(map))
+    if !map.starts_with(&[0x1f, 0x8b]) {
+        return Ok(Some(Input::Mapped(map)));
+    }
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&map[..]), &mut data)
+        .map_err(|e| GraphError::parse(path, Location::File, format!("gzip-compressed, but it does not decompress: {e}")))?;
+    Ok(if data.is_empty() { None } else { Some(Input::Decompressed(data)) })
 }
 
 pub(crate) fn load_edge_list(path: &Path, opts: &EdgeListOptions) -> Result<CsrGraph, GraphError> {
-    match map_file(path)? {
+    match read_input(path)? {
         None => Err(GraphError::parse(path, Location::File, "the file is empty: expected lines `source destination`")),
-        Some(map) => parse_edge_list(&map, path, opts),
+        Some(data) => parse_edge_list(&data, path, opts),
     }
 }
 
@@ -472,7 +496,6 @@ fn header_hint(e: GraphError, opts: &EdgeListOptions) -> GraphError {
         other => other,
     }
 }
-
 /// The first line of an edge list written by wayfarer.
 const HEADER_PREFIX: &str = "# wayfarer edge list:";
 /// The comment lines after it that list the nodes without edges.
@@ -603,9 +626,9 @@ pub(crate) fn parse_edge_list(data: &[u8], path: &Path, opts: &EdgeListOptions) 
 }
 
 pub(crate) fn load_matrix_market(path: &Path) -> Result<CsrGraph, GraphError> {
-    match map_file(path)? {
+    match read_input(path)? {
         None => Err(GraphError::parse(path, Location::File, "the file is empty: expected a `%%MatrixMarket` header")),
-        Some(map) => parse_matrix_market(&map, path),
+        Some(data) => parse_matrix_market(&data, path),
     }
 }
 

@@ -173,7 +173,7 @@ pub(crate) fn load(path: &Path) -> Result<CsrGraph, GraphError> {
     if len == 0 {
         return Err(GraphError::parse(path, Location::File, "the file is empty; a .wfg file starts with a 64-byte header"));
     }
-    // SAFETY: read-only mapping; see `text::map_file`.
+    // SAFETY: read-only mapping; see `text::read_input`.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| GraphError::io(path, e))?;
     parse(Arc::new(map), path)
 }
