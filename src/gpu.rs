@@ -153,7 +153,7 @@ pub(crate) fn run_program_streaming(
         threads: 0,
         sampler,
         compiled_turns: false,
-        uniform_rows: false,
+        fast_path: Default::default(),
         proposal: rep.proposal.clone(),
     };
     Ok((report, rep))

@@ -193,7 +193,7 @@ pub struct WalkJob<'a> {
     pub sampler: SamplerMode,
     /// Where the adaptive rule's cost model comes from.
     pub cost_ratio: CostRatio,
-    /// CPU: walkers each thread advances in turn.
+    /// CPU: walkers each thread advances in turn (0: auto, see [`crate::engine::WalkConfig`]).
     pub interleave: usize,
     /// CPU and CUDA: bytes the structured-proposal tables may take (`None`: see
     /// [`crate::engine::table_budget`]).

@@ -39,8 +39,8 @@ pub use wayfarer_runtime::sample;
 pub use wayfarer_runtime::triangles;
 pub use wayfarer_runtime::{
     Bound, BoundScope, CostRatio, CsrGraph, Ctx, FromParams, GraphError, NO_NODE, NodeStats, ParamValue, Requirements, RunReport,
-    SamplerMode, Starts, Step, StepRng, Value, Walk, WalkConfig, WalkError, Walker, Walks, engine, graph, output, proposal, rng, sampler,
-    walk,
+    SamplerMode, Starts, Step, StepRng, Value, Walk, WalkConfig, WalkError, Walker, Walks, engine, fast_path, graph, output, proposal, rng,
+    sampler, walk,
 };
 
 /// The walk library: every walk written in the `#[walk]` DSL (`walks/*.rs`), compiled into
@@ -153,7 +153,8 @@ impl<'g, W: Walk> WalkRun<'g, W> {
         self.threads = Some(n);
         self
     }
-    /// Walkers advanced in turn per thread.
+    /// Walkers advanced in turn per thread (0, [`engine::INTERLEAVE_AUTO`]: the best width for
+    /// each path).
     pub fn interleave(mut self, width: usize) -> Self {
         self.config.interleave = width;
         self

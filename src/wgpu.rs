@@ -50,7 +50,7 @@ pub(crate) fn run_program_streaming(
         threads: 0,
         sampler,
         compiled_turns: false,
-        uniform_rows: false,
+        fast_path: Default::default(),
         proposal: unstructured_report(info),
     };
     Ok((report, rep))

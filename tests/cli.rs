@@ -224,8 +224,10 @@ fn bench_counts_instructions_per_step_under_callgrind() {
         return;
     }
     let (out, _) = ok(&args);
-    let row =
-        out.lines().find(|l| l.starts_with("| deepwalk | uniform | erjs | 8 | 40 |")).unwrap_or_else(|| panic!("no DeepWalk row:\n{out}"));
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| deepwalk | uniform | erjs | auto | 40 |"))
+        .unwrap_or_else(|| panic!("no DeepWalk row:\n{out}"));
     let cols: Vec<&str> = row.split('|').map(str::trim).collect();
     let (steps, per_step): (u64, f64) = (cols[6].parse().unwrap(), cols[7].parse().unwrap());
     // 40 walkers of 80 steps, less dead ends; a step costs tens to thousands of instructions.

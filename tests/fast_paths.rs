@@ -1,12 +1,32 @@
-//! The engine's uniform-row fast path (`runtime/src/uniform.rs`): it is taken exactly when every
-//! row's steps are eRJS accepting its first candidate, and it gives the general path's walks.
+//! The engine's fast paths (`runtime/src/fast_path.rs`).
 //!
-//! The general path is reached on the same rows by adding one node whose row is not uniform and
-//! that no other node reaches: the walks from the other nodes must not change.
+//! Uniform rows: taken exactly when every row's steps are eRJS accepting its first candidate,
+//! and giving the general path's walks. The general path is reached on the same rows by adding
+//! one node whose row is not uniform and that no other node reaches: the walks from the other
+//! nodes must not change.
+//!
+//! Lock-step eRJS: taken by walks without move hooks under adaptive and eRJS when the run has
+//! no tables; the general path's walks and sampler counts exactly (compared with every fast
+//! path switched off, feature `testing`: a process-wide switch, so every test here holds
+//! [`SWITCH`]), eRVS picks and eRJS->eRVS fallbacks included.
+//!
+//! Alias rows: taken by adaptive static-weight walks without move hooks; the same walks
+//! natively and through Cranelift, at any thread count and interleave width; zero weights never
+//! taken, weightless rows dead ends, bad weights an error naming the edge. (Their transition
+//! probabilities are checked by the chi-square suite, `exactness.rs`, and a broken table fails
+//! it, `structured_broken.rs`.)
 
 mod common;
 
+/// The fast-path switch is process-wide: one test holds it at a time.
+static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn hold() -> std::sync::MutexGuard<'static, ()> {
+    SWITCH.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 use common::cranelift_walk;
+use wayfarer::fast_path::FastPathReport;
 use wayfarer::graph::{CsrParts, Orientation};
 use wayfarer::library::LibraryWalk;
 use wayfarer::{CostRatio, CsrGraph, SamplerMode, Starts, WalkConfig};
@@ -30,6 +50,7 @@ fn graphs() -> (CsrGraph, CsrGraph) {
 
 #[test]
 fn uniform_rows_take_the_fast_path_and_give_the_general_paths_walks() {
+    let _held = hold();
     let (g, h) = graphs();
     let starts = Starts::Nodes((0..g.num_nodes() as u32).collect());
     let native = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
@@ -40,27 +61,34 @@ fn uniform_rows_take_the_fast_path_and_give_the_general_paths_walks() {
             let cfg = WalkConfig { length: 20, seed: 7, sampler, cost_ratio: CostRatio::Default, interleave, table_budget: None };
             let what = format!("{sampler}, interleave {interleave}");
             let (fast, rf) = native.run(&g, &starts, &cfg, None).unwrap();
-            assert!(rf.uniform_rows, "{what}: an unweighted DeepWalk did not take the fast path");
+            assert!(rf.fast_path == FastPathReport::UniformRows, "{what}: an unweighted DeepWalk did not take the fast path");
             assert!(rf.summary("cpu").contains("uniform rows"), "{what}: the summary does not say so");
             assert_eq!(rf.stats.rejection_steps, rf.steps, "{what}: its steps count as eRJS's");
-            let (general, rg) = native.run(&h, &starts, &cfg, None).unwrap();
-            assert!(!rg.uniform_rows, "{what}: one non-uniform row must keep the whole run on the general path");
+            // One row that is not uniform keeps the whole run off the uniform path (on another).
+            let (other, ro) = native.run(&h, &starts, &cfg, None).unwrap();
+            assert!(ro.fast_path != FastPathReport::UniformRows, "{what}: one non-uniform row must keep the run off the uniform path");
+            if sampler == SamplerMode::Rejection {
+                assert_eq!(fast, other, "{what}: lock-step eRJS on the other rows");
+            }
+            let (general, rg) = fast_paths_off(|| native.run(&h, &starts, &cfg, None).unwrap());
+            assert!(rg.fast_path == FastPathReport::None, "{what}: the switch");
             assert!(fast.steps() > 1000, "{what}: too few steps to mean anything");
             assert_eq!(fast, general, "{what}: the fast path's walks differ from the general path's");
             assert_eq!(rf.stats.rejection_steps, rg.stats.rejection_steps, "{what}");
             // Cranelift: the same fast path, the same walks.
             let (fast_jit, rj) = wayfarer::engine::run(&jit, &g, &starts, &cfg, None).unwrap();
-            assert!(rj.uniform_rows && !rj.compiled_turns, "{what}: Cranelift");
+            assert!(rj.fast_path == FastPathReport::UniformRows && !rj.compiled_turns, "{what}: Cranelift");
             assert_eq!(fast, fast_jit, "{what}: Cranelift's fast path");
-            let (general_jit, rgj) = wayfarer::engine::run(&jit_weighted, &h, &starts, &cfg, None).unwrap();
-            assert!(!rgj.uniform_rows, "{what}: Cranelift's general path");
+            let (general_jit, rgj) = fast_paths_off(|| wayfarer::engine::run(&jit_weighted, &h, &starts, &cfg, None).unwrap());
+            assert!(rgj.fast_path == FastPathReport::None, "{what}: Cranelift's general path");
             assert_eq!(fast, general_jit, "{what}: Cranelift's general path");
         }
     }
 }
 
 #[test]
-fn rows_that_are_not_provably_first_trial_keep_the_general_path() {
+fn rows_that_are_not_provably_first_trial_keep_the_uniform_path_off() {
+    let _held = hold();
     let (g, _) = graphs();
     let starts = Starts::EveryNode { per_node: 1 };
     let cfg = |sampler| WalkConfig { length: 5, seed: 1, sampler, cost_ratio: CostRatio::Default, interleave: 8, table_budget: None };
@@ -68,13 +96,161 @@ fn rows_that_are_not_provably_first_trial_keep_the_general_path() {
     // Samplers other than eRJS and adaptive never take it.
     for sampler in [SamplerMode::Reservoir, SamplerMode::Structured, SamplerMode::Table] {
         let (_, r) = deepwalk.run(&g, &starts, &cfg(sampler), None).unwrap();
-        assert!(!r.uniform_rows, "{sampler}");
+        assert_eq!(r.fast_path, FastPathReport::None, "{sampler}");
     }
     // Walks whose weight reads the walker (Node2Vec) or whose rows are skewed do not.
     let node2vec = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
-    assert!(!node2vec.run(&g, &starts, &cfg(SamplerMode::Adaptive), None).unwrap().1.uniform_rows);
+    assert_eq!(node2vec.run(&g, &starts, &cfg(SamplerMode::Adaptive), None).unwrap().1.fast_path, FastPathReport::LockStepRejection);
     let mut skewed = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
     skewed.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 3))).unwrap();
     let weighted = LibraryWalk::from_name("deepwalk", &[], &skewed, false).unwrap();
-    assert!(!weighted.run(&skewed, &starts, &cfg(SamplerMode::Adaptive), None).unwrap().1.uniform_rows);
+    assert!(matches!(
+        weighted.run(&skewed, &starts, &cfg(SamplerMode::Adaptive), None).unwrap().1.fast_path,
+        FastPathReport::AliasRows { .. }
+    ));
+}
+
+/// R-MAT 11 with Pareto(1) weights, a tenth of them 0, plus node `n` whose row (to 0 and 1)
+/// weighs nothing and node `n + 1` whose row goes to `n`.
+fn skewed_with_weightless_row() -> CsrGraph {
+    let g = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
+    let n = g.num_nodes() as u32;
+    let mut weights = wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 3);
+    for (i, w) in weights.iter_mut().enumerate() {
+        if i % 10 == 3 {
+            *w = 0.0;
+        }
+    }
+    let mut offsets = g.offsets().to_vec();
+    let mut targets = g.targets().to_vec();
+    targets.extend([0, 1, n]);
+    weights.extend([0.0, 0.0, 1.0]);
+    offsets.push(targets.len() as u64 - 1);
+    offsets.push(targets.len() as u64);
+    let parts = CsrParts { offsets, targets, weights: Some(weights), ..Default::default() };
+    CsrGraph::from_parts(parts, Orientation::Directed).unwrap()
+}
+
+#[test]
+fn static_weights_take_the_alias_path_with_the_same_walks_everywhere() {
+    let _held = hold();
+    let g = skewed_with_weightless_row();
+    let n = g.num_nodes() as u32;
+    let starts = Starts::EveryNode { per_node: 4 };
+    let native = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    let jit = cranelift_walk(&native, true);
+    let cfg = |interleave| WalkConfig { length: 12, seed: 3, interleave, ..Default::default() };
+    let (walks, r) = native.run(&g, &starts, &cfg(0), None).unwrap();
+    assert!(matches!(r.fast_path, FastPathReport::AliasRows { .. }), "{:?}", r.fast_path);
+    assert!(r.summary("cpu").contains("alias rows"), "the summary does not say so");
+    assert_eq!(r.stats.alias_steps, r.steps, "every step is one alias draw: {:?}", r.stats);
+    assert!(walks.steps() > 40_000, "too few steps to mean anything");
+    // Every move follows an edge of positive weight; the weightless row ends its walks.
+    let w = g.weights().unwrap();
+    let mut ended_at_weightless = 0;
+    for i in 0..walks.len() {
+        let walk = walks.walk(i);
+        for pair in walk.windows(2) {
+            let row = g.row(pair[0]);
+            assert!(row.clone().any(|e| g.targets()[e] == pair[1] && w[e] > 0.0), "walk {i} took {pair:?}");
+        }
+        if walk.len() < 13 && *walk.last().unwrap() == n - 2 {
+            ended_at_weightless += 1;
+        }
+    }
+    assert!(ended_at_weightless >= 2, "the walks from the weightless row did not end there");
+    // The same walks at any width, thread count and through Cranelift.
+    for interleave in [1, 8, 13] {
+        assert_eq!(native.run(&g, &starts, &cfg(interleave), None).unwrap().0, walks, "interleave {interleave}");
+    }
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    assert_eq!(one.install(|| native.run(&g, &starts, &cfg(0), None).unwrap().0), walks, "one thread");
+    let (jit_walks, rj) = wayfarer::engine::run(&jit, &g, &starts, &cfg(0), None).unwrap();
+    assert!(matches!(rj.fast_path, FastPathReport::AliasRows { .. }) && !rj.compiled_turns, "Cranelift: {:?}", rj.fast_path);
+    assert_eq!(jit_walks, walks, "Cranelift's alias path");
+}
+
+#[test]
+fn the_alias_path_needs_adaptive_a_budget_and_good_weights() {
+    let _held = hold();
+    let g = skewed_with_weightless_row();
+    let starts = Starts::EveryNode { per_node: 1 };
+    let deepwalk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    for sampler in [SamplerMode::Rejection, SamplerMode::Reservoir, SamplerMode::Structured, SamplerMode::Table] {
+        let cfg = WalkConfig { length: 4, seed: 1, sampler, ..Default::default() };
+        let fast = deepwalk.run(&g, &starts, &cfg, None).unwrap().1.fast_path;
+        assert!(!matches!(fast, FastPathReport::AliasRows { .. }), "{sampler}");
+    }
+    // A budget below the tables' 8 bytes per edge keeps the general path.
+    let small = WalkConfig { length: 4, seed: 1, table_budget: Some(8 * g.num_edges() - 1), ..Default::default() };
+    assert_eq!(deepwalk.run(&g, &starts, &small, None).unwrap().1.fast_path, FastPathReport::None);
+    // A walk with move hooks (PPR's stop rule) keeps it too.
+    let ppr = LibraryWalk::from_name("ppr", &[], &g, false).unwrap();
+    let cfg = WalkConfig { length: 4, seed: 1, ..Default::default() };
+    assert_eq!(ppr.run(&g, &starts, &cfg, None).unwrap().1.fast_path, FastPathReport::None);
+    // A static weight that is negative anywhere is an error naming its edge, before any walk.
+    let source = "#[walk]\nfn below_two(s: &Step) -> f32 { s.weight() - 2.0 }\n";
+    let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
+    let shifted = wayfarer_jit::JitWalk::compile(&program, &info, &[], true).unwrap();
+    let err = wayfarer::engine::run(&shifted, &g, &starts, &cfg, None).unwrap_err().to_string();
+    assert!(err.contains("below_two") && err.contains(" -> "), "{err}");
+}
+
+/// Runs `f` with every fast path off.
+fn fast_paths_off<T>(f: impl FnOnce() -> T) -> T {
+    use std::sync::atomic::Ordering;
+    wayfarer::fast_path::FAST_PATHS_OFF.store(true, Ordering::Relaxed);
+    let out = f();
+    wayfarer::fast_path::FAST_PATHS_OFF.store(false, Ordering::Relaxed);
+    out
+}
+
+#[test]
+fn lock_step_rejection_gives_the_general_paths_walks_and_counts() {
+    let _held = hold();
+    let g = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
+    let mut pareto = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
+    pareto.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 3))).unwrap();
+    let mut uniform = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
+    uniform.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 4))).unwrap();
+    let starts = Starts::EveryNode { per_node: 2 };
+    let (mut ervs, mut fallbacks) = (0, 0);
+    for (graph, what) in [(&g, "unweighted"), (&uniform, "U[1,5)"), (&pareto, "Pareto(1)")] {
+        let node2vec = LibraryWalk::from_name("node2vec", &[], graph, false).unwrap();
+        let jit = cranelift_walk(&node2vec, graph.weights().is_some());
+        for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection] {
+            for interleave in [0, 1, 8] {
+                // No tables: a budget of 0 keeps Pareto's structured tables off.
+                let cfg = WalkConfig { length: 10, seed: 9, sampler, interleave, table_budget: Some(0), ..Default::default() };
+                let what = format!("{what} {sampler} interleave {interleave}");
+                let (fast, rf) = node2vec.run(graph, &starts, &cfg, None).unwrap();
+                assert_eq!(rf.fast_path, FastPathReport::LockStepRejection, "{what}");
+                assert!(rf.summary("cpu").contains("lock-step eRJS"), "{what}: the summary does not say so");
+                let (slow, rs) = fast_paths_off(|| node2vec.run(graph, &starts, &cfg, None).unwrap());
+                assert_eq!(rs.fast_path, FastPathReport::None, "{what}: the switch");
+                assert!(fast.steps() > 20_000, "{what}: too few steps to mean anything");
+                assert_eq!(fast, slow, "{what}: the lock-step walks differ from the general path's");
+                assert_eq!(rf.stats, rs.stats, "{what}: the sampler counts differ");
+                (ervs, fallbacks) = (ervs + rf.stats.reservoir_steps, fallbacks + rf.stats.rejection_fallbacks);
+                // Cranelift: the same path, the same walks as its compiled turns.
+                let (fast_jit, rj) = wayfarer::engine::run(&jit, graph, &starts, &cfg, None).unwrap();
+                assert!(rj.fast_path == FastPathReport::LockStepRejection && !rj.compiled_turns, "{what}: Cranelift");
+                let (slow_jit, _) = fast_paths_off(|| wayfarer::engine::run(&jit, graph, &starts, &cfg, None).unwrap());
+                assert_eq!(fast_jit, slow_jit, "{what}: Cranelift's lock-step walks differ from its compiled turns'");
+            }
+        }
+    }
+    assert!(ervs > 0, "no step started on eRVS: the test misses that branch");
+    assert!(fallbacks > 0, "no eRJS->eRVS fallback: the test misses that branch");
+    // Walks with move hooks (PPR's stop rule) and runs with tables keep the general path.
+    let ppr = LibraryWalk::from_name("ppr", &[], &g, false).unwrap();
+    let cfg = WalkConfig { length: 4, seed: 1, ..Default::default() };
+    assert_eq!(ppr.run(&g, &starts, &cfg, None).unwrap().1.fast_path, FastPathReport::None);
+    let node2vec = LibraryWalk::from_name("node2vec", &[], &pareto, false).unwrap();
+    let (_, r) = node2vec.run(&pareto, &starts, &cfg, None).unwrap();
+    assert!(
+        matches!(r.proposal, wayfarer::engine::ProposalReport::Built { .. }) && r.fast_path == FastPathReport::None,
+        "{:?}",
+        r.fast_path
+    );
 }

@@ -132,7 +132,11 @@ fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
     for sampler in [SamplerMode::Rejection, SamplerMode::Adaptive] {
         let cfg = WalkConfig { length: 20, seed: 99, sampler, cost_ratio: CostRatio::Default, interleave: 8, table_budget: None };
         let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
-        assert!(cpu_report.uniform_rows, "{sampler}: the CPU did not take the uniform fast path");
+        assert_eq!(
+            cpu_report.fast_path,
+            wayfarer::fast_path::FastPathReport::UniformRows,
+            "{sampler}: the CPU did not take the uniform fast path"
+        );
         let (gpu, _, _) = gpu_walk(&runner, &walk, &g, &s, 20, 99, SamplerMode::Rejection, CostRatio::Default, None);
         assert_eq!(cpu, gpu, "unweighted DeepWalk ({sampler} on the CPU): the fast path's walks differ from the GPU's eRJS walks");
     }

@@ -33,9 +33,14 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
             assert_eq!(native, jitted, "{name} {sampler}: the Cranelift walks differ from the native ones");
             assert_eq!(rn.stats, rj.stats, "{name} {sampler}: the samplers' counts differ");
             // With structured-proposal tables (every library walk here has a plan) the engine's
-            // own turns run the adaptive rule.
+            // own turns run the adaptive rule; on a fast path (walks without hooks) the engine's
+            // lock-step loops call the compiled weight (`tests/fast_paths.rs` compares them
+            // with the compiled turns).
             let tables = matches!(rj.proposal, wayfarer::engine::ProposalReport::Built { .. });
-            let compiled = sampler == SamplerMode::Rejection || (sampler == SamplerMode::Adaptive && !tables);
+            let kind = |f: &wayfarer::fast_path::FastPathReport| std::mem::discriminant(f);
+            assert_eq!(kind(&rn.fast_path), kind(&rj.fast_path), "{name} {sampler}: the fast path");
+            let compiled = (sampler == SamplerMode::Rejection || (sampler == SamplerMode::Adaptive && !tables))
+                && rj.fast_path == wayfarer::fast_path::FastPathReport::None;
             assert_eq!(rj.compiled_turns, compiled, "{name} {sampler}: compiled turns used");
             assert!(!rn.compiled_turns);
         }

@@ -249,9 +249,9 @@ fn tables_over_budget_are_skipped_and_reported() {
         .output()
         .unwrap();
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let run = |budget: &str| {
+    let run_with = |budget: &str, sampler: &str| {
         let out = std::process::Command::new(bin)
-            .args(["walk", "deepwalk", "--backend", "cpu", "--length", "5", "--graph"])
+            .args(["walk", "deepwalk", "--backend", "cpu", "--length", "5", "--sampler", sampler, "--graph"])
             .arg(&graph)
             .env("WAYFARER_TABLE_BUDGET", budget)
             .output()
@@ -268,10 +268,16 @@ fn tables_over_budget_are_skipped_and_reported() {
         .unwrap();
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success() && err.contains("WAYFARER_TABLE_BUDGET") && err.contains("lots"), "{err}");
+    let run = |budget: &str| run_with(budget, "structured");
     let small = run("1000");
     assert!(small.contains("no proposal tables") && small.contains("over the budget"), "{small}");
     let large = run("100000000");
     assert!(large.contains("proposal tables") && large.contains("structured"), "{large}");
+    // Adaptive: the alias fast path's tables answer to the same budget.
+    let small = run_with("1000", "adaptive");
+    assert!(!small.contains("alias rows") && small.contains("over the budget"), "{small}");
+    let large = run_with("100000000", "adaptive");
+    assert!(large.contains("alias rows") && large.contains("alias table 100.0%"), "{large}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -90,3 +90,30 @@ fn a_broken_mixture_fails_the_chi_square_suite_on_cuda() {
     let p = min_p(&bad, &model, &edges);
     assert!(p < ALPHA, "CUDA: the broken mixture passed the suite: smallest p = {p:e}");
 }
+
+/// The same for the CPU's alias fast path: with every alias threshold halved (feature
+/// `testing`), a slot keeps its own edge half as often as its weight says, and the chi-square
+/// test must reject weighted DeepWalk's transitions on skewed weights.
+#[test]
+fn a_broken_alias_table_fails_the_chi_square_suite() {
+    let edges = shaped_edges(Shape::Uniform);
+    let g = build(&edges);
+    let starts = Starts::Nodes([0u32, 2, 3].iter().flat_map(|&v| std::iter::repeat_n(v, 60_000)).collect());
+    let cfg = WalkConfig { length: 3, seed: 17, ..Default::default() };
+    let walk = wayfarer::library::LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
+    let model = Model::DeepWalk { weighted: true };
+    let run = || walk.run(&g, &starts, &cfg, None).unwrap();
+    let _held = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
+
+    let (good, report) = run();
+    assert!(matches!(report.fast_path, wayfarer::fast_path::FastPathReport::AliasRows { .. }), "{:?}", report.fast_path);
+    assert!(report.stats.alias_steps > 100_000, "{:?}", report.stats);
+    let p = min_p(&good, &model, &edges);
+    assert!(p > ALPHA, "the correct alias tables fail: p = {p:e}");
+
+    wayfarer::fast_path::BROKEN_ALIAS.store(true, Ordering::Relaxed);
+    let (bad, _) = run();
+    wayfarer::fast_path::BROKEN_ALIAS.store(false, Ordering::Relaxed);
+    let p = min_p(&bad, &model, &edges);
+    assert!(p < ALPHA, "the broken alias tables passed the suite: smallest p = {p:e}");
+}

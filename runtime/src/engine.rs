@@ -23,7 +23,10 @@ use crate::graph::{CsrGraph, NO_NODE};
 use crate::proposal::{Draw, EntrySource, PendingEntry, ProposalTables, StepTerms, TableNeed, TermBounds};
 use crate::rng::{INIT_STEP, Purpose, StepRng};
 pub use crate::run::ProposalReport;
-pub use crate::run::{RunReport, SamplerMode, SamplerStats, Starts, WalkConfig, Walks};
+pub use crate::run::{
+    FAST_PATH_INTERLEAVE, GENERAL_INTERLEAVE, INTERLEAVE_AUTO, RunReport, SamplerMode, SamplerStats, Starts, WalkConfig, Walks,
+    parse_interleave,
+};
 use crate::sampler::{self, SampleError};
 pub use crate::turn::{CompiledTurn, ReservoirFn, TurnArgs, TurnFn, UpdateFn};
 use crate::walk::{Bound, Ctx, NodeStats, Walk, Walker};
@@ -133,7 +136,7 @@ fn build_table<W: Walk>(walk: &W, ctx: &Ctx) -> Result<Vec<f64>, WalkError> {
     Ok(table)
 }
 
-fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, bound: f32, e: SampleError) -> WalkError {
+pub(crate) fn to_walk_error<S>(walk: &str, ctx: &Ctx, w: &Walker<S>, row_start: usize, bound: f32, e: SampleError) -> WalkError {
     match e {
         // Errors speak the user's ids.
         SampleError::BadWeight { index, weight } => WalkError::BadWeight {
@@ -270,20 +273,12 @@ impl<W: Walk> Env<'_, W> {
                     *rng = StepRng::new(self.seed, s.query, wr.step, Purpose::Sample);
                     match self.mode {
                         SamplerMode::Adaptive | SamplerMode::Rejection | SamplerMode::Structured => {
-                            // B and Ŝ are evaluated once per step, whichever sampler uses them;
-                            // eRJS alone needs Ŝ only for the dead-end test (one load less).
-                            let wants_estimate = self.mode == SamplerMode::Adaptive || walk.possible_zero();
-                            let together = if wants_estimate { walk.step_estimates(ctx, wr) } else { None };
-                            let dead = match together {
-                                Some(t) => t.dead_end,
-                                None if walk.possible_zero() => walk.dead_end(ctx, wr),
-                                None => None,
-                            };
-                            if walk.possible_zero() && dead == Some(true) {
+                            let start = step_start(walk, ctx, wr, self.mode);
+                            if start.dead_end {
                                 return Ok(Turn::DeadEnd);
                             }
-                            let bound = together.map_or_else(|| walk.bound(ctx, wr), |t| t.bound);
-                            let mut estimate = together.map(|t| t.estimate);
+                            let bound = start.bound;
+                            let mut estimate = start.estimate;
                             let mut sum_estimate = || *estimate.get_or_insert_with(|| walk.sum_estimate(ctx, wr));
                             // `d·B`: plain eRJS's expected trials times the weights' sum.
                             let plain_mass = match bound {
@@ -644,6 +639,37 @@ impl<W: Walk> Env<'_, W> {
     }
 }
 
+/// What a step under eRJS, adaptive or structured decides before any draw: whether the
+/// walk's own dead-end test ends it, the bound `B` and, when it came with the bound, the
+/// estimate `Ŝ`. One function for `Env::turn` and the fast paths' qualification
+/// ([`crate::fast_path`]), so both decide alike.
+pub(crate) struct StepStart {
+    /// The walk's dead-end test says every weight of the step is 0.
+    pub dead_end: bool,
+    /// The bound on this step's weights (unused when `dead_end`).
+    pub bound: Bound,
+    /// `Ŝ`, when the walk computes it with the bound.
+    pub estimate: Option<f32>,
+}
+
+/// The start of `w`'s step under `mode` ([`StepStart`]). B and Ŝ are evaluated once per step,
+/// whichever sampler uses them; eRJS alone needs Ŝ only for the dead-end test (one load less).
+#[inline(always)]
+pub(crate) fn step_start<W: Walk>(walk: &W, ctx: &Ctx, w: &Walker<W::State>, mode: SamplerMode) -> StepStart {
+    let wants_estimate = mode == SamplerMode::Adaptive || walk.possible_zero();
+    let together = if wants_estimate { walk.step_estimates(ctx, w) } else { None };
+    let dead = match together {
+        Some(t) => t.dead_end,
+        None if walk.possible_zero() => walk.dead_end(ctx, w),
+        None => None,
+    };
+    if walk.possible_zero() && dead == Some(true) {
+        return StepStart { dead_end: true, bound: Bound::Unknown, estimate: None };
+    }
+    let bound = together.map_or_else(|| walk.bound(ctx, w), |t| t.bound);
+    StepStart { dead_end: false, bound, estimate: together.map(|t| t.estimate) }
+}
+
 /// Chunk query `local` at its start: its walker after `init`, its global query and the init
 /// stream (`n` nodes).
 #[inline(always)]
@@ -677,7 +703,7 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
     let offsets = env.ctx.graph.offsets();
     let mut st = SamplerStats::default();
     let mut prefix = Vec::new();
-    let width = cfg.interleave.max(1);
+    let width = cfg.general_interleave();
     let rows = lens.len();
     let mut next = 0usize;
     let mut slots: Vec<Slot<W::State>> = Vec::with_capacity(width);
@@ -863,22 +889,24 @@ pub fn run_streaming<W: Walk>(
     cost.validate()?;
     let profile_seconds = t1.elapsed().as_secs_f64();
 
-    let (structured, proposal) = proposal_tables(walk, &ctx, cfg.sampler, cfg.table_budget)?;
+    // A fast path, when one applies, makes the walk's tables and turns unneeded.
+    let budget = table_budget(cfg.table_budget)?;
+    let fast = crate::fast_path::choose(walk, &ctx, cfg.sampler, &cost, budget)?;
+    let (structured, proposal) =
+        if fast.is_some() { (None, ProposalReport::None) } else { proposal_tables(walk, &ctx, cfg.sampler, budget)? };
     // A walk's compiled turns know no structured proposals: with tables the steps go through
     // the engine's own turns (calling the walk's compiled functions), so every CPU backend
     // makes the same walks for a seed.
     let turn = walk.compiled_turn(&ctx);
     let turns_run = structured.is_none() && matches!(cfg.sampler, SamplerMode::Adaptive | SamplerMode::Rejection);
     let t3 = Instant::now();
-    // Rows where every step is eRJS's first candidate take the uniform fast path (the same
-    // walks, without the per-step machinery); they never read a prefix table.
-    let uniform_rows = structured.is_none() && crate::uniform::rows_are_uniform(walk, &ctx, cfg.sampler, &cost);
     let wants_table = match cfg.sampler {
-        SamplerMode::Adaptive => !uniform_rows && structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES,
+        SamplerMode::Adaptive => fast.is_none() && structured.is_none() && walk.static_weight() && graph.num_edges() <= MAX_TABLE_EDGES,
         SamplerMode::Table => true,
         _ => false,
     };
     let table = if wants_table { Some(build_table(walk, &ctx)?) } else { None };
+    let fast = fast.or_else(|| crate::fast_path::choose_after_tables(walk, cfg.sampler, structured.is_some() || table.is_some()));
     let precompute_seconds = precompute_seconds + t3.elapsed().as_secs_f64();
     let compiled = turn.map(|c| {
         Compiled {
@@ -898,7 +926,7 @@ pub fn run_streaming<W: Walk>(
             },
         }
     });
-    let compiled_turns = !uniform_rows && compiled.as_ref().is_some_and(|c| c.turns.is_some());
+    let compiled_turns = fast.is_none() && compiled.as_ref().is_some_and(|c| c.turns.is_some());
     let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled, structured };
     let batch = batch_walkers(walkers, stride, batch_bytes)?;
     let chunk = 512usize;
@@ -918,8 +946,18 @@ pub fn run_streaming<W: Walk>(
                 let at = first + (c * chunk) as u64;
                 // Two instantiations: the engine's loop for walks without compiled turns carries
                 // no trace of them (its registers are all the native walk's).
-                let st = if uniform_rows {
-                    crate::uniform::run_chunk(walk, &env.ctx, env.seed, starts, cfg, at, out, lens)
+                let st = if let Some(fast) = &fast {
+                    let chunk = crate::fast_path::Chunk {
+                        walk,
+                        ctx: &env.ctx,
+                        mode: env.mode,
+                        cost: &env.cost,
+                        seed: env.seed,
+                        starts,
+                        cfg,
+                        first: at,
+                    };
+                    crate::fast_path::run_chunk(fast, &chunk, out, lens)?
                 } else if env.compiled.is_some() {
                     run_chunk::<W, true>(&env, starts, cfg, at, out, lens)?
                 } else {
@@ -954,7 +992,7 @@ pub fn run_streaming<W: Walk>(
         threads: rayon::current_num_threads(),
         sampler: cfg.sampler,
         compiled_turns,
-        uniform_rows,
+        fast_path: fast.as_ref().map_or_else(Default::default, |f| f.report()),
         proposal,
     };
     Ok(report)
@@ -982,19 +1020,18 @@ pub fn table_budget(explicit: Option<u64>) -> Result<u64, WalkError> {
 }
 
 /// The tables of the walk's structured proposal plan, when it has one and the policy uses it,
-/// over the longest rows that fit the table budget ([`table_budget`]); otherwise why not.
+/// over the longest rows that fit `budget` bytes ([`table_budget`]); otherwise why not.
 fn proposal_tables<W: Walk>(
     walk: &W,
     ctx: &Ctx,
     mode: SamplerMode,
-    explicit_budget: Option<u64>,
+    budget: u64,
 ) -> Result<(Option<ProposalTables>, ProposalReport), WalkError> {
     let terms = walk.proposal();
     if terms.is_empty() || !matches!(mode, SamplerMode::Adaptive | SamplerMode::Structured) {
         return Ok((None, ProposalReport::None));
     }
     let g = ctx.graph;
-    let budget = table_budget(explicit_budget)?;
     let skipped = |why: String| Ok((None, ProposalReport::Skipped(why)));
     if budget == 0 {
         return skipped("a table budget of 0 turns structured proposals off".into());

@@ -22,6 +22,7 @@ pub mod atomic_file;
 pub mod cost;
 pub mod engine;
 pub mod error;
+pub mod fast_path;
 pub mod graph;
 pub mod memory;
 pub mod npy;
@@ -35,7 +36,6 @@ pub mod sampler;
 pub mod testing;
 pub mod triangles;
 pub mod turn;
-mod uniform;
 pub mod walk;
 pub mod walks;
 

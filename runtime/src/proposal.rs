@@ -50,7 +50,7 @@ struct AliasTable {
 }
 
 /// A static factor's values along a segment, as an alias table plus each segment's sum.
-fn build_alias(values: &[f64], prob: &mut [f64], alias: &mut [u32], small: &mut Vec<u32>, large: &mut Vec<u32>) -> f64 {
+pub(crate) fn build_alias(values: &[f64], prob: &mut [f64], alias: &mut [u32], small: &mut Vec<u32>, large: &mut Vec<u32>) -> f64 {
     let d = values.len();
     let total: f64 = values.iter().sum();
     small.clear();
@@ -871,7 +871,7 @@ pub enum EntrySource {
 
 /// The keep threshold of a probability in `[0, 1]` for a 32-bit word (a slot whose alias is
 /// itself is kept either way).
-fn threshold(p: f64) -> u32 {
+pub(crate) fn threshold(p: f64) -> u32 {
     (p * 4_294_967_296.0).clamp(0.0, u32::MAX as f64) as u32
 }
 

@@ -164,14 +164,47 @@ pub struct WalkConfig {
     pub sampler: SamplerMode,
     /// Cost ratio source.
     pub cost_ratio: CostRatio,
-    /// Walkers each thread advances in turn (1 = one walker at a time). Each eRJS candidate's
-    /// edge data is prefetched and the thread serves the other walkers while it arrives; the
-    /// walks are identical at any width. Default 8 (see `bench/results/`).
+    /// Walkers each thread advances in turn (1 = one walker at a time). Each candidate's edge
+    /// data is prefetched and the thread serves the other walkers while it arrives; the walks
+    /// are identical at any width. [`INTERLEAVE_AUTO`] (0, the default): 8 on the general path,
+    /// 64 on the one-draw fast paths, whose steps are short enough to need many more walkers
+    /// in flight (see `bench/results/`).
     pub interleave: usize,
     /// Bytes the structured-proposal tables may take (`None`: `WAYFARER_TABLE_BUDGET`, else a
     /// quarter of the memory available; 0 turns them off). Which rows get tables follows the
     /// budget, and so do the walks: pin it to reproduce walks on another machine.
     pub table_budget: Option<u64>,
+}
+
+/// [`WalkConfig::interleave`]'s "choose for me": the width each path runs best at.
+pub const INTERLEAVE_AUTO: usize = 0;
+/// The general path's width under [`INTERLEAVE_AUTO`].
+pub const GENERAL_INTERLEAVE: usize = 8;
+/// The fast paths' width under [`INTERLEAVE_AUTO`].
+pub const FAST_PATH_INTERLEAVE: usize = 64;
+
+/// An interleave width as written on a command line: `auto` ([`INTERLEAVE_AUTO`]) or a width
+/// of at least 1.
+pub fn parse_interleave(s: &str) -> Result<usize, String> {
+    match s {
+        "auto" => Ok(INTERLEAVE_AUTO),
+        _ => match s.parse::<usize>() {
+            Ok(0) | Err(_) => Err(format!("`{s}` is not `auto` or a width of at least 1")),
+            Ok(n) => Ok(n),
+        },
+    }
+}
+
+impl WalkConfig {
+    /// The general path's width.
+    pub fn general_interleave(&self) -> usize {
+        if self.interleave == INTERLEAVE_AUTO { GENERAL_INTERLEAVE } else { self.interleave }
+    }
+
+    /// The fast paths' width.
+    pub fn fast_path_interleave(&self) -> usize {
+        if self.interleave == INTERLEAVE_AUTO { FAST_PATH_INTERLEAVE } else { self.interleave }
+    }
 }
 
 impl Default for WalkConfig {
@@ -181,7 +214,7 @@ impl Default for WalkConfig {
             seed: 0,
             sampler: SamplerMode::Adaptive,
             cost_ratio: CostRatio::Default,
-            interleave: 8,
+            interleave: INTERLEAVE_AUTO,
             table_budget: None,
         }
     }
@@ -280,6 +313,9 @@ pub struct SamplerStats {
     pub structured_trials: u64,
     /// Steps where structured eRJS ran out of trials and eRVS finished the step.
     pub structured_fallbacks: u64,
+    /// Steps of a static-weight walk drawn from per-row alias tables (the alias fast path,
+    /// [`crate::fast_path`]).
+    pub alias_steps: u64,
 }
 
 impl SamplerStats {
@@ -295,6 +331,7 @@ impl SamplerStats {
         self.structured_steps += o.structured_steps;
         self.structured_trials += o.structured_trials;
         self.structured_fallbacks += o.structured_fallbacks;
+        self.alias_steps += o.alias_steps;
     }
 
     /// "eRJS 63.2% / eRVS 36.8%"-style summary of sampled steps.
@@ -305,7 +342,8 @@ impl SamplerStats {
             + self.reference_steps
             + self.table_steps
             + self.structured_steps
-            + self.structured_fallbacks)
+            + self.structured_fallbacks
+            + self.alias_steps)
             .max(1) as f64;
         let pct = |x: u64| 100.0 * x as f64 / total;
         if self.reference_steps > 0 {
@@ -317,6 +355,9 @@ impl SamplerStats {
         }
         if self.table_steps > 0 {
             s += &format!(" / prefix table {:.1}%", pct(self.table_steps));
+        }
+        if self.alias_steps > 0 {
+            s += &format!(" / alias table {:.1}%", pct(self.alias_steps));
         }
         if self.structured_steps + self.structured_fallbacks > 0 {
             s += &format!(
@@ -360,9 +401,10 @@ pub struct RunReport {
     pub sampler: SamplerMode,
     /// Whether the walk's compiled turns ([`CompiledTurn`](crate::turn::CompiledTurn)) sampled its steps.
     pub compiled_turns: bool,
-    /// Whether every row was uniform and the steps took the engine's one-draw fast path
-    /// (the walks and the sampler counts of eRJS, without its per-step machinery).
-    pub uniform_rows: bool,
+    /// The engine's fast path, if the steps took one ([`crate::fast_path`]): uniform rows (the
+    /// walks and sampler counts of eRJS, one draw per step) or alias rows (one alias draw per
+    /// step).
+    pub fast_path: crate::fast_path::FastPathReport,
     /// The structured proposals' tables: what was built, or why none were.
     pub proposal: ProposalReport,
 }
@@ -410,7 +452,7 @@ impl RunReport {
                 s => s.to_string(),
             },
             self.stats.dead_ends,
-        ) + if self.uniform_rows { ", uniform rows (one draw per step)" } else { "" }
+        ) + &self.fast_path.describe()
             + &match &self.proposal {
                 ProposalReport::None => String::new(),
                 ProposalReport::Built { seconds, coverage } => {

@@ -40,8 +40,9 @@ pub struct BenchArgs {
     /// Sampler policies, comma separated.
     #[arg(long, default_value = "erjs,ervs,adaptive")]
     pub samplers: String,
-    /// Interleave widths to try with the adaptive sampler, comma separated.
-    #[arg(long, default_value = "8")]
+    /// Interleave widths to try with the adaptive sampler, comma separated: numbers or `auto`
+    /// (8 on the general path, 64 on the fast paths).
+    #[arg(long, default_value = "auto")]
     pub interleave: String,
     /// Walkers for the scan-every-edge samplers (eRVS-only and the references), which are
     /// orders of magnitude slower on hub-heavy graphs: they run the first N queries only, and
@@ -197,7 +198,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
     let samplers: Vec<SamplerMode> = list(&a.samplers).iter().map(|s| s.parse()).collect::<Result<_, String>>()?;
     let interleaves: Vec<usize> = list(&a.interleave)
         .iter()
-        .map(|s| s.parse::<usize>().map_err(|_| format!("--interleave: `{s}` is not a number")))
+        .map(|s| wayfarer_runtime::engine::parse_interleave(s).map_err(|e| format!("--interleave: {e}")))
         .collect::<Result<_, _>>()?;
     let workloads: Vec<&Workload> = list(&a.walks)
         .iter()
@@ -356,7 +357,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                     wl.key,
                     weights_col,
                     mode,
-                    width,
+                    width_name(width),
                     rep.walkers,
                     rep.steps,
                     rep.walk_seconds,
@@ -407,7 +408,7 @@ fn count_cells(
     for &mode in samplers {
         let mut args: Vec<String> = vec![wl.walk.to_string(), "--graph".into(), graph_path.display().to_string()];
         args.extend(["--length".into(), length.to_string(), "--seed".into(), a.seed.to_string()]);
-        args.extend(["--sampler".into(), mode.to_string(), "--interleave".into(), width.to_string()]);
+        args.extend(["--sampler".into(), mode.to_string(), "--interleave".into(), width_name(width)]);
         args.extend(["--starts".into(), starts_path.display().to_string()]);
         args.extend(["-o".into(), dir.join("walks.npy").display().to_string()]);
         if wl.unweighted {
@@ -415,8 +416,9 @@ fn count_cells(
         }
         let c = count_walk(&args, dir)?;
         lines.push_str(&format!(
-            "| {} | {weights_col} | {mode} | {width} | {walkers} | {} | {:.1} | {:.2} | {:.3} | {:.3} |\n",
+            "| {} | {weights_col} | {mode} | {} | {walkers} | {} | {:.1} | {:.2} | {:.3} | {:.3} |\n",
             wl.key,
+            width_name(width),
             c.steps,
             c.per_step(c.instructions),
             c.per_step(c.d1_misses),
@@ -501,4 +503,9 @@ fn chrono_like_now() -> String {
     let mo = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + (mo <= 2) as i64;
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02} UTC")
+}
+
+/// An interleave width as the tables and the command line write it.
+fn width_name(width: usize) -> String {
+    if width == wayfarer_runtime::engine::INTERLEAVE_AUTO { "auto".into() } else { width.to_string() }
 }

@@ -6,6 +6,7 @@
 //! asked for is the one that ran.
 
 use super::*;
+use wayfarer::fast_path::FastPathReport;
 use wayfarer::job::{JobReport, JobWalk, Runner, WalkJob};
 use wayfarer::library::LibraryWalk;
 use wayfarer::{CostRatio, RunReport, SamplerMode, Starts, Walks};
@@ -140,10 +141,21 @@ pub fn check_walk<'a>(
         if mode == SamplerMode::Reservoir && moved {
             assert!(report.stats.reservoir_steps > 0, "{what}: eRVS never ran: {:?}", report.stats);
         }
-        if report.uniform_rows {
-            assert!(matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection), "{what}: the uniform fast path under {mode}");
-        }
         let tables = matches!(report.proposal, wayfarer::engine::ProposalReport::Built { .. });
+        match report.fast_path {
+            FastPathReport::None => {}
+            FastPathReport::UniformRows => {
+                assert!(matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection), "{what}: the uniform fast path under {mode}")
+            }
+            FastPathReport::LockStepRejection => {
+                assert!(matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection), "{what}: lock-step eRJS under {mode}");
+                assert!(!tables, "{what}: lock-step eRJS with structured-proposal tables");
+            }
+            FastPathReport::AliasRows { .. } => {
+                assert_eq!(mode, SamplerMode::Adaptive, "{what}: the alias fast path under {mode}");
+                assert!(!moved || report.stats.alias_steps > 0, "{what}: the alias fast path took no step: {:?}", report.stats);
+            }
+        }
         if mode == SamplerMode::Structured && tables && moved {
             assert!(report.stats.structured_steps > 0, "{what}: the proposal plan never ran: {:?}", report.stats);
         }
@@ -159,7 +171,8 @@ pub fn check_walk<'a>(
             // Cranelift: the compiled turns run eRJS and adaptive steps, except that with
             // structured-proposal tables the engine's own turns run every step, and on
             // uniform rows the engine's one-draw fast path does.
-            let turns = (mode == SamplerMode::Rejection || (mode == SamplerMode::Adaptive && !tables)) && !report.uniform_rows;
+            let turns =
+                (mode == SamplerMode::Rejection || (mode == SamplerMode::Adaptive && !tables)) && report.fast_path == FastPathReport::None;
             assert_eq!(report.compiled_turns, turns, "{what}: compiled turns used");
         }
         reports.push((mode, report));
@@ -231,8 +244,8 @@ fn check_planned_proposals(walk: &LibraryWalk, reports: &[(SamplerMode, RunRepor
     let skewed = matches!(shape, Shape::Pareto1 | Shape::Outlier);
     for (mode, r) in reports {
         if cpu && static_weight && weighted && skewed && *mode == SamplerMode::Adaptive {
-            let tables = r.stats.table_steps + r.stats.structured_steps;
-            assert!(tables > 0, "{what} {mode}: neither the prefix table nor the alias table ran: {:?}", r.stats);
+            let tables = r.stats.table_steps + r.stats.structured_steps + r.stats.alias_steps;
+            assert!(tables > 0, "{what} {mode}: neither the prefix table nor an alias table ran: {:?}", r.stats);
         }
         if has_plan && weighted && !matches!(shape, Shape::Outlier) && *mode == SamplerMode::Structured {
             let built = matches!(r.proposal, wayfarer::engine::ProposalReport::Built { .. });

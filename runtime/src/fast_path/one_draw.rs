@@ -1,0 +1,186 @@
+//! The one-draw fast paths: uniform rows and alias rows (see [`super`]).
+
+use super::{Chunk, DEAD_ROW};
+use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
+use crate::run::SamplerStats;
+use crate::walk::{Walk, Walker};
+
+/// A lane with no walker.
+const IDLE: usize = usize::MAX;
+/// A lane whose walker met a dead end this round.
+const DEAD: usize = usize::MAX;
+
+/// Eight walkers under way, one per lane, word-major where the generator reads them: each
+/// lane's step-stream counter (`ctr[word][lane]`: the step, the query's low word, its high
+/// bits with the purpose), its node, where its next node goes in the output (or [`IDLE`]),
+/// its query and row, and its pending edge (or alias slot) with the word against the slot's
+/// threshold. Fixed-size arrays: the lane loops carry no bounds checks.
+#[derive(Clone)]
+struct Group {
+    ctr: [[u32; LANES]; 4],
+    cur: [u32; LANES],
+    at: [usize; LANES],
+    query: [u64; LANES],
+    row: [usize; LANES],
+    pending: [usize; LANES],
+    slot: [u32; LANES],
+    word: [u32; LANES],
+}
+
+impl Group {
+    const IDLE: Group = Group {
+        ctr: [[0; LANES]; 4],
+        cur: [0; LANES],
+        at: [IDLE; LANES],
+        query: [0; LANES],
+        row: [0; LANES],
+        pending: [DEAD; LANES],
+        slot: [0; LANES],
+        word: [0; LANES],
+    };
+
+    /// Puts walker `w` (query `query`, output row `row`) in lane `l`.
+    fn fill<S>(&mut self, l: usize, w: &Walker<S>, query: u64, row: usize, stride: usize) {
+        let c = StepRng::first_counter(query, w.step, Purpose::Sample);
+        for (word, x) in self.ctr.iter_mut().zip(c) {
+            word[l] = x;
+        }
+        self.cur[l] = w.cur;
+        self.at[l] = row * stride + 1;
+        self.query[l] = query;
+        self.row[l] = row;
+    }
+}
+
+/// [`super::run_chunk`] for uniform rows (`ALIAS` false) or alias rows (`entries`): the fast
+/// paths' width of walkers in lock step, each in a lane of its own until its walk ends. A round
+/// draws every lane's candidate (eight streams' first blocks at once) and prefetches it,
+/// resolves alias entries (prefetching the targets), then moves every lane (prefetching its
+/// new row's offsets): between a prefetch and its use the other lanes' work goes by.
+pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
+    entries: &[[u32; 2]],
+    chunk: &Chunk<W>,
+    out: &mut [u32],
+    lens: &mut [u32],
+) -> SamplerStats {
+    let (cfg, seed) = (chunk.cfg, chunk.seed);
+    let g = chunk.ctx.graph;
+    let (offsets, targets) = (g.offsets(), g.targets());
+    let stride = cfg.length as usize + 1;
+    let philox = PhiloxLanes::new(seed);
+    let width = cfg.fast_path_interleave();
+    let mut groups = vec![Group::IDLE; width.div_ceil(LANES)];
+    let mut st = SamplerStats::default();
+    let mut next = 0usize;
+    // The next walker into lane `l` of `group`, if any is left.
+    let admit = |group: &mut Group, l: usize, next: &mut usize, out: &mut [u32], lens: &mut [u32]| -> bool {
+        match chunk.next_walker(next, out, lens) {
+            Some((w, query, row)) => group.fill(l, &w, query, row, stride),
+            None => group.at[l] = IDLE,
+        }
+        group.at[l] != IDLE
+    };
+    let mut active = 0;
+    for i in 0..width {
+        active += admit(&mut groups[i / LANES], i % LANES, &mut next, out, lens) as usize;
+    }
+    while active > 0 {
+        // Draw: eight step streams' first blocks at once.
+        for gr in groups.iter_mut() {
+            let blocks = philox.blocks(&gr.ctr);
+            for l in 0..LANES {
+                if gr.at[l] == IDLE {
+                    continue;
+                }
+                let v = gr.cur[l] as usize;
+                let (base, end) = (offsets[v] as usize, offsets[v + 1] as usize);
+                if base == end {
+                    gr.pending[l] = DEAD;
+                    continue;
+                }
+                let d = (end - base) as u64;
+                // `below(d)` on the block's first word, then the next word: Lemire's product is
+                // accepted at once unless its low half is below `d` (then `below` itself
+                // decides, on the stream seeded with this block: the same numbers).
+                let m = blocks[0][l] as u64 * d;
+                let (slot, word) = if d <= u32::MAX as u64 && (m as u32 as u64) >= d {
+                    ((m >> 32) as usize, blocks[1][l])
+                } else {
+                    let block = [blocks[0][l], blocks[1][l], blocks[2][l], blocks[3][l]];
+                    let mut rng = StepRng::with_first_block(seed, gr.query[l], gr.ctr[1][l], Purpose::Sample, block);
+                    (rng.below(d) as usize, rng.next_u32())
+                };
+                gr.pending[l] = base + slot;
+                if ALIAS {
+                    crate::engine::prefetch(entries.as_ptr().wrapping_add(base + slot));
+                    gr.slot[l] = slot as u32;
+                    gr.word[l] = word;
+                } else {
+                    // eRJS's first draw of the step; its level (the second) never matters.
+                    crate::engine::prefetch(targets.as_ptr().wrapping_add(base + slot));
+                }
+            }
+        }
+        // Resolve the alias entries to edges.
+        if ALIAS {
+            for gr in groups.iter_mut() {
+                for l in 0..LANES {
+                    let at = gr.pending[l];
+                    if gr.at[l] == IDLE || at == DEAD {
+                        continue;
+                    }
+                    let [threshold, other] = entries[at];
+                    gr.pending[l] = if other == DEAD_ROW {
+                        DEAD
+                    } else {
+                        let slot = gr.slot[l];
+                        let e = at - slot as usize + if gr.word[l] < threshold { slot } else { other } as usize;
+                        crate::engine::prefetch(targets.as_ptr().wrapping_add(e));
+                        e
+                    };
+                }
+            }
+        }
+        // Move; a lane whose walk ends takes the next walker.
+        for gr in groups.iter_mut() {
+            for l in 0..LANES {
+                let at = gr.at[l];
+                if at == IDLE {
+                    continue;
+                }
+                let e = gr.pending[l];
+                let ended = if e == DEAD {
+                    st.dead_ends += 1;
+                    true
+                } else {
+                    let v = targets[e];
+                    gr.cur[l] = v;
+                    out[at] = v;
+                    gr.at[l] = at + 1;
+                    gr.ctr[1][l] += 1;
+                    let ended = gr.ctr[1][l] >= cfg.length;
+                    if !ended {
+                        crate::engine::prefetch(offsets.as_ptr().wrapping_add(v as usize));
+                    }
+                    ended
+                };
+                if ended {
+                    let row = gr.row[l];
+                    lens[row] = (gr.at[l] - row * stride) as u32;
+                    if !admit(gr, l, &mut next, out, lens) {
+                        active -= 1;
+                    }
+                }
+            }
+        }
+    }
+    // Every move was one draw: eRJS's first trial, or one alias draw.
+    let moves: u64 = lens.iter().map(|&l| l as u64 - 1).sum();
+    if ALIAS {
+        st.alias_steps = moves;
+    } else {
+        st.rejection_steps = moves;
+        st.rejection_trials = moves;
+    }
+    st
+}

@@ -1,0 +1,283 @@
+//! The lock-step eRJS path: a walk without move hooks, under adaptive or eRJS, whose run has
+//! no structured-proposal or prefix tables, takes each step as the general path would
+//! (`Env::turn`'s plain arm: its dead-end test, its bound, the adaptive rule between eRJS and
+//! eRVS, eRJS trials up to the cap, then eRVS), with the same draws, so the walks are the
+//! general path's. What changes is the schedule: the walkers advance in lock step, the first
+//! Philox block of eight step streams is computed at once, and none of the general path's
+//! per-turn dispatch (compiled turns, phases, the structured and table arms) runs.
+
+use super::{Chunk, IDLE_QUERY, first_blocks};
+use crate::engine::{StepStart, prefetch, step_start};
+use crate::error::WalkError;
+use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
+use crate::run::{SamplerMode, SamplerStats};
+use crate::sampler;
+use crate::walk::{Bound, Ctx, Walk, Walker};
+
+/// Where a lane's step stands.
+#[derive(Clone, Copy, PartialEq)]
+enum Stage {
+    /// No walker.
+    Idle,
+    /// Its next step starts this round.
+    Start,
+    /// Its eRJS trial's candidate is in flight.
+    Trial,
+}
+
+/// One walker under way and its step's eRJS state.
+struct Lane<S> {
+    w: Walker<S>,
+    rng: StepRng,
+    query: u64,
+    row: usize,
+    len: u32,
+    stage: Stage,
+    /// The step's row.
+    base: usize,
+    d: usize,
+    /// The pending trial: candidate `index` at level `level` under `bound`, the `trials`th of
+    /// at most `cap` (0 until the first rejection computes it).
+    index: usize,
+    level: f64,
+    bound: f32,
+    trials: u32,
+    cap: u32,
+}
+
+/// The walk, its graph and the run's settings, as every lane reads them.
+struct Env<'a, W: Walk> {
+    walk: &'a W,
+    ctx: &'a Ctx<'a>,
+    mode: SamplerMode,
+    cost: &'a crate::cost::CostModel,
+}
+
+impl<W: Walk> Env<'_, W> {
+    /// The error of a bad weight (or one over `bound`) met on `l`'s row.
+    fn err(&self, l: &Lane<W::State>, bound: f32, e: sampler::SampleError) -> WalkError {
+        crate::engine::to_walk_error(self.walk.name(), self.ctx, &l.w, l.base, bound, e)
+    }
+
+    /// eRVS over `l`'s row, from where its stream stands.
+    fn reservoir(&self, l: &mut Lane<W::State>) -> Result<Option<usize>, WalkError> {
+        let (walk, ctx, base) = (self.walk, self.ctx, l.base);
+        let w = &l.w;
+        sampler::reservoir_jump(l.d, &mut l.rng, |i| walk.weight(ctx, w, base + i))
+            .map_err(|e| crate::engine::to_walk_error(walk.name(), ctx, w, base, f32::NAN, e))
+    }
+
+    /// The start of `l`'s step (its stream's first block given): a dead end (`Ok(None)` with
+    /// the stage left at `Start`... see the caller), an eRJS trial in flight, or an eRVS pick.
+    fn start(&self, l: &mut Lane<W::State>, st: &mut SamplerStats) -> Result<Started, WalkError> {
+        let g = self.ctx.graph;
+        let row = g.row(l.w.cur);
+        (l.base, l.d) = (row.start, row.len());
+        if l.d == 0 {
+            return Ok(Started::DeadEnd);
+        }
+        let StepStart { dead_end, bound, estimate } = step_start(self.walk, self.ctx, &l.w, self.mode);
+        if dead_end {
+            return Ok(Started::DeadEnd);
+        }
+        let rejection_bound = match bound {
+            Bound::Max(b) if b > 0.0 && b.is_finite() => {
+                let use_it = self.mode != SamplerMode::Adaptive || {
+                    let s = estimate.unwrap_or_else(|| self.walk.sum_estimate(self.ctx, &l.w));
+                    !self.cost.prefers_reservoir(l.d, b, s)
+                };
+                use_it.then_some(b)
+            }
+            // Every weight is <= 0, i.e. 0: nothing can be taken.
+            Bound::Max(b) if b <= 0.0 => return Ok(Started::DeadEnd),
+            _ => None,
+        };
+        match rejection_bound {
+            Some(b) => {
+                (l.bound, l.trials, l.cap) = (b, 0, 0);
+                self.propose(l);
+                Ok(Started::Trial)
+            }
+            None => {
+                st.reservoir_steps += 1;
+                Ok(match self.reservoir(l)? {
+                    Some(i) => Started::Picked(i),
+                    None => Started::DeadEnd,
+                })
+            }
+        }
+    }
+
+    /// `l`'s next eRJS trial: its candidate drawn and its edge data prefetched.
+    #[inline(always)]
+    fn propose(&self, l: &mut Lane<W::State>) {
+        let (index, level) = sampler::rejection_propose(l.d, l.bound, &mut l.rng);
+        (l.index, l.level) = (index, level);
+        l.trials += 1;
+        let g = self.ctx.graph;
+        let e = l.base + index;
+        prefetch(g.targets().as_ptr().wrapping_add(e));
+        if let Some(w) = g.weights() {
+            prefetch(w.as_ptr().wrapping_add(e));
+        }
+        if let Some(x) = g.labels() {
+            prefetch(x.as_ptr().wrapping_add(e));
+        }
+    }
+
+    /// Decides `l`'s pending trial: `Some(pick)` when the step is done (accepted, or finished
+    /// by eRVS at the cap), `None` to try again next round.
+    fn decide(&self, l: &mut Lane<W::State>, st: &mut SamplerStats) -> Result<Option<Option<usize>>, WalkError> {
+        let (walk, ctx, base) = (self.walk, self.ctx, l.base);
+        let w = &l.w;
+        let accepted = sampler::rejection_decide(
+            l.index,
+            l.level,
+            l.bound,
+            |i| walk.weight_envelope(ctx, w, base + i),
+            |i| walk.weight(ctx, w, base + i),
+        )
+        .map_err(|e| self.err(l, l.bound, e))?;
+        if accepted {
+            st.rejection_steps += 1;
+            st.rejection_trials += l.trials as u64;
+            return Ok(Some(Some(l.index)));
+        }
+        if l.cap == 0 {
+            l.cap = self.cost.trial_cap(l.d);
+        }
+        if l.trials >= l.cap {
+            // Out of trials: eRVS finishes the step, exactly (see `sampler::rejection`).
+            st.rejection_trials += l.trials as u64;
+            st.rejection_fallbacks += 1;
+            return self.reservoir(l).map(Some);
+        }
+        Ok(None)
+    }
+}
+
+/// What a step's start came to.
+enum Started {
+    DeadEnd,
+    Trial,
+    Picked(usize),
+}
+
+/// [`super::run_chunk`] on the lock-step eRJS path (see the module docs).
+pub(super) fn lock_step<W: Walk>(chunk: &Chunk<W>, out: &mut [u32], lens: &mut [u32]) -> Result<SamplerStats, WalkError> {
+    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost };
+    let (cfg, seed) = (chunk.cfg, chunk.seed);
+    let g = chunk.ctx.graph;
+    let (offsets, targets) = (g.offsets(), g.targets());
+    let stride = cfg.length as usize + 1;
+    let philox = PhiloxLanes::new(seed);
+    let width = cfg.fast_path_interleave();
+    let mut lanes: Vec<Lane<W::State>> = Vec::with_capacity(width.div_ceil(LANES) * LANES);
+    let mut st = SamplerStats::default();
+    let mut next = 0usize;
+    // The next walker into `lane`, if any is left.
+    let admit = |lane: &mut Lane<W::State>, next: &mut usize, out: &mut [u32], lens: &mut [u32]| -> bool {
+        match chunk.next_walker(next, out, lens) {
+            Some((w, query, row)) => {
+                (lane.w, lane.query, lane.row, lane.len, lane.stage) = (w, query, row, 1, Stage::Start);
+                true
+            }
+            None => {
+                lane.stage = Stage::Idle;
+                false
+            }
+        }
+    };
+    let mut active = 0;
+    for i in 0..width.div_ceil(LANES) * LANES {
+        lanes.push(Lane::idle());
+        if i < width {
+            active += admit(&mut lanes[i], &mut next, out, lens) as usize;
+        }
+    }
+    while active > 0 {
+        // Start steps (eight streams' first blocks at once) or propose the next trials.
+        for group in lanes.chunks_mut(LANES) {
+            let blocks =
+                first_blocks(&philox, group.iter().map(|l| if l.stage == Stage::Start { (l.query, l.w.step) } else { IDLE_QUERY }));
+            for (l, lane) in group.iter_mut().enumerate() {
+                match lane.stage {
+                    Stage::Idle => {}
+                    Stage::Trial => env.propose(lane),
+                    Stage::Start => {
+                        let block = [blocks[0][l], blocks[1][l], blocks[2][l], blocks[3][l]];
+                        lane.rng = StepRng::with_first_block(seed, lane.query, lane.w.step, Purpose::Sample, block);
+                        match env.start(lane, &mut st)? {
+                            Started::Trial => lane.stage = Stage::Trial,
+                            Started::DeadEnd => {
+                                st.dead_ends += 1;
+                                lens[lane.row] = lane.len;
+                                active -= !admit(lane, &mut next, out, lens) as usize;
+                            }
+                            Started::Picked(i) => {
+                                if advance(lane, lane.base + i, targets, out, stride, cfg.length, offsets) {
+                                    lens[lane.row] = lane.len;
+                                    active -= !admit(lane, &mut next, out, lens) as usize;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Decide the trials in flight.
+        for lane in lanes.iter_mut().filter(|l| l.stage == Stage::Trial) {
+            let Some(picked) = env.decide(lane, &mut st)? else { continue };
+            lane.stage = Stage::Start;
+            let ended = match picked {
+                Some(i) => advance(lane, lane.base + i, targets, out, stride, cfg.length, offsets),
+                None => {
+                    st.dead_ends += 1;
+                    true
+                }
+            };
+            if ended {
+                lens[lane.row] = lane.len;
+                active -= !admit(lane, &mut next, out, lens) as usize;
+            }
+        }
+    }
+    Ok(st)
+}
+
+/// Moves `lane` along edge `e` and writes its node; whether its walk has reached its length.
+#[inline(always)]
+fn advance<S>(lane: &mut Lane<S>, e: usize, targets: &[u32], out: &mut [u32], stride: usize, length: u32, offsets: &[u64]) -> bool {
+    let w = &mut lane.w;
+    w.prev = w.cur;
+    w.cur = targets[e];
+    w.last_edge = e as u64;
+    w.step += 1;
+    out[lane.row * stride + lane.len as usize] = w.cur;
+    lane.len += 1;
+    let ended = w.step >= length;
+    if !ended {
+        prefetch(offsets.as_ptr().wrapping_add(w.cur as usize));
+    }
+    ended
+}
+
+impl<S: Default> Lane<S> {
+    fn idle() -> Self {
+        Lane {
+            w: Walker::new(0),
+            rng: StepRng::new(0, 0, 0, Purpose::Sample),
+            query: 0,
+            row: 0,
+            len: 0,
+            stage: Stage::Idle,
+            base: 0,
+            d: 0,
+            index: 0,
+            level: 0.0,
+            bound: 0.0,
+            trials: 0,
+            cap: 0,
+        }
+    }
+}
