@@ -165,7 +165,21 @@ struct WfGraph {
     u32 multiplicity;
     u32 has_tables;
     u32 table_min_degree;   // shorter rows have no tables (their steps take eRJS or eRVS)
+    // Row signatures (null: none): per node, WF_SIG_WORDS words with bit wf_sig_hash(x) set
+    // for each neighbour x. A clear bit proves has_edge(u, x) false without searching u's
+    // row; a set one leaves the search to decide (exact either way).
+    const u32* row_sig;
 };
+
+#define WF_SIG_WORDS 8
+// Which of a signature's 256 bits stands for node x (Fibonacci hashing: the top 8 bits).
+__device__ __forceinline__ u32 wf_sig_hash(u32 x) { return (x * 0x9E3779B1u) >> 24; }
+// Whether u's signature lets x be a neighbour (true without signatures).
+__device__ __forceinline__ bool wf_sig_may_have(const WfGraph& g, u32 u, u32 x) {
+    if (!g.row_sig) return true;
+    const u32 h = wf_sig_hash(x);
+    return (__ldg(&g.row_sig[(u64)u * WF_SIG_WORDS + (h >> 5)]) >> (h & 31)) & 1u;
+}
 
 enum { WF_COND_ALL = 0, WF_COND_LABEL = 1, WF_COND_BACK = 2, WF_COND_PREV_NEIGHBOR = 3 };
 
@@ -240,6 +254,7 @@ __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
         u32 slot = __ldg(&g.hub_slot[u]);
         if (slot != 0xFFFFFFFFu) return wf_hub_bit(g.hub_bits, g.hub_words, slot, v);
     }
+    if (!wf_sig_may_have(g, u, v)) return false;
     return wf_find_edge(g, u, v) != ~0ull;
 }
 

@@ -114,6 +114,32 @@ extern "C" __global__ void wf_prep_hub_bits(const u64* offsets, const u32* targe
     wf_fill_hub_bits(offsets, targets, hubs, count, bits, words);
 }
 
+// Row signatures (WfGraph::row_sig): a warp per row, each lane setting the bits of its share
+// of the row, OR-combined across the warp; sig holds n * WF_SIG_WORDS zeroed words.
+extern "C" __global__ void wf_prep_row_sigs(const u64* offsets, const u32* targets, u32 n, u32* sig) {
+    const u32 lane = threadIdx.x & 31;
+    for (u64 v = wf_warp_id(); v < n; v += wf_num_warps()) {
+        const u64 b = offsets[v], d = offsets[v + 1] - b;
+        u32 w[WF_SIG_WORDS] = {};
+        for (u64 i = lane; i < d; i += 32) {
+            const u32 h = wf_sig_hash(targets[b + i]);
+            #pragma unroll
+            for (int k = 0; k < WF_SIG_WORDS; ++k) w[k] |= (h >> 5) == (u32)k ? 1u << (h & 31) : 0u;
+        }
+        #pragma unroll
+        for (int k = 0; k < WF_SIG_WORDS; ++k) {
+            #pragma unroll
+            for (int off = 16; off > 0; off >>= 1) w[k] |= __shfl_xor_sync(WF_FULL, w[k], off);
+        }
+        if (lane < WF_SIG_WORDS) {
+            u32 mine = 0;
+            #pragma unroll
+            for (int k = 0; k < WF_SIG_WORDS; ++k) mine = lane == (u32)k ? w[k] : mine;
+            sig[v * WF_SIG_WORDS + lane] = mine;
+        }
+    }
+}
+
 // Static factor f of every edge, for the structured proposals' tables (built on the host from
 // these values, as the CPU builds them from its own).
 extern "C" __global__ void wf_prep_term_factors(const WfGraph* gp, const WfParams* pp, u32 f, float* out, u64 m) {

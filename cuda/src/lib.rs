@@ -58,6 +58,14 @@ pub enum CudaError {
     /// Writing the walks failed (streamed output).
     #[error(transparent)]
     Output(#[from] wayfarer_runtime::GraphError),
+    /// An environment setting of the backend is malformed.
+    #[error("{name}: {why}")]
+    Setting {
+        /// The environment variable.
+        name: &'static str,
+        /// What is wrong with its value.
+        why: String,
+    },
 }
 
 impl From<cudarc::driver::DriverError> for CudaError {

@@ -28,6 +28,8 @@ pub struct CompiledWalk {
     name: String,
     /// The walk's structured proposal plan (empty: none).
     plan: Vec<TermPlan>,
+    /// Whether the walk calls has_edge (its runs build row signatures).
+    searches_rows: bool,
     /// The generated source, as written for inspection.
     pub source_path: PathBuf,
     /// Seconds NVRTC took (0 when the PTX came from the cache).
@@ -63,6 +65,7 @@ impl CudaDevice {
             props: program.props.clone(),
             name: program.name.clone(),
             plan: info.proposal.as_ref().map_or_else(|_| Vec::new(), |p| p.plan()),
+            searches_rows: crate::codegen::calls_has_edge(program),
             source_path: loaded.source_path,
             compile_seconds: loaded.compile_seconds,
             cached: loaded.cached,
@@ -72,7 +75,11 @@ impl CudaDevice {
     /// NVRTC for this device's architecture, the PTX cached on disk by the source, the options
     /// and the driver version; `entry` is a kernel the PTX must define.
     pub(crate) fn load_source(&self, name: &str, source: &str, entry: &str) -> Result<LoadedModule, CudaError> {
-        let options = vec!["-std=c++17".to_string(), "--fmad=false".to_string()];
+        let mut options = vec!["-std=c++17".to_string(), "--fmad=false".to_string()];
+        // WAYFARER_NVRTC_LINEINFO=1: line tables in the code, for a profiler's source view.
+        if std::env::var_os("WAYFARER_NVRTC_LINEINFO").is_some_and(|v| v == "1") {
+            options.push("-lineinfo".to_string());
+        }
         let arch: &'static str = Box::leak(self.arch.clone().into_boxed_str());
         let key = fnv64(&[source.as_bytes(), options.join(" ").as_bytes(), arch.as_bytes(), &self.driver_version.to_le_bytes()]);
         let dir = cache_dir();
@@ -723,6 +730,9 @@ impl<'a> DeviceRun<'a> {
         // register cap; for benchmark sweeps, the walks do not depend on it).
         let min_blocks: Option<u32> =
             std::env::var("WAYFARER_MIN_BLOCKS").ok().and_then(|v| v.trim().parse().ok()).filter(|&n| (1..=8).contains(&n));
+        // WAYFARER_CUDA_DEFINES="NAME=VALUE,..." adds defines to the walk kernel's builds (for
+        // benchmark sweeps of the kernel's compile-time knobs, e.g. WF_MIN_BLOCKS=4).
+        let extra_defines = extra_kernel_defines()?;
         let mut variants = Vec::new();
         let mut build = |query_ids: bool| -> Result<CudaFunction, CudaError> {
             let flags = [
@@ -732,11 +742,15 @@ impl<'a> DeviceRun<'a> {
                 (query_ids, "WF_QUERY_IDS", "shares"),
             ];
             let on: Vec<_> = flags.iter().filter(|f| f.0).collect();
-            if on.is_empty() && min_blocks.is_none() {
+            if on.is_empty() && min_blocks.is_none() && extra_defines.is_empty() {
                 return Ok(walk.function.clone());
             }
             let mut defines: String = on.iter().map(|f| format!("#define {} 1\n", f.1)).collect();
             let mut tag = on.iter().map(|f| f.2).collect::<Vec<_>>().join("-");
+            for (name, value) in &extra_defines {
+                defines.push_str(&format!("#define {name} {value}\n"));
+                tag.push_str(&format!("-{name}{value}"));
+            }
             if let Some(n) = min_blocks {
                 defines.push_str(&format!("#define WF_MIN_BLOCKS {n}\n"));
                 tag.push_str(&format!("-b{n}"));
@@ -858,6 +872,35 @@ pub(crate) enum Residency {
 }
 
 /// Bytes per edge entry the kernels read: target, and weight, label, timestamp if present.
+/// `WAYFARER_CUDA_DEFINES="WF_NAME=VALUE,..."`: compile-time knobs of the walk kernel for
+/// benchmark sweeps. Names must be `WF_` identifiers and values plain tokens, so nothing else
+/// can be spliced into the source.
+fn extra_kernel_defines() -> Result<Vec<(String, String)>, CudaError> {
+    const VAR: &str = "WAYFARER_CUDA_DEFINES";
+    let Ok(text) = std::env::var(VAR) else { return Ok(Vec::new()) };
+    parse_kernel_defines(&text).map_err(|why| CudaError::Setting { name: VAR, why })
+}
+
+fn parse_kernel_defines(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, value) = item.split_once('=').unwrap_or((item, "1"));
+        let (name, value) = (name.trim(), value.trim());
+        let ident = name.starts_with("WF_") && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident {
+            return Err(format!("`{name}` is not a WF_ identifier (in `{item}`)"));
+        }
+        if value.is_empty() || !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_') {
+            return Err(format!("`{value}` is not a plain token (in `{item}`)"));
+        }
+        out.push((name.to_string(), value.to_string()));
+    }
+    Ok(out)
+}
+
+/// Words per node of the row signatures (WF_SIG_WORDS in `kernels/prelude.cuh`).
+const SIG_WORDS: usize = 8;
+
 pub(crate) fn edge_entry_bytes(graph: &CsrGraph) -> usize {
     4 + graph.weights().map_or(0, |_| 4) + graph.labels().map_or(0, |_| 4) + graph.timestamps().map_or(0, |_| 8)
 }
@@ -1287,6 +1330,16 @@ pub(crate) fn prepare(
             .arg(&words)
             .run(LaunchConfig { grid_dim: (count.min(sms * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 })?;
     }
+    // Row signatures for walks that call has_edge, in core (WAYFARER_ROW_SIGNATURES=0: none,
+    // for comparisons).
+    let signatures = walk.searches_rows && split.is_none() && std::env::var("WAYFARER_ROW_SIGNATURES").map_or(true, |v| v.trim() != "0");
+    let row_sig = if signatures { zeroed!(slices_u32, n * SIG_WORDS) } else { 0 };
+    if signatures {
+        let k = &kernels::PREP_ROW_SIGS;
+        let f = walk.prep(k.name)?;
+        // offsets has n + 1 entries, targets are nodes, row_sig n * SIG_WORDS zeroed words.
+        Launch::new(s, &f, k).arg(&DevPtr(offsets)).arg(&DevPtr(targets)).arg(&n32).arg(&DevPtr(row_sig)).run(grid)?;
+    }
     s.synchronize()?;
     let seconds = t.elapsed().as_secs_f64();
 
@@ -1327,6 +1380,7 @@ pub(crate) fn prepare(
         cold_weights: cold.1,
         cold_labels: cold.2,
         cold_times: cold.3,
+        row_sig,
         ..WfGraph::default()
     };
     Ok(Prepared {
@@ -1379,6 +1433,22 @@ pub fn node_stats_on_device(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn row_signature_words_match_the_prelude() {
+        assert!(crate::codegen::PRELUDE.contains(&format!("#define WF_SIG_WORDS {SIG_WORDS}\n")));
+    }
+
+    #[test]
+    fn kernel_defines_are_wf_names_and_plain_tokens() {
+        let ok = parse_kernel_defines(" WF_PREFETCH_LINES=4, WF_X ,WF_Y=0.5").unwrap();
+        assert_eq!(ok, [("WF_PREFETCH_LINES", "4"), ("WF_X", "1"), ("WF_Y", "0.5")].map(|(a, b)| (a.to_string(), b.to_string())));
+        assert!(parse_kernel_defines("").unwrap().is_empty());
+        for bad in ["PREFETCH=4", "WF_A=4\n#include <x>", "WF_A=", "WF_A B=1", "WF_A=(1)"] {
+            let err = parse_kernel_defines(bad).unwrap_err();
+            assert!(err.contains("in `"), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn start_nodes_hash_evenly_over_gpus() {

@@ -22,7 +22,7 @@ use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_compiler::ir::Program;
 use wayfarer_runtime::graph::Orientation;
-use wayfarer_runtime::triangles::{Detail, Oriented, TriangleCounts};
+use wayfarer_runtime::triangles::{Detail, Oriented, OrientedRows, TriangleCounts};
 use wayfarer_runtime::{CsrGraph, WalkError};
 
 /// The kernels, compiled after the prelude (whose `wf_lower_bound` they share with the walks'

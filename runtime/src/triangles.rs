@@ -13,7 +13,7 @@
 //! edges' graph: `c(v) = 2 T(v) / (d(v) (d(v) - 1))`, `d(v)` the kept distinct neighbors.
 
 use crate::error::WalkError;
-use crate::graph::intersect::{BITMAP_ROW, RowMarks, intersect};
+use crate::graph::intersect::{BITMAP_ROW, RowMarks, intersect, intersect_count};
 use crate::graph::{CsrGraph, Orientation};
 use crate::sample::exclusive_sum;
 use rayon::prelude::*;
@@ -71,19 +71,19 @@ pub struct Oriented {
     pub symmetrized: bool,
 }
 
-impl Oriented {
-    /// Node `a`'s oriented row.
-    pub fn row(&self, a: u32) -> &[u32] {
-        &self.targets[self.offsets[a as usize] as usize..self.offsets[a as usize + 1] as usize]
-    }
-
+/// What the CPU counter reads: node `a`'s oriented row, ascending, without repeats.
+pub trait OrientedRows: Sync {
     /// Nodes.
-    pub fn num_nodes(&self) -> usize {
-        self.offsets.len() - 1
-    }
+    fn num_nodes(&self) -> usize;
+    /// Node `a`'s oriented row.
+    fn row(&self, a: u32) -> &[u32];
+    /// Oriented edges.
+    fn num_edges(&self) -> u64;
+    /// Whether the input was directed and was symmetrized.
+    fn symmetrized(&self) -> bool;
 
     /// The counts' record for a total and per-node counts found on this graph (any backend).
-    pub fn counts(&self, total: u64, per_node: Vec<u64>) -> TriangleCounts {
+    fn counts(&self, total: u64, per_node: Vec<u64>) -> TriangleCounts {
         let mut degree = Vec::new();
         if !per_node.is_empty() {
             degree = vec![0u64; self.num_nodes()];
@@ -94,8 +94,143 @@ impl Oriented {
                 }
             }
         }
-        TriangleCounts { total, per_node, degree, kept_edges: self.targets.len() as u64, symmetrized: self.symmetrized }
+        TriangleCounts { total, per_node, degree, kept_edges: self.num_edges(), symmetrized: self.symmetrized() }
     }
+}
+
+impl OrientedRows for Oriented {
+    fn num_nodes(&self) -> usize {
+        self.offsets.len() - 1
+    }
+    #[inline]
+    fn row(&self, a: u32) -> &[u32] {
+        &self.targets[self.offsets[a as usize] as usize..self.offsets[a as usize + 1] as usize]
+    }
+    fn num_edges(&self) -> u64 {
+        self.targets.len() as u64
+    }
+    fn symmetrized(&self) -> bool {
+        self.symmetrized
+    }
+}
+
+/// A simple undirected graph oriented by id in place: node `a`'s oriented row is the part of
+/// its own sorted row above `a` (or below it), so nothing is copied. Chosen by [`plan`] when
+/// that order costs about what (degree, id) order does, where building the latter would cost
+/// more than it saves.
+pub struct IdOrder<'g> {
+    targets: &'g [u32],
+    /// Per node: where its oriented row starts and ends in `targets`.
+    begin: Vec<u64>,
+    end: Vec<u64>,
+    edges: u64,
+}
+
+impl OrientedRows for IdOrder<'_> {
+    fn num_nodes(&self) -> usize {
+        self.begin.len()
+    }
+    #[inline]
+    fn row(&self, a: u32) -> &[u32] {
+        &self.targets[self.begin[a as usize] as usize..self.end[a as usize] as usize]
+    }
+    fn num_edges(&self) -> u64 {
+        self.edges
+    }
+    fn symmetrized(&self) -> bool {
+        false
+    }
+}
+
+/// How the CPU counter orients a graph (see [`plan`]).
+pub enum Plan<'g> {
+    /// The graph's own rows in id order.
+    InPlace(IdOrder<'g>),
+    /// A copy oriented by (degree, id).
+    Built(Oriented),
+}
+
+impl Plan<'_> {
+    /// Counts the triangles (see [`count_oriented`]).
+    pub fn count(&self, detail: Detail) -> TriangleCounts {
+        match self {
+            Plan::InPlace(o) => count_oriented(o, detail),
+            Plan::Built(o) => count_oriented(o, detail),
+        }
+    }
+
+    /// The orientation in words, for summaries.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Plan::InPlace(_) => "id order in place",
+            Plan::Built(_) => "(degree, id) order",
+        }
+    }
+}
+
+/// Chooses the orientation. Counting costs about `sum over oriented edges a -> b of deg(a)`
+/// merge steps (`a`'s row is met once per edge out of it and once per edge into it), which
+/// (degree, id) order minimizes: `sum over edges of min(deg u, deg v)`. Id order, up or down,
+/// needs no copy, only a search per row; it is taken when it costs at most one step per stored
+/// entry more than the minimum (building the copy reads every entry twice), for an undirected
+/// graph without repeated edges and without a mask. Hubs among low ids make the upward order
+/// dear and the downward one cheap, and the other way round.
+pub fn plan<'g>(g: &'g CsrGraph, keep: Option<KeepFn>) -> Plan<'g> {
+    if keep.is_none() && g.orientation() == Orientation::Undirected {
+        if let Some(o) = id_order_if_cheap(g) {
+            return Plan::InPlace(o);
+        }
+    }
+    Plan::Built(orient(g, keep))
+}
+
+/// Rows sampled for the least cost in [`plan`]'s choice: one in this many (the choice only
+/// decides speed; both orders count exactly).
+const LEAST_COST_SAMPLE: usize = 8;
+
+fn id_order_if_cheap(g: &CsrGraph) -> Option<IdOrder<'_>> {
+    let off = g.offsets();
+    let tg = g.targets();
+    let n = g.num_nodes();
+    let row = |u: usize| &tg[off[u] as usize..off[u + 1] as usize];
+    // Where u's entries above it start in its row.
+    let above = |u: usize| row(u).partition_point(|&x| x <= u as u32);
+    // Both id orders' cost (nothing stored: most graphs that reach here are not counted in
+    // place).
+    let (up, down) = (0..n)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|u| {
+            let r = row(u);
+            let (du, a) = (r.len() as u64, above(u));
+            (du * (r.len() - a) as u64, du * r[..a].partition_point(|&x| x < u as u32) as u64)
+        })
+        .reduce(|| (0, 0), |x, y| (x.0.saturating_add(y.0), x.1.saturating_add(y.1)));
+    // The least cost, sum over edges of the lower degree, from a sample of rows.
+    let least: u64 = (0..n)
+        .into_par_iter()
+        .step_by(LEAST_COST_SAMPLE)
+        .map(|u| {
+            let du = off[u + 1] - off[u];
+            row(u)[above(u)..].iter().map(|&v| du.min(off[v as usize + 1] - off[v as usize])).sum::<u64>()
+        })
+        .sum::<u64>()
+        .saturating_mul(LEAST_COST_SAMPLE as u64);
+    if up.min(down) > least.saturating_add(tg.len() as u64) {
+        return None;
+    }
+    // In place needs rows without repeats (the copy skips them).
+    if (0..n).into_par_iter().with_min_len(1024).any(|u| row(u).windows(2).any(|w| w[0] == w[1])) {
+        return None;
+    }
+    let (begin, end): (Vec<u64>, Vec<u64>) = if up <= down {
+        (0..n).into_par_iter().map(|u| (off[u] + above(u) as u64, off[u + 1])).unzip()
+    } else {
+        // Below u: the row's start to its first entry >= u (u itself, a self loop, is skipped).
+        (0..n).into_par_iter().map(|u| (off[u], off[u] + row(u).partition_point(|&x| x < u as u32) as u64)).unzip()
+    };
+    let edges = begin.iter().zip(&end).map(|(b, e)| e - b).sum();
+    Some(IdOrder { targets: tg, begin, end, edges })
 }
 
 /// Orients `g`'s edges by (degree, id), keeping an edge only if `keep` says so (see the
@@ -107,13 +242,15 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     let directed = g.orientation() == Orientation::Directed;
     // Rank by the undirected degree (out + in for directed input; any total order is exact,
     // this one bounds the work).
-    let mut degree: Vec<u64> = (0..n).map(|v| off[v + 1] - off[v]).collect();
+    // (degree, id) as one key per node: one load and one comparison per test.
+    let key = |v: usize, d: u64| (d.min(u32::MAX as u64) << 32) | v as u64;
+    let mut rank: Vec<u64> = (0..n).map(|v| key(v, off[v + 1] - off[v])).collect();
     if directed {
         for &t in tg {
-            degree[t as usize] += 1;
+            rank[t as usize] += 1 << 32;
         }
     }
-    let below = |u: u32, v: u32| (degree[u as usize], u) < (degree[v as usize], v);
+    let below = |u: u32, v: u32| rank[u as usize] < rank[v as usize];
     let kept = |u: u32, e: usize| keep.is_none_or(|k| k(u, e));
     if !directed {
         // Two passes over the rows (count, then fill disjoint slices); the mask runs once per
@@ -135,46 +272,47 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
             });
             f
         });
-        let take = |u: u32, e: usize, v: u32| match &flags {
-            Some(f) => f[e] == 1,
-            None => v != u && below(u, v),
-        };
-        let each = |u: u32, f: &mut dyn FnMut(u32)| {
-            let mut last = None;
-            for e in g.row(u) {
-                let v = tg[e];
-                if last == Some(v) {
-                    continue;
-                }
-                last = Some(v);
-                if v != u && take(u, e, v) {
-                    f(v);
+        // Generic (not a closure over `dyn FnMut`): both passes inline their per-entry work.
+        fn each(u: u32, off: &[u64], tg: &[u32], rank: &[u64], flags: Option<&[u8]>, f: impl FnMut(u32, bool)) {
+            let (lo, hi) = (off[u as usize] as usize, off[u as usize + 1] as usize);
+            let row = &tg[lo..hi];
+            match flags {
+                None => kept_entries(row, |v| rank[v as usize] > rank[u as usize], f),
+                Some(flags) => {
+                    let mut k = flags[lo..hi].iter();
+                    kept_entries(row, |_| k.next() == Some(&1), f)
                 }
             }
-        };
-        let counts: Vec<u64> = (0..n as u32)
-            .into_par_iter()
-            .map(|u| {
-                let mut c = 0u64;
-                each(u, &mut |_| c += 1);
-                c
-            })
-            .collect();
-        let offsets = exclusive_sum(&counts);
+        }
+        // Row lengths in place of the offsets, then their running sum.
+        let mut offsets = vec![0u64; n + 1];
+        offsets[1..].par_iter_mut().enumerate().with_min_len(256).for_each(|(u, len)| {
+            each(u as u32, off, tg, &rank, flags.as_deref(), |_, keep| *len += keep as u64);
+        });
+        for u in 0..n {
+            offsets[u + 1] += offsets[u];
+        }
         let mut targets = vec![0u32; offsets[n] as usize];
-        let mut slices: Vec<&mut [u32]> = Vec::with_capacity(n);
+        // Disjoint output per block of rows (a slice per row would cost a vector of n slices).
+        const ROWS: usize = 512;
+        let mut blocks: Vec<(usize, &mut [u32])> = Vec::with_capacity(n.div_ceil(ROWS));
         let mut rest: &mut [u32] = &mut targets;
-        for &c in &counts {
-            let (head, tail) = rest.split_at_mut(c as usize);
-            slices.push(head);
+        for first in (0..n).step_by(ROWS) {
+            let last = (first + ROWS).min(n);
+            let (head, tail) = rest.split_at_mut((offsets[last] - offsets[first]) as usize);
+            blocks.push((first, head));
             rest = tail;
         }
-        slices.into_par_iter().enumerate().for_each(|(u, out)| {
+        blocks.into_par_iter().for_each(|(first, out)| {
             let mut i = 0;
-            each(u as u32, &mut |v| {
-                out[i] = v;
-                i += 1;
-            });
+            for u in first..(first + ROWS).min(n) {
+                each(u as u32, off, tg, &rank, flags.as_deref(), |v, keep| {
+                    if keep {
+                        out[i] = v;
+                        i += 1;
+                    }
+                });
+            }
         });
         return Oriented { offsets, targets, symmetrized: false };
     }
@@ -205,11 +343,24 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     Oriented { offsets: exclusive_sum(&lens), targets: rows.into_iter().flatten().collect(), symmetrized: directed }
 }
 
+/// Calls `f(v, kept)` for each entry `v` of a sorted row, in order: kept is whether it is the
+/// first copy of `v` and `above(v)` says so (asked once per entry, in order). Branch-free:
+/// `last` starts unlike the row's first entry.
+#[inline(always)]
+fn kept_entries(row: &[u32], mut above: impl FnMut(u32) -> bool, mut f: impl FnMut(u32, bool)) {
+    let mut last = row.first().map_or(0, |&x| x ^ 1);
+    for &v in row {
+        let keep = above(v) & (v != last);
+        f(v, keep);
+        last = v;
+    }
+}
+
 /// Calls `f(b, w)` for every triangle whose lowest-ranked node is `a` (edges `a → b`, `a → w`,
 /// `b → w`): a long row of `a` is marked in a bitmap and each `b`'s row tested against it;
 /// a short one is intersected with each `b`'s row.
 #[inline]
-fn for_each_triangle(o: &Oriented, a: u32, marks: &mut RowMarks, mut f: impl FnMut(u32, u32)) {
+fn for_each_triangle<O: OrientedRows + ?Sized>(o: &O, a: u32, marks: &mut RowMarks, mut f: impl FnMut(u32, u32)) {
     let ra = o.row(a);
     if ra.len() >= BITMAP_ROW {
         marks.mark(ra);
@@ -238,22 +389,29 @@ pub fn count(g: &CsrGraph) -> TriangleCounts {
 /// Counts the triangles whose three edges `keep` keeps (see the module docs for which stored
 /// copy of an edge the mask sees).
 pub fn count_masked(g: &CsrGraph, keep: Option<KeepFn>, detail: Detail) -> TriangleCounts {
-    count_oriented(&orient(g, keep), detail)
+    plan(g, keep).count(detail)
 }
 
 /// [`count_masked`] on an already oriented graph.
-pub fn count_oriented(o: &Oriented, detail: Detail) -> TriangleCounts {
+pub fn count_oriented<O: OrientedRows>(o: &O, detail: Detail) -> TriangleCounts {
     let n = o.num_nodes();
     if detail == Detail::Total {
+        // for_each_triangle's work, counting only.
         let total = (0..n as u32)
             .into_par_iter()
             .with_min_len(64)
             .map_init(
                 || RowMarks::new(n),
                 |marks, a| {
-                    let mut found = 0u64;
-                    for_each_triangle(o, a, marks, |_, _| found += 1);
-                    found
+                    let ra = o.row(a);
+                    if ra.len() >= BITMAP_ROW {
+                        marks.mark(ra);
+                        let found = ra.iter().map(|&b| o.row(b).iter().map(|&w| marks.has(w) as u64).sum::<u64>()).sum();
+                        marks.clear(ra);
+                        found
+                    } else {
+                        ra.iter().map(|&b| intersect_count(ra, o.row(b))).sum::<u64>()
+                    }
                 },
             )
             .sum();
@@ -339,6 +497,75 @@ mod tests {
             p.offsets.push(p.targets.len() as u64);
         }
         CsrGraph::from_parts(p, Orientation::Undirected).unwrap()
+    }
+
+    /// A graph with `n` nodes and about `m` random undirected edges (ids from a xorshift), a
+    /// hub at `hub` joined to every `hub_every`-th node when given.
+    fn random_graph(n: u32, m: usize, seed: u64, hub: Option<(u32, u32)>) -> CsrGraph {
+        let mut x = seed | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut edges = std::collections::BTreeSet::new();
+        while edges.len() < m {
+            let (u, v) = ((next() % n as u64) as u32, (next() % n as u64) as u32);
+            if u != v {
+                edges.insert((u.min(v), u.max(v)));
+            }
+        }
+        if let Some((h, every)) = hub {
+            for v in (0..n).step_by(every as usize).filter(|&v| v != h) {
+                edges.insert((h.min(v), h.max(v)));
+            }
+        }
+        undirected(n, &edges.into_iter().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn id_order_in_place_counts_what_the_built_orientation_counts() {
+        for seed in 1..6 {
+            let g = random_graph(300, 1500, seed, None);
+            let Plan::InPlace(view) = plan(&g, None) else { panic!("a flat graph is counted in place") };
+            for detail in [Detail::Total, Detail::PerNode] {
+                let want = count_oriented(&orient(&g, None), detail);
+                assert_eq!(count_oriented(&view, detail), want, "seed {seed}");
+            }
+            assert_eq!(view.num_edges(), 1500);
+        }
+    }
+
+    #[test]
+    fn the_plan_builds_a_copy_where_id_order_costs_more() {
+        // A hub at id 0 joined to every node: upward id order points all its edges out of it,
+        // downward order all into it (its row below it is empty).
+        let g = random_graph(2000, 4000, 7, Some((0, 1)));
+        let p = plan(&g, None);
+        assert!(matches!(&p, Plan::InPlace(o) if o.row(0).is_empty()), "downward");
+        assert_eq!(p.count(Detail::PerNode), count_oriented(&orient(&g, None), Detail::PerNode));
+        // At the highest id: upward.
+        let g = random_graph(2000, 4000, 7, Some((1999, 1)));
+        let p = plan(&g, None);
+        assert!(matches!(&p, Plan::InPlace(o) if o.row(1999).is_empty() && o.row(0).first() > Some(&0)), "upward");
+        assert_eq!(p.count(Detail::PerNode), count_oriented(&orient(&g, None), Detail::PerNode));
+        // Hubs at both ends: neither id order is cheap.
+        let mut edges: Vec<(u32, u32)> =
+            (0..2000u32).flat_map(|u| g.neighbors(u).iter().filter(move |&&v| u < v).map(move |&v| (u, v))).collect();
+        edges.extend((1..2000).map(|v| (0, v)));
+        edges.sort_unstable();
+        edges.dedup();
+        let two = undirected(2000, &edges);
+        assert!(matches!(plan(&two, None), Plan::Built(_)));
+        assert_eq!(plan(&two, None).count(Detail::Total).total, count_oriented(&orient(&two, None), Detail::Total).total);
+        // Repeated edges and masks are left to the copy, which skips repeats and asks the mask.
+        let p = CsrParts { offsets: vec![0, 2, 4], targets: vec![1, 1, 0, 0], ..Default::default() };
+        let multi = CsrGraph::from_parts(p, Orientation::Undirected).unwrap();
+        assert!(matches!(plan(&multi, None), Plan::Built(_)));
+        let g = random_graph(300, 1500, 1, None);
+        let keep_all = |_: u32, _: usize| true;
+        assert!(matches!(plan(&g, Some(&keep_all)), Plan::Built(_)));
     }
 
     #[test]

@@ -65,15 +65,19 @@ impl TriangleRunner for CpuTriangles {
 
     fn count(&self, job: &TriangleJob) -> Result<TriangleReport, WalkError> {
         let t = std::time::Instant::now();
-        let oriented = match &job.mask {
-            Some(m) => crate::triangles::orient_with(job.graph, m.jit)?,
-            None => crate::triangles::orient(job.graph, None),
+        let plan = match &job.mask {
+            Some(m) => crate::triangles::Plan::Built(crate::triangles::orient_with(job.graph, m.jit)?),
+            None => crate::triangles::plan(job.graph, None),
         };
         let orient_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = std::time::Instant::now();
-        let counts = crate::triangles::count_oriented(&oriented, job.detail);
+        let counts = plan.count(job.detail);
         let count_ms = t.elapsed().as_secs_f64() * 1e3;
-        let backend = format!("cpu, {} threads; orientation {orient_ms:.3} ms, counting {count_ms:.3} ms", rayon::current_num_threads());
+        let backend = format!(
+            "cpu, {} threads; orientation {orient_ms:.3} ms ({}), counting {count_ms:.3} ms",
+            rayon::current_num_threads(),
+            plan.describe()
+        );
         Ok(TriangleReport { counts, backend, gpu: None })
     }
 }

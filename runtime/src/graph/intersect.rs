@@ -29,7 +29,8 @@ pub fn intersect(a: &[u32], b: &[u32], mut f: impl FnMut(usize, usize)) {
     if short.is_empty() {
         return;
     }
-    if long.len() / short.len() > GALLOP_RATIO {
+    // long / short > GALLOP_RATIO, without a division per call.
+    if long.len() >= (GALLOP_RATIO + 1) * short.len() {
         // Each search starts after the previous hit: the values are increasing.
         let mut from = 0;
         for (i, &v) in short.iter().enumerate() {
@@ -65,6 +66,26 @@ pub fn intersect(a: &[u32], b: &[u32], mut f: impl FnMut(usize, usize)) {
     }
 }
 
+/// How many values two sorted rows without repeated values share: [`intersect`]'s choice
+/// between a merge and searches, counting only (triangle totals).
+#[inline]
+pub fn intersect_count(a: &[u32], b: &[u32]) -> u64 {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if long.len() >= (GALLOP_RATIO + 1) * short.len() {
+        let mut found = 0;
+        intersect(short, long, |_, _| found += 1);
+        return found;
+    }
+    let (mut i, mut j, mut found) = (0, 0, 0u64);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        found += (x == y) as u64;
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    found
+}
+
 /// Rows at least this long are marked in a [`RowMarks`] bitmap when intersected with many
 /// other rows (triangle counting's hub rows): each test is then one bit, not a merge step.
 pub const BITMAP_ROW: usize = 64;
@@ -72,16 +93,21 @@ pub const BITMAP_ROW: usize = 64;
 /// One row marked in a bitmap over all nodes, for constant-time membership tests.
 pub struct RowMarks {
     bits: Vec<u64>,
+    nodes: usize,
 }
 
 impl RowMarks {
-    /// An empty bitmap over `n` nodes.
+    /// An empty bitmap over `n` nodes (allocated at the first [`mark`](Self::mark): a worker
+    /// that never meets a long row never pays for it).
     pub fn new(n: usize) -> Self {
-        RowMarks { bits: vec![0; n.div_ceil(64)] }
+        RowMarks { bits: Vec::new(), nodes: n }
     }
 
     /// Marks every node of `row`.
     pub fn mark(&mut self, row: &[u32]) {
+        if self.bits.is_empty() {
+            self.bits = vec![0; self.nodes.div_ceil(64)];
+        }
         for &v in row {
             self.bits[v as usize >> 6] |= 1 << (v & 63);
         }
@@ -97,7 +123,7 @@ impl RowMarks {
     /// Whether `v` is marked.
     #[inline(always)]
     pub fn has(&self, v: u32) -> bool {
-        self.bits[v as usize >> 6] >> (v & 63) & 1 == 1
+        self.bits.get(v as usize >> 6).is_some_and(|w| w >> (v & 63) & 1 == 1)
     }
 }
 
@@ -137,6 +163,8 @@ mod tests {
             let mut got = Vec::new();
             intersect(&a, &b, |i, j| got.push((i, j)));
             assert_eq!(got, naive(&a, &b), "case {case}");
+            assert_eq!(intersect_count(&a, &b), got.len() as u64, "case {case}: count");
+            assert_eq!(intersect_count(&b, &a), got.len() as u64, "case {case}: count, swapped");
             let mut marks = RowMarks::new(range as usize + 2);
             marks.mark(&b);
             for v in 0..range + 2 {
