@@ -124,7 +124,7 @@ row "MetaPath 0..4, unweighted" "metapath -el -s 0,1,2,3,4 -l 5" metapath --unwe
     echo "|---|---|---|---|"
 } >>"$OUTMD"
 # Seconds from the summary's "orientation X ms, counting Y ms" (finer than its total).
-wf_tc() { "$B" --threads "$THREADS" triangles "$@" 2>&1 | sed -n 's/.*orientation \([0-9.]*\) ms, counting \([0-9.]*\) ms.*/\1 \2/p' | awk '{printf "%.5f\n", ($1 + $2) / 1e3}'; }
+wf_tc() { "$B" --threads "$THREADS" triangles "$@" 2>&1 | sed -n 's/.*orientation \([0-9.]*\) ms.*, counting \([0-9.]*\) ms.*/\1 \2/p' | awk '{printf "%.5f\n", ($1 + $2) / 1e3}'; }
 gap_tc() { OMP_NUM_THREADS="$THREADS" "$gap_bin/tc" -f "$1" -s -n "$REPEAT" 2>&1 | sed -n 's/^Average Time: *//p' | tr -d ' '; }
 tc_row() { # name, edge list for GAP (or ""), wayfarer args
     local name="$1" el="$2"; shift 2

@@ -243,14 +243,20 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     // Rank by the undirected degree (out + in for directed input; any total order is exact,
     // this one bounds the work).
     // (degree, id) as one key per node: one load and one comparison per test.
-    let key = |v: usize, d: u64| (d.min(u32::MAX as u64) << 32) | v as u64;
-    let mut rank: Vec<u64> = (0..n).map(|v| key(v, off[v + 1] - off[v])).collect();
-    if directed {
+    // Undirected, the key comes from the graph's own offsets: no array of n keys to allocate
+    // (fresh pages cost more than the two loads on small graphs).
+    let key_of = |v: usize, d: u64| (d.min(u32::MAX as u64) << 32) | v as u64;
+    let rank: Vec<u64> = if directed {
+        let mut rank: Vec<u64> = (0..n).map(|v| key_of(v, off[v + 1] - off[v])).collect();
         for &t in tg {
-            rank[t as usize] += 1 << 32;
+            rank[t as usize] = rank[t as usize].saturating_add(1 << 32);
         }
-    }
-    let below = |u: u32, v: u32| rank[u as usize] < rank[v as usize];
+        rank
+    } else {
+        Vec::new()
+    };
+    let key = |v: u32| if directed { rank[v as usize] } else { key_of(v as usize, off[v as usize + 1] - off[v as usize]) };
+    let below = |u: u32, v: u32| key(u) < key(v);
     let kept = |u: u32, e: usize| keep.is_none_or(|k| k(u, e));
     if !directed {
         // Two passes over the rows (count, then fill disjoint slices); the mask runs once per
@@ -273,11 +279,13 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
             f
         });
         // Generic (not a closure over `dyn FnMut`): both passes inline their per-entry work.
-        fn each(u: u32, off: &[u64], tg: &[u32], rank: &[u64], flags: Option<&[u8]>, f: impl FnMut(u32, bool)) {
+        fn each(u: u32, off: &[u64], tg: &[u32], flags: Option<&[u8]>, f: impl FnMut(u32, bool)) {
             let (lo, hi) = (off[u as usize] as usize, off[u as usize + 1] as usize);
             let row = &tg[lo..hi];
+            let key = |v: u32| ((off[v as usize + 1] - off[v as usize]).min(u32::MAX as u64) << 32) | v as u64;
+            let ku = ((hi - lo) as u64).min(u32::MAX as u64) << 32 | u as u64;
             match flags {
-                None => kept_entries(row, |v| rank[v as usize] > rank[u as usize], f),
+                None => kept_entries(row, |v| key(v) > ku, f),
                 Some(flags) => {
                     let mut k = flags[lo..hi].iter();
                     kept_entries(row, |_| k.next() == Some(&1), f)
@@ -287,7 +295,7 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
         // Row lengths in place of the offsets, then their running sum.
         let mut offsets = vec![0u64; n + 1];
         offsets[1..].par_iter_mut().enumerate().with_min_len(256).for_each(|(u, len)| {
-            each(u as u32, off, tg, &rank, flags.as_deref(), |_, keep| *len += keep as u64);
+            each(u as u32, off, tg, flags.as_deref(), |_, keep| *len += keep as u64);
         });
         for u in 0..n {
             offsets[u + 1] += offsets[u];
@@ -306,7 +314,7 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
         blocks.into_par_iter().for_each(|(first, out)| {
             let mut i = 0;
             for u in first..(first + ROWS).min(n) {
-                each(u as u32, off, tg, &rank, flags.as_deref(), |v, keep| {
+                each(u as u32, off, tg, flags.as_deref(), |v, keep| {
                     if keep {
                         out[i] = v;
                         i += 1;
