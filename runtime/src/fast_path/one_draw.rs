@@ -93,7 +93,11 @@ pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
                     continue;
                 }
                 let v = gr.cur[l] as usize;
-                let (base, end) = (offsets[v] as usize, offsets[v + 1] as usize);
+                // One bounds check for both ends of the row (a node is always below n).
+                let (base, end) = match offsets.get(v..v + 2) {
+                    Some(&[b, e]) => (b as usize, e as usize),
+                    _ => (0, 0),
+                };
                 if base == end {
                     gr.pending[l] = DEAD;
                     continue;
