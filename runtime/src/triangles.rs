@@ -240,11 +240,10 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     let off = g.offsets();
     let tg = g.targets();
     let directed = g.orientation() == Orientation::Directed;
-    // Rank by the undirected degree (out + in for directed input; any total order is exact,
-    // this one bounds the work).
-    // (degree, id) as one key per node: one load and one comparison per test.
-    // Undirected, the key comes from the graph's own offsets: no array of n keys to allocate
-    // (fresh pages cost more than the two loads on small graphs).
+    // Rank by (undirected degree, id) as one key per node (out + in degree for directed
+    // input; any total order is exact, this one bounds the work). Undirected, the key is
+    // computed from the graph's own offsets: no array of n keys to allocate (fresh pages cost
+    // more than the two loads on small graphs; `each` below computes it the same way).
     let key_of = |v: usize, d: u64| (d.min(u32::MAX as u64) << 32) | v as u64;
     let rank: Vec<u64> = if directed {
         let mut rank: Vec<u64> = (0..n).map(|v| key_of(v, off[v + 1] - off[v])).collect();
