@@ -871,7 +871,6 @@ pub(crate) enum Residency {
     Split { hot_bytes: usize },
 }
 
-/// Bytes per edge entry the kernels read: target, and weight, label, timestamp if present.
 /// `WAYFARER_CUDA_DEFINES="WF_NAME=VALUE,..."`: compile-time knobs of the walk kernel for
 /// benchmark sweeps. Names must be `WF_` identifiers and values plain tokens, so nothing else
 /// can be spliced into the source.
@@ -901,6 +900,7 @@ fn parse_kernel_defines(text: &str) -> Result<Vec<(String, String)>, String> {
 /// Words per node of the row signatures (WF_SIG_WORDS in `kernels/prelude.cuh`).
 const SIG_WORDS: usize = 8;
 
+/// Bytes per edge entry the kernels read: target, and weight, label, timestamp if present.
 pub(crate) fn edge_entry_bytes(graph: &CsrGraph) -> usize {
     4 + graph.weights().map_or(0, |_| 4) + graph.labels().map_or(0, |_| 4) + graph.timestamps().map_or(0, |_| 8)
 }

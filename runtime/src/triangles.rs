@@ -242,11 +242,10 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     let directed = g.orientation() == Orientation::Directed;
     // Rank by (undirected degree, id) as one key per node (out + in degree for directed
     // input; any total order is exact, this one bounds the work). Undirected, the key is
-    // computed from the graph's own offsets: no array of n keys to allocate (fresh pages cost
-    // more than the two loads on small graphs; `each` below computes it the same way).
-    let key_of = |v: usize, d: u64| (d.min(u32::MAX as u64) << 32) | v as u64;
+    // computed from the graph's own offsets ([`rank_key`]): no array of n keys to allocate
+    // (fresh pages cost more than the two loads on small graphs).
     let rank: Vec<u64> = if directed {
-        let mut rank: Vec<u64> = (0..n).map(|v| key_of(v, off[v + 1] - off[v])).collect();
+        let mut rank: Vec<u64> = (0..n as u32).map(|v| rank_key(off, v)).collect();
         for &t in tg {
             rank[t as usize] = rank[t as usize].saturating_add(1 << 32);
         }
@@ -254,7 +253,7 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     } else {
         Vec::new()
     };
-    let key = |v: u32| if directed { rank[v as usize] } else { key_of(v as usize, off[v as usize + 1] - off[v as usize]) };
+    let key = |v: u32| if directed { rank[v as usize] } else { rank_key(off, v) };
     let below = |u: u32, v: u32| key(u) < key(v);
     let kept = |u: u32, e: usize| keep.is_none_or(|k| k(u, e));
     if !directed {
@@ -281,10 +280,9 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
         fn each(u: u32, off: &[u64], tg: &[u32], flags: Option<&[u8]>, f: impl FnMut(u32, bool)) {
             let (lo, hi) = (off[u as usize] as usize, off[u as usize + 1] as usize);
             let row = &tg[lo..hi];
-            let key = |v: u32| ((off[v as usize + 1] - off[v as usize]).min(u32::MAX as u64) << 32) | v as u64;
-            let ku = ((hi - lo) as u64).min(u32::MAX as u64) << 32 | u as u64;
+            let ku = rank_key(off, u);
             match flags {
-                None => kept_entries(row, |v| key(v) > ku, f),
+                None => kept_entries(row, |v| rank_key(off, v) > ku, f),
                 Some(flags) => {
                     let mut k = flags[lo..hi].iter();
                     kept_entries(row, |_| k.next() == Some(&1), f)
@@ -348,6 +346,13 @@ pub fn orient(g: &CsrGraph, keep: Option<KeepFn>) -> Oriented {
     };
     let lens: Vec<u64> = rows.iter().map(|r| r.len() as u64).collect();
     Oriented { offsets: exclusive_sum(&lens), targets: rows.into_iter().flatten().collect(), symmetrized: directed }
+}
+
+/// Node `v`'s (degree, id) rank as one key, from the row offsets `off`: one comparison per
+/// test.
+#[inline(always)]
+fn rank_key(off: &[u64], v: u32) -> u64 {
+    ((off[v as usize + 1] - off[v as usize]).min(u32::MAX as u64) << 32) | v as u64
 }
 
 /// Calls `f(v, kept)` for each entry `v` of a sorted row, in order: kept is whether it is the
