@@ -18,6 +18,13 @@ for line in sys.stdin:
         shutil.copy(m["executable"], want[name])'
 strip .devbin/wayfarer .devbin/gpu-tests .devbin/wgpu-tests .devbin/adaptive-rule-tests .devbin/structured-broken-tests
 git rev-parse --short=12 HEAD > .devbin/commit
+# The Python wheel (gpu-check.sh installs it there and runs python/tests with torch and CUDA).
+TOOLS="${WAYFARER_PY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wayfarer-python}/tools"
+if [ ! -x "$TOOLS/bin/maturin" ]; then
+    python3 -m venv "$TOOLS" && "$TOOLS/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9,<2"
+fi
+rm -f .devbin/wayfarer-*.whl
+"$TOOLS/bin/maturin" build --quiet --locked --profile ci -m python/Cargo.toml -o .devbin
 # The H200's image has no Vulkan loader: gpu-check.sh unpacks these there (carry .gl/ too).
 if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
     mkdir -p .gl /tmp/wf-apt-amd64/partial

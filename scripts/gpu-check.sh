@@ -123,6 +123,20 @@ else
     row "broken mixture test" FAIL "no .devbin/structured-broken-tests: run scripts/gpu-build.sh where cargo is"
 fi
 
+echo "== the Python package with torch and CUDA tensors" | tee -a "$LOG"
+WHEEL="$(ls .devbin/wayfarer-*.whl 2>/dev/null | head -1)"
+if [ -n "$WHEEL" ]; then
+    PYSITE="$BUILD/py"
+    if run python3 -m pip install -q --no-deps --target "$PYSITE" "$WHEEL" \
+        && PYTHONPATH="$PYSITE" WAYFARER_CLI="$PWD/.devbin/wayfarer" run python3 -m pytest -q -p no:cacheprovider -rs python/tests; then
+        row "Python package (python/tests, torch CPU + CUDA)" ok "$(grep -o '[0-9]* passed[^=]*' "$LOG" | tail -1)"
+    else
+        row "Python package tests" FAIL "see $LOG"
+    fi
+else
+    row "Python package tests" FAIL "no .devbin/wayfarer-*.whl: run scripts/gpu-build.sh where cargo is"
+fi
+
 echo "== wayfarer emit" | tee -a "$LOG"
 # Every library walk and a user program (a has_edge mixture on Pareto weights, where a
 # contracted a*b + c once broke the bound), each built with the command `emit` prints, must

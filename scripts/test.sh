@@ -68,6 +68,9 @@ RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo test --workspace --doc --locked --f
 echo "== docs build without broken links"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
+echo "== the Python package: wheel, fresh virtual environment, python/tests (about 5 minutes)"
+scripts/python-test.sh
+
 echo "== every published crate packages and builds from its package alone (about 4 minutes)"
 # Cargo unpacks the packages it verifies into $CARGO_HOME/registry/src/<local registry>/ and
 # treats them as immutable registry crates: what an earlier run unpacked there, and what it

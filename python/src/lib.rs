@@ -1,0 +1,37 @@
+//! `wayfarer._native`: the engine behind the `wayfarer` Python package (PyO3, abi3). The
+//! package's Python half (`python/wayfarer/`) converts torch tensors, scipy matrices and
+//! networkx graphs, and shapes the results; everything that walks, samples or counts is here.
+
+mod edges;
+mod errors;
+mod graph;
+mod ids;
+mod program;
+mod run;
+mod sample;
+mod walk;
+
+use pyo3::prelude::*;
+
+/// The built-in walks: `(name, parameters and their defaults; what it does)`.
+#[pyfunction]
+fn walks() -> Vec<(&'static str, String)> {
+    wayfarer::library::catalog()
+}
+
+/// The engine's version.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// The `wayfarer._native` module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<graph::PyGraph>()?;
+    m.add_class::<program::PyProgram>()?;
+    m.add_function(wrap_pyfunction!(program::compile, m)?)?;
+    m.add_function(wrap_pyfunction!(walks, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

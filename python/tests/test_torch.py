@@ -1,0 +1,48 @@
+"""torch tensors in, torch tensors out (on the input's device). Skipped where torch is not
+installed (CI's registries carry no CPU-only torch wheel); run on the GPU machine by
+scripts/gpu-check.sh, with CUDA tensors there."""
+
+import numpy as np
+import pytest
+
+import wayfarer
+
+torch = pytest.importorskip("torch")
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tensors_in_tensors_out_on_the_same_device(device):
+    rng = np.random.default_rng(1)
+    ei = rng.integers(0, 100, size=(2, 800))
+    w = rng.uniform(1, 5, 800)
+    g_np = wayfarer.Graph.from_edge_index(ei, edge_weight=w, undirected=True)
+    g_t = wayfarer.Graph.from_edge_index(torch.from_numpy(ei).to(device), edge_weight=torch.from_numpy(w).to(device),
+                                         undirected=True)
+    walks = g_t.walk("node2vec", length=10, seed=3, p=2.0, q=0.5)
+    assert isinstance(walks, torch.Tensor) and walks.dtype == torch.int64 and walks.device.type == device
+    assert np.array_equal(walks.cpu().numpy(), g_np.walk("node2vec", length=10, seed=3))
+    # Tensor starts give tensors even on a graph built from numpy.
+    w2 = g_np.walk("deepwalk", start=torch.tensor([1, 2, 3], device=device), length=4, seed=1)
+    assert isinstance(w2, torch.Tensor) and w2.device.type == device
+    s = g_t.sample_neighbors(torch.tensor([1, 2, 3], device=device), [4, 2], seed=1)
+    pyg = s.to_pyg()
+    assert pyg["edge_index"].device.type == device and pyg["n_id"][:3].tolist() == [1, 2, 3]
+    total, per = g_t.triangles(per_node=True)
+    assert per.device.type == device and int(per.sum()) == 3 * total
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="no CUDA device")
+def test_loader_hands_cuda_tensors_and_the_gpu_walks_equal_the_cpu_walks():
+    g = wayfarer.default_graph()
+    start = g.node_ids()[:5000]
+    cpu = g.walk("node2vec", start=start, length=20, seed=4, backend="cpu", sampler="rejection")
+    gpu = g.walk("node2vec", start=start, length=20, seed=4, backend="cuda", sampler="rejection")
+    assert np.array_equal(cpu, gpu)
+    loader = wayfarer.NeighborLoader(g, start, [10, 5], batch_size=512, device="cuda", backend="cuda")
+    n = 0
+    for b in loader:
+        assert b.blocks[0].edge_ids.device.type == "cuda"
+        n += len(b.seeds)
+    assert n == len(start)

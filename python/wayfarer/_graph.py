@@ -1,0 +1,319 @@
+"""``wayfarer.Graph``: graphs from what Python users have, and the engine's walks, sampling and
+triangle counting on them."""
+
+import sys
+
+import numpy as np
+
+from . import _arrays
+from . import _native
+from ._sample import Sample
+
+# Node2Vec's p and q (PyG, DGL, PecanPy) are the library walk's `a` (return) and `b` (in-out).
+_ALIASES = {"node2vec": {"p": "a", "q": "b"}, "node2vec-ref": {"p": "a", "q": "b"}}
+
+
+def _param_text(name, value):
+    """A keyword argument as the engine's `name=value` text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, str):
+        return value
+    if _arrays.is_tensor(value) or isinstance(value, (list, tuple, np.ndarray)):
+        items = _arrays.to_numpy(value, name).ravel().tolist()
+        return ",".join(_param_text(name, x) for x in items)
+    raise TypeError(f"parameter {name}: expected a number, a bool, a string or a list of numbers, got {type(value).__name__}")
+
+
+def _params(walk, params):
+    aliases = _ALIASES.get(walk, {}) if isinstance(walk, str) else {}
+    out = []
+    for k, v in params.items():
+        k = aliases.get(k, k)
+        if any(k == seen for seen, _ in out):
+            raise TypeError(f"parameter {k} given twice (p/q are node2vec's a/b)")
+        out.append((k, _param_text(k, v)))
+    return out
+
+
+def _ids_flag(ids):
+    if ids not in ("original", "internal"):
+        raise ValueError(f'ids={ids!r}: use "original" (the input\'s node ids) or "internal" (0..num_nodes)')
+    return ids == "original"
+
+
+class Graph:
+    """A graph held by wayfarer's engine (CSR, rows sorted by destination).
+
+    Build one with :meth:`from_edge_index`, :meth:`from_csr`, :meth:`from_scipy`,
+    :meth:`from_networkx`, :meth:`load` or :func:`wayfarer.default_graph`. Results come back as
+    numpy arrays, or as torch tensors on the input's device when the graph was built from
+    tensors (or the call's own ids are a tensor).
+    """
+
+    def __init__(self, native, device=None):
+        self._g = native
+        self._device = device
+
+    # ---- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_edge_index(cls, edge_index, num_nodes=None, edge_weight=None, edge_label=None, edge_time=None, undirected=False):
+        """A graph from a ``(2, E)`` edge index (PyG's ``edge_index``: sources in row 0).
+
+        ``undirected=True`` adds every edge's reverse (one copy of a self loop); both carry the
+        input edge's id, weight, label and time. Parallel edges are kept. Edge ids reported by
+        walks and sampling are positions in ``edge_index``.
+        """
+        device = _arrays.tensor_device(edge_index, edge_weight, edge_label, edge_time)
+        ei = _arrays.ids(edge_index, "edge_index", ndim=2)
+        if ei.shape[0] != 2:
+            raise ValueError(f"edge_index: expected shape (2, E), got {ei.shape}")
+        if num_nodes is not None:
+            num_nodes = int(num_nodes)
+            if num_nodes < 0:
+                raise ValueError(f"num_nodes = {num_nodes}: must be >= 0")
+        g = _native.Graph.from_coo(
+            np.ascontiguousarray(ei[0]),
+            np.ascontiguousarray(ei[1]),
+            num_nodes,
+            _arrays.weights(edge_weight, "edge_weight"),
+            _arrays.integers(edge_label, "edge_label"),
+            _arrays.integers(edge_time, "edge_time"),
+            bool(undirected),
+            ("edge_index[0, {}]", "edge_index[1, {}]"),
+        )
+        return cls(g, device)
+
+    @classmethod
+    def from_csr(cls, indptr, indices, edge_weight=None, edge_label=None, edge_time=None, undirected=False):
+        """A graph from CSR arrays: ``indices[indptr[v]:indptr[v + 1]]`` are ``v``'s out-neighbours
+        (any order). Edge ids are positions in ``indices``."""
+        device = _arrays.tensor_device(indptr, indices, edge_weight)
+        g = _native.Graph.from_csr(
+            _arrays.ids(indptr, "indptr"),
+            _arrays.ids(indices, "indices"),
+            _arrays.weights(edge_weight, "edge_weight"),
+            _arrays.integers(edge_label, "edge_label"),
+            _arrays.integers(edge_time, "edge_time"),
+            bool(undirected),
+        )
+        return cls(g, device)
+
+    @classmethod
+    def from_scipy(cls, matrix, weighted=None, undirected=False):
+        """A graph from a scipy sparse matrix or array (row ``u``, column ``v``: an edge
+        ``u -> v``). Its values are the weights when ``weighted`` (default: unless every stored
+        value is 1). Edge ids are positions in the matrix's CSR form."""
+        import scipy.sparse as sp
+
+        if not sp.issparse(matrix):
+            raise TypeError(f"matrix: expected a scipy sparse matrix, got {type(matrix).__name__}")
+        if matrix.shape[0] != matrix.shape[1]:
+            raise ValueError(f"matrix: expected a square adjacency matrix, got shape {matrix.shape}")
+        m = matrix.tocsr()
+        m.sort_indices()
+        if weighted is None:
+            weighted = m.nnz > 0 and not np.all(m.data == 1)
+        w = m.data if weighted else None
+        return cls.from_csr(m.indptr.astype(np.int64), m.indices.astype(np.int64), edge_weight=w, undirected=undirected)
+
+    @classmethod
+    def from_networkx(cls, G, weight="weight", label=None, time=None):
+        """A graph from a networkx graph. Nodes are numbered in ``G``'s node order (``G.nodes``:
+        walks return those positions; :attr:`networkx_nodes` maps them back). ``weight``,
+        ``label`` and ``time`` name edge attributes (``None``: not used; a missing ``weight``
+        attribute is 1). An undirected ``G`` gives an undirected graph; edge ids are positions
+        in ``G.edges``."""
+        nodes = list(G.nodes)
+        index = {v: i for i, v in enumerate(nodes)}
+        edges = list(G.edges(data=True))
+        src = np.fromiter((index[u] for u, _, _ in edges), dtype=np.int64, count=len(edges))
+        dst = np.fromiter((index[v] for _, v, _ in edges), dtype=np.int64, count=len(edges))
+
+        def column(attr, default, dtype, what):
+            if attr is None:
+                return None
+            vals = []
+            for i, (u, v, d) in enumerate(edges):
+                x = d.get(attr, default)
+                if x is None:
+                    raise ValueError(f"G.edges[{u!r}, {v!r}] (edge {i}) has no {what} attribute {attr!r}")
+                vals.append(x)
+            return np.asarray(vals, dtype=dtype)
+
+        has_weight = weight is not None and any(weight in d for _, _, d in edges)
+        w = column(weight, 1.0, np.float64, "weight") if has_weight else None
+        lab = column(label, None, np.int64, "label")
+        tim = column(time, None, np.int64, "time")
+        g = cls.from_edge_index(np.stack([src, dst]), num_nodes=len(nodes), edge_weight=w, edge_label=lab, edge_time=tim,
+                                undirected=not G.is_directed())
+        g.networkx_nodes = nodes
+        return g
+
+    @classmethod
+    def load(cls, path):
+        """Loads ``.wfg`` (wayfarer's binary format), Matrix Market (``.mtx``) or a text edge
+        list, as ``wayfarer walk --graph`` does. Node ids are the file's own."""
+        return cls(_native.Graph.load(str(path)))
+
+    def save(self, path):
+        """Writes the graph as ``.wfg`` (or a text edge list for any other extension)."""
+        self._g.save(str(path))
+
+    # ---- what it holds ------------------------------------------------------------------
+
+    @property
+    def num_nodes(self):
+        """Nodes."""
+        return self._g.num_nodes
+
+    @property
+    def num_edges(self):
+        """Directed edge entries (an undirected edge counts twice, a self loop once)."""
+        return self._g.num_edges
+
+    @property
+    def undirected(self):
+        """Whether every edge has its reverse by construction."""
+        return self._g.undirected
+
+    @property
+    def weighted(self):
+        """Whether edges carry weights."""
+        return self._g.weighted
+
+    @property
+    def num_labels(self):
+        """One past the largest edge label (0 without labels)."""
+        return self._g.num_labels
+
+    def csr(self):
+        """``(indptr, indices)`` of the engine's CSR (int64)."""
+        return tuple(_arrays.out(a, self._device) for a in self._g.csr())
+
+    def edge_ids(self):
+        """Per CSR entry, the input's edge id."""
+        return _arrays.out(self._g.edge_ids(), self._device)
+
+    def node_ids(self):
+        """The input's id of each node (``0..n`` for graphs built from arrays)."""
+        return _arrays.out(self._g.node_ids(), self._device)
+
+    def __repr__(self):
+        kind = "undirected" if self.undirected else "directed"
+        extra = (", weighted" if self.weighted else "") + (f", {self.num_labels} labels" if self.num_labels else "")
+        return f"<wayfarer.Graph {self.num_nodes} nodes, {self.num_edges} edge entries, {kind}{extra}>"
+
+    # ---- walks --------------------------------------------------------------------------
+
+    def walk(self, walk="deepwalk", start=None, length=None, walks_per_node=1, seed=0, backend="auto", return_edges=False,
+             ids="original", sampler="adaptive", threads=None, gpus=0, table_budget=None, progress=False, verbose=False, **params):
+        """Random walks, exact, the same for a seed on any thread count, GPU or batch split.
+
+        ``walk`` is a library walk's name (:func:`wayfarer.walks`) or a program from
+        :func:`wayfarer.compile`; its parameters are keywords (Node2Vec takes ``p`` and ``q``,
+        or ``a`` and ``b``). ``start``: start nodes (default every node); each gets
+        ``walks_per_node`` walks (all starts, then all again). ``length``: steps (default the
+        walk's, 80 for most). ``backend``: ``auto`` (CUDA when there is a GPU), ``cpu``,
+        ``cuda`` or ``wgpu``.
+
+        Returns an int64 array of shape ``(walks, length + 1)`` padded with -1 after a walk
+        ends (a dead end), in the input's node ids (``ids="internal"``: 0..n), as numpy or as
+        a torch tensor on the input's device. ``return_edges=True`` also returns the ids of
+        the edges taken, shape ``(walks, length)``, -1 padded.
+        """
+        device = _arrays.tensor_device(start) or self._device
+        original = _ids_flag(ids)
+        starts = None if start is None else _arrays.ids(np.atleast_1d(_arrays.to_numpy(start, "start")), "start")
+        name = walk if isinstance(walk, str) else None
+        cb = _progress_callback(progress)
+        walks, edges, summary, notes, warnings_ = self._g.walk(
+            walk, _params(name, params), starts, None if length is None else int(length), int(walks_per_node), int(seed),
+            backend, sampler, bool(return_edges), original, threads, int(gpus), table_budget, cb)
+        _report(summary, notes, warnings_, verbose)
+        self.last_summary = summary
+        walks = _arrays.out(walks, device)
+        return (walks, _arrays.out(edges, device)) if return_edges else walks
+
+    # ---- sampling and triangles ---------------------------------------------------------
+
+    def sample_neighbors(self, seeds, fanouts, replace=False, weighted=False, policy=None, seed=0, backend="auto",
+                         ids="original", verbose=False, **params):
+        """Samples ``fanouts[l]`` neighbours per node and layer, outward from ``seeds`` (DGL's
+        order: the last fanout is taken first, from the seeds).
+
+        ``weighted=True`` samples proportionally to the edge weights; ``policy`` is a compiled
+        ``#[sampler]`` program (its parameters are keywords). Returns a :class:`Sample`:
+        DGL-style blocks (``.blocks``, input layer first) and PyG's form (``.to_pyg()``).
+        """
+        device = _arrays.tensor_device(seeds) or self._device
+        s = _arrays.ids(np.atleast_1d(_arrays.to_numpy(seeds, "seeds")), "seeds")
+        f = [int(x) for x in fanouts]
+        if any(x < 0 for x in f):
+            raise ValueError(f"fanouts = {f}: counts must be >= 0")
+        batches, summary = self._g.sample_neighbors(
+            s, f, bool(replace), bool(weighted), policy, _params(None, params), int(seed), None, backend, _ids_flag(ids))
+        _report(summary, [], [], verbose)
+        return Sample.from_native(batches[0], device)
+
+    def _sample_batches(self, seeds, fanouts, batch_size, replace, weighted, policy, params, seed, backend, original):
+        """Several mini-batches in one engine call (the super-batch classifier sees them all)."""
+        batches, _ = self._g.sample_neighbors(seeds, fanouts, replace, weighted, policy, params, seed, batch_size, backend,
+                                              original)
+        return batches
+
+    def triangles(self, mask=None, per_node=False, backend="auto", gpus=0, verbose=False, **params):
+        """Counts triangles exactly (a directed graph's in its symmetrized graph).
+
+        ``mask``: a compiled ``#[mask]`` program; only triangles whose three edges it keeps
+        count. Returns the total, or ``(total, per_node_counts)`` with ``per_node=True``.
+        """
+        total, per, summary = self._g.triangles(mask, _params(None, params), bool(per_node), backend, int(gpus))
+        _report(summary, [], [], verbose)
+        return (total, _arrays.out(per, self._device)) if per_node else total
+
+
+def _progress_callback(progress):
+    """``progress``: False, True (a bar on stderr: tqdm when installed) or a callable
+    ``f(done, total)``."""
+    if not progress:
+        return None
+    if callable(progress):
+        return progress
+    try:
+        from tqdm.auto import tqdm
+
+        bar = {}
+
+        def update(done, total):
+            if "bar" not in bar:
+                bar["bar"] = tqdm(total=total, unit="walk")
+            b = bar["bar"]
+            b.update(done - b.n)
+            if done >= total:
+                b.close()
+
+        return update
+    except ImportError:
+
+        def line(done, total):
+            end = "\n" if done >= total else ""
+            print(f"\rwalks {done}/{total} ({100.0 * done / max(total, 1):.0f}%)", end=end, file=sys.stderr, flush=True)
+
+        return line
+
+
+def _report(summary, notes, warnings_, verbose):
+    import warnings
+
+    for w in warnings_:
+        warnings.warn(w, RuntimeWarning, stacklevel=3)
+    if verbose:
+        for n in notes:
+            print(n, file=sys.stderr)
+        print(summary, file=sys.stderr)

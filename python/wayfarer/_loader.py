@@ -1,0 +1,113 @@
+"""``wayfarer.NeighborLoader``: mini-batches of sampled neighbourhoods for a training loop."""
+
+import queue
+import threading
+
+import numpy as np
+
+from . import _arrays
+from ._graph import _ids_flag, _params
+from ._sample import Sample
+
+# Mini-batches sampled per engine call: the super-batch classifier groups their work.
+_CHUNK = 8
+
+
+class NeighborLoader:
+    """Iterates mini-batches of ``batch_size`` seeds, each a :class:`wayfarer.Sample`.
+
+    Every epoch shuffles the seeds (``shuffle=True``) with a generator keyed by
+    ``(seed, epoch)``, and samples each group of mini-batches with a seed derived from
+    ``(seed, epoch, group)``: the batches of a seed are the same on every run and machine.
+    The next batches are sampled on a background thread (the engine releases the GIL) while
+    the caller trains on the current one; ``prefetch`` bounds how many wait.
+
+    ``device``: ``"cpu"``/None (numpy arrays, or tensors when the seeds are a tensor) or a torch
+    device such as ``"cuda"`` (tensors there). The blocks are built by the engine on the host
+    and copied to the device.
+    """
+
+    def __init__(self, graph, seeds, fanouts, batch_size, shuffle=True, seed=0, device=None, replace=False, weighted=False,
+                 policy=None, backend="auto", drop_last=False, prefetch=2, ids="original", **params):
+        if batch_size < 1:
+            raise ValueError(f"batch_size = {batch_size}: at least 1")
+        self.graph = graph
+        self._device_given = device
+        self.seeds = _arrays.ids(np.atleast_1d(_arrays.to_numpy(seeds, "seeds")), "seeds")
+        self._tensor_device = _arrays.tensor_device(seeds)
+        self.fanouts = [int(f) for f in fanouts]
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.seed = int(seed)
+        self.replace, self.weighted, self.policy, self.backend = bool(replace), bool(weighted), policy, backend
+        self.drop_last = drop_last
+        self.prefetch = max(1, int(prefetch))
+        self.original = _ids_flag(ids)
+        self.params = _params(None, params)
+        self.epoch = 0
+
+    def __len__(self):
+        n = len(self.seeds)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def _device(self):
+        if self._device_given is None:
+            return self._tensor_device
+        import torch
+
+        return torch.device(self._device_given)
+
+    def _order(self, epoch):
+        if not self.shuffle:
+            return self.seeds
+        rng = np.random.default_rng([self.seed, epoch])
+        return self.seeds[rng.permutation(len(self.seeds))]
+
+    def _groups(self, epoch):
+        order = self._order(epoch)
+        n = len(self) * self.batch_size if self.drop_last else len(order)
+        step = self.batch_size * _CHUNK
+        for g, lo in enumerate(range(0, n, step)):
+            part = np.ascontiguousarray(order[lo:min(lo + step, n)])
+            # One 64-bit seed per (seed, epoch, group), the same on every machine.
+            key = int(np.random.SeedSequence([self.seed, epoch, g]).generate_state(2, dtype=np.uint32).view(np.uint64)[0])
+            yield self.graph._sample_batches(part, self.fanouts, self.batch_size, self.replace, self.weighted, self.policy,
+                                             self.params, key, self.backend, self.original)
+
+    def __iter__(self):
+        epoch = self.epoch
+        self.epoch += 1
+        device = self._device()
+        q = queue.Queue(maxsize=self.prefetch)
+        stop = threading.Event()
+        done = object()
+
+        def produce():
+            try:
+                for batches in self._groups(epoch):
+                    for b in batches:
+                        while not stop.is_set():
+                            try:
+                                q.put(b, timeout=0.1)
+                                break
+                            except queue.Full:
+                                continue
+                        if stop.is_set():
+                            return
+                q.put(done)
+            except BaseException as e:  # noqa: BLE001 - handed to the consumer
+                q.put(e)
+
+        t = threading.Thread(target=produce, name="wayfarer-sampler", daemon=True)
+        t.start()
+        try:
+            while True:
+                item = q.get()
+                if item is done:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield Sample.from_native(item, device)
+        finally:
+            stop.set()
+            t.join()
