@@ -10,6 +10,7 @@ use crate::run::{Control, interruptible};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
+use rayon::prelude::*;
 use wayfarer::gpu::Backend;
 use wayfarer::job::{CompiledProgram, JobWalk, WalkJob};
 use wayfarer::library::LibraryWalk;
@@ -36,11 +37,20 @@ struct Collect<'g> {
 impl Collect<'_> {
     fn take(&mut self, batch: Walks) {
         let map = self.graph.graph.id_map();
-        self.out.extend(batch.nodes.iter().map(|&v| match v {
-            NO_NODE => -1,
-            v if self.original => map.original(v) as i64,
-            v => v as i64,
-        }));
+        let original = self.original;
+        let at = self.out.len();
+        // Reserved for every walk before the run: this never reallocates.
+        self.out.resize(at + batch.nodes.len(), -1);
+        // In parallel: at GPU speeds, mapping ids on one thread costs more than the walks.
+        self.out[at..].par_chunks_mut(1 << 16).zip(batch.nodes.par_chunks(1 << 16)).for_each(|(dst, src)| {
+            for (d, &v) in dst.iter_mut().zip(src) {
+                *d = match v {
+                    NO_NODE => -1,
+                    v if original => map.original(v) as i64,
+                    v => v as i64,
+                };
+            }
+        });
         if self.keep_nodes {
             self.nodes.extend_from_slice(&batch.nodes);
         }
@@ -157,9 +167,12 @@ impl PyGraph {
             job.threads = threads;
             job.gpus = wayfarer::job::Gpus { count: gpus, ..Default::default() };
             job.progress = Some(&control.done);
-            // Small batches: an interrupt stops the run within one of them.
-            job.batch_bytes = 64 << 20;
             let selected = wayfarer::job::select(backend, &job).map_err(errors::walk)?;
+            // On the CPU, small batches: an interrupt stops the run within one of them. A GPU
+            // finishes a batch in milliseconds, and each costs a launch and a download.
+            if selected.runner.kind() == Backend::Cpu {
+                job.batch_bytes = 64 << 20;
+            }
             let done = selected
                 .runner
                 .run(&job, &mut |batch| {
