@@ -130,6 +130,11 @@ if [ -n "$WHEEL" ]; then
     if run python3 -m pip install -q --no-deps --target "$PYSITE" "$WHEEL" \
         && PYTHONPATH="$PYSITE" WAYFARER_CLI="$PWD/.devbin/wayfarer" run python3 -m pytest -q -p no:cacheprovider -rs python/tests; then
         row "Python package (python/tests, torch CPU + CUDA)" ok "$(grep -o '[0-9]* passed[^=]*' "$LOG" | tail -1)"
+        if PYTHONPATH="$PYSITE" run python3 examples/python/graphsage.py --epochs 5; then
+            row "examples/python/graphsage.py (NeighborLoader on the GPU)" ok "$(grep -o 'test accuracy [0-9.]*' "$LOG" | tail -1)"
+        else
+            row "examples/python/graphsage.py" FAIL "see $LOG"
+        fi
     else
         row "Python package tests" FAIL "see $LOG"
     fi

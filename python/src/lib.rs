@@ -19,6 +19,16 @@ fn walks() -> Vec<(&'static str, String)> {
     wayfarer::library::catalog()
 }
 
+/// Whether a CUDA GPU is usable (driver and NVRTC load, device 0 opens), with the reason
+/// when not: what `backend="auto"` decides by.
+#[pyfunction]
+fn cuda_status() -> (bool, String) {
+    match wayfarer::gpu::CudaDevice::open(0) {
+        Ok(d) => (true, format!("{} ({})", d.name, d.arch)),
+        Err(e) => (false, e.to_string()),
+    }
+}
+
 /// The engine's version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -33,5 +43,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(program::compile, m)?)?;
     m.add_function(wrap_pyfunction!(walks, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
     Ok(())
 }

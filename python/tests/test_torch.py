@@ -46,3 +46,17 @@ def test_loader_hands_cuda_tensors_and_the_gpu_walks_equal_the_cpu_walks():
         assert b.blocks[0].edge_ids.device.type == "cuda"
         n += len(b.seeds)
     assert n == len(start)
+
+
+def test_dlpack_producers_and_zero_copy_results():
+    # A CPU tensor's memory is read in place; results come back through DLPack.
+    ei = torch.tensor([[0, 1, 2], [1, 2, 0]])
+    g = wayfarer.Graph.from_edge_index(ei, undirected=True)
+    w = g.walk("deepwalk", length=3, seed=1)
+    assert isinstance(w, torch.Tensor) and w.shape == (3, 4)
+    # Any DLPack producer on the GPU: CuPy, where installed.
+    cupy = pytest.importorskip("cupy")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    gc = wayfarer.Graph.from_edge_index(cupy.asarray(ei.numpy()), undirected=True)
+    assert np.array_equal(gc.walk("deepwalk", length=3, seed=1), w.numpy())

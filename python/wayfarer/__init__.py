@@ -16,7 +16,7 @@ from ._sample import Block, Sample
 
 __version__ = _native.version()
 
-__all__ = ["Graph", "Program", "CompileError", "NeighborLoader", "Sample", "Block", "compile", "default_graph", "walks"]
+__all__ = ["Graph", "Program", "CompileError", "NeighborLoader", "Sample", "Block", "compile", "cuda_available", "cuda_status", "default_graph", "walks"]
 
 Program = _native.Program
 
@@ -35,6 +35,17 @@ def compile(source, kind=None):  # noqa: A001 - the package's verb
     compile raises :class:`CompileError` with the line, the column and rustc-style text.
     """
     return _native.compile(source, kind)
+
+
+def cuda_available():
+    """Whether a CUDA GPU is usable here (what ``backend="auto"`` picks); see
+    :func:`cuda_status` for the reason when not."""
+    return _native.cuda_status()[0]
+
+
+def cuda_status():
+    """``(usable, text)``: the GPU's name, or why CUDA is not usable."""
+    return _native.cuda_status()
 
 
 def walks():

@@ -1,6 +1,7 @@
-"""Array conversions at the boundary: numpy arrays, torch tensors (CPU or CUDA) and anything
-``numpy.asarray`` takes come in as contiguous numpy arrays of the engine's dtypes, checked by
-name; results go back as numpy arrays, or as torch tensors on the caller's device."""
+"""Array conversions at the boundary: numpy arrays, torch tensors (CPU or CUDA), any DLPack
+producer (CuPy, JAX, ...) and anything ``numpy.asarray`` takes come in as contiguous numpy
+arrays of the engine's dtypes, checked by name; results go back as numpy arrays, or as torch
+tensors on the caller's device (through DLPack: no copy on the CPU)."""
 
 import numpy as np
 
@@ -19,12 +20,21 @@ def tensor_device(*xs):
 
 
 def to_numpy(x, name):
-    """``x`` as a numpy array (a tensor is detached and copied to the host)."""
+    """``x`` as a numpy array: host memory is shared through DLPack; device memory (a CUDA
+    tensor, a CuPy array) is copied to the host, where the engine builds graphs."""
+    if isinstance(x, np.ndarray):
+        return x
     if is_tensor(x):
         x = x.detach()
         if x.device.type != "cpu":
             x = x.cpu()
-        return x.numpy()
+        return np.from_dlpack(x.contiguous())
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        kind = int(x.__dlpack_device__()[0])
+        if kind in (1, 3):  # kDLCPU, kDLCUDAHost
+            return np.from_dlpack(x)
+        if hasattr(x, "get"):  # CuPy
+            return np.asarray(x.get())
     try:
         return np.asarray(x)
     except Exception as e:  # noqa: BLE001 - any conversion failure is the caller's input
@@ -89,5 +99,5 @@ def out(a, device):
         return a
     import torch
 
-    t = torch.from_numpy(a)
-    return t if device.type == "cpu" else t.to(device)
+    t = torch.from_dlpack(a)
+    return t if device.type == "cpu" else t.to(device, non_blocking=False)

@@ -63,11 +63,24 @@ class Graph:
 
     @classmethod
     def from_edge_index(cls, edge_index, num_nodes=None, edge_weight=None, edge_label=None, edge_time=None, undirected=False):
-        """A graph from a ``(2, E)`` edge index (PyG's ``edge_index``: sources in row 0).
+        """A graph from an edge index (PyG's ``edge_index``).
 
-        ``undirected=True`` adds every edge's reverse (one copy of a self loop); both carry the
-        input edge's id, weight, label and time. Parallel edges are kept. Edge ids reported by
-        walks and sampling are positions in ``edge_index``.
+        Parameters
+        ----------
+        edge_index : array_like of int, shape (2, E)
+            Sources in row 0, destinations in row 1 (numpy, torch CPU or CUDA, DLPack).
+        num_nodes : int, optional
+            Default: one past the largest id.
+        edge_weight, edge_label, edge_time : array_like, shape (E,), optional
+            Weights (finite, >= 0), integer labels, integer timestamps.
+        undirected : bool
+            Add every edge's reverse (a self loop once), with the same id and attributes.
+
+        Returns
+        -------
+        Graph
+            Parallel edges are kept. Walks and sampling report positions in ``edge_index``
+            as edge ids. Bad input raises naming the array and the position.
         """
         device = _arrays.tensor_device(edge_index, edge_weight, edge_label, edge_time)
         ei = _arrays.ids(edge_index, "edge_index", ndim=2)
@@ -215,17 +228,48 @@ class Graph:
              ids="original", sampler="adaptive", threads=None, gpus=0, table_budget=None, progress=False, verbose=False, **params):
         """Random walks, exact, the same for a seed on any thread count, GPU or batch split.
 
-        ``walk`` is a library walk's name (:func:`wayfarer.walks`) or a program from
-        :func:`wayfarer.compile`; its parameters are keywords (Node2Vec takes ``p`` and ``q``,
-        or ``a`` and ``b``). ``start``: start nodes (default every node); each gets
-        ``walks_per_node`` walks (all starts, then all again). ``length``: steps (default the
-        walk's, 80 for most). ``backend``: ``auto`` (CUDA when there is a GPU), ``cpu``,
-        ``cuda`` or ``wgpu``.
+        Parameters
+        ----------
+        walk : str or Program
+            A library walk's name (:func:`wayfarer.walks` lists them) or a program from
+            :func:`wayfarer.compile`.
+        start : array_like of int, optional
+            Start nodes, in the input's ids (default: every node).
+        length : int, optional
+            Steps per walk (default: the walk's own, 80 for most).
+        walks_per_node : int
+            Walks per start: all starts, then all starts again, and so on.
+        seed : int
+            Fixes the walks (also against the CLI's ``--seed``).
+        backend : {"auto", "cpu", "cuda", "wgpu"}
+            ``auto`` takes a CUDA GPU when there is one.
+        return_edges : bool
+            Also return the ids of the edges taken (refused for graphs with parallel edges,
+            walks that restart or teleport, and anonymous walks).
+        ids : {"original", "internal"}
+            Node ids of ``start`` and of the result: the input's, or the engine's ``0..n``.
+        sampler : {"adaptive", "rejection", "reservoir"}
+            The exact sampler per step: chosen by the cost model, or forced.
+        threads : int, optional
+            CPU threads (default: all cores). The walks do not depend on it.
+        gpus : int
+            GPUs (0: every visible one). The walks do not depend on it.
+        table_budget : int, optional
+            Bytes for structured-proposal tables (default: a quarter of free memory).
+        progress : bool or callable
+            A progress bar on stderr, or ``f(done, total)`` called about every 50 ms.
+        verbose : bool
+            Print the backend choice and the run's summary line on stderr.
+        **params
+            The walk's parameters (Node2Vec: ``p`` and ``q``, or ``a`` and ``b``).
 
-        Returns an int64 array of shape ``(walks, length + 1)`` padded with -1 after a walk
-        ends (a dead end), in the input's node ids (``ids="internal"``: 0..n), as numpy or as
-        a torch tensor on the input's device. ``return_edges=True`` also returns the ids of
-        the edges taken, shape ``(walks, length)``, -1 padded.
+        Returns
+        -------
+        walks : ndarray or torch.Tensor, int64, shape (num_walks, length + 1)
+            Node ids, -1 after a walk ends at a dead end; a torch tensor on the input's
+            device when the graph or ``start`` was a tensor.
+        edges : ndarray or torch.Tensor, int64, shape (num_walks, length)
+            With ``return_edges=True``: the input's id of each edge taken, -1 padded.
         """
         device = _arrays.tensor_device(start) or self._device
         original = _ids_flag(ids)
@@ -244,12 +288,34 @@ class Graph:
 
     def sample_neighbors(self, seeds, fanouts, replace=False, weighted=False, policy=None, seed=0, backend="auto",
                          ids="original", verbose=False, **params):
-        """Samples ``fanouts[l]`` neighbours per node and layer, outward from ``seeds`` (DGL's
-        order: the last fanout is taken first, from the seeds).
+        """Samples neighbours layer by layer, outward from ``seeds`` (GNN mini-batching).
 
-        ``weighted=True`` samples proportionally to the edge weights; ``policy`` is a compiled
-        ``#[sampler]`` program (its parameters are keywords). Returns a :class:`Sample`:
-        DGL-style blocks (``.blocks``, input layer first) and PyG's form (``.to_pyg()``).
+        Parameters
+        ----------
+        seeds : array_like of int
+            The nodes whose neighbourhoods are sampled (input ids).
+        fanouts : sequence of int
+            Neighbours per node and layer, input layer first (DGL's order: the last fanout
+            is taken first, from the seeds).
+        replace : bool
+            Sample with replacement.
+        weighted : bool
+            Proportionally to the edge weights (else uniformly).
+        policy : Program, optional
+            A compiled ``#[sampler]``: proportionally to its weight of each edge.
+        seed : int
+            Fixes the sample (the same blocks as ``wayfarer sample --seed``).
+        backend : {"auto", "cpu", "cuda"}
+            The GPU samples uniformly only; weighted and policy sampling run on the CPU.
+        ids : {"original", "internal"}
+            Node ids of ``seeds`` and of the blocks.
+        **params
+            The policy's parameters.
+
+        Returns
+        -------
+        Sample
+            ``.blocks`` (DGL-style, input layer first) and ``.to_pyg()``.
         """
         device = _arrays.tensor_device(seeds) or self._device
         s = _arrays.ids(np.atleast_1d(_arrays.to_numpy(seeds, "seeds")), "seeds")
@@ -270,8 +336,22 @@ class Graph:
     def triangles(self, mask=None, per_node=False, backend="auto", gpus=0, verbose=False, **params):
         """Counts triangles exactly (a directed graph's in its symmetrized graph).
 
-        ``mask``: a compiled ``#[mask]`` program; only triangles whose three edges it keeps
-        count. Returns the total, or ``(total, per_node_counts)`` with ``per_node=True``.
+        Parameters
+        ----------
+        mask : Program, optional
+            A compiled ``#[mask]``: only triangles whose three edges it keeps count.
+        per_node : bool
+            Also return each node's count.
+        backend : {"auto", "cpu", "cuda"}
+        gpus : int
+            GPUs to split the work over (0: every visible one); the count does not depend on it.
+        **params
+            The mask's parameters.
+
+        Returns
+        -------
+        total : int
+        per_node : ndarray or torch.Tensor of int64, with ``per_node=True``
         """
         total, per, summary = self._g.triangles(mask, _params(None, params), bool(per_node), backend, int(gpus))
         _report(summary, [], [], verbose)
