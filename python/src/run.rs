@@ -32,13 +32,30 @@ pub fn interruptible<T: Send>(
 ) -> PyResult<T> {
     let control = Control { cancel: AtomicBool::new(false), done: AtomicU64::new(0) };
     let mut raised: Option<PyErr> = None;
+    let finished = AtomicBool::new(false);
     let result = py.detach(|| {
         std::thread::scope(|s| {
-            let worker = s.spawn(|| work(&control));
+            // The worker wakes this thread when it is done: a short call returns at once, not
+            // at the next 50 ms tick.
+            let waiting = std::thread::current();
+            let control = &control;
+            let finished = &finished;
+            let worker = s.spawn(move || {
+                // Set even when the work panics: the join below then reports it.
+                struct Done<'a>(&'a AtomicBool, std::thread::Thread);
+                impl Drop for Done<'_> {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::Release);
+                        self.1.unpark();
+                    }
+                }
+                let _done = Done(finished, waiting);
+                work(control)
+            });
             let mut last = u64::MAX;
-            while !worker.is_finished() {
+            while !finished.load(Ordering::Acquire) {
                 std::thread::park_timeout(Duration::from_millis(50));
-                if raised.is_some() || worker.is_finished() {
+                if raised.is_some() || finished.load(Ordering::Acquire) {
                     continue;
                 }
                 let checked = Python::attach(|py| -> PyResult<()> {

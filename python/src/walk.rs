@@ -84,7 +84,7 @@ impl PyGraph {
         let backend: Backend = backend.parse().map_err(|e: String| errors::value(format!("backend: {e}")))?;
         let sampler: SamplerMode = sampler.parse().map_err(|e: String| errors::value(format!("sampler: {e}")))?;
         let chosen = if let Ok(name) = walk.extract::<String>() {
-            Chosen::Library(LibraryWalk::from_name(&name, &params, g, false).map_err(errors::walk)?)
+            Chosen::Library(LibraryWalk::from_name(&name, &params, g, false).map_err(|e| errors::value(e.to_string()))?)
         } else if let Ok(p) = walk.cast::<PyProgram>() {
             let p = p.get();
             p.expect(ProgramKind::Walk, "walk")?;

@@ -120,3 +120,56 @@ def test_load_and_save_round_trip_with_the_files_own_ids(tmp_path):
 def test_default_graph_is_wordnet():
     g = wayfarer.default_graph()
     assert (g.num_nodes, g.num_edges, g.num_labels) == (116650, 377592, 26)
+
+
+def test_every_input_type_gives_the_same_graph():
+    ei = [[0, 1, 2, 2], [1, 2, 0, 3]]
+    ref = wayfarer.Graph.from_edge_index(np.array(ei))
+    for x in (ei, tuple(map(tuple, ei)), np.array(ei, dtype=np.int32), np.array(ei, dtype=np.uint16),
+              np.asfortranarray(np.array(ei)), np.array(ei)[:, ::1], np.array([[9, 9], *zip(*ei)]).T[:, 1:]):
+        g = wayfarer.Graph.from_edge_index(x)
+        assert [a.tolist() for a in g.csr()] == [a.tolist() for a in ref.csr()]
+    # Strided views and non-native byte order are converted, not misread.
+    big = np.array(ei, dtype=">i8")
+    assert wayfarer.Graph.from_edge_index(big).csr()[1].tolist() == ref.csr()[1].tolist()
+    w = np.arange(8, dtype=np.float64)[::2] + 1
+    g = wayfarer.Graph.from_edge_index(np.array(ei), edge_weight=w)
+    assert sorted(g._g.edge_weights().tolist()) == [1.0, 3.0, 5.0, 7.0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: wayfarer.Graph.from_edge_index("not an array"),
+        lambda: wayfarer.Graph.from_edge_index(None),
+        lambda: wayfarer.Graph.from_edge_index([[0, 1], [1]]),
+        lambda: wayfarer.Graph.from_edge_index([[object()], [1]]),
+        lambda: wayfarer.Graph.from_edge_index(np.zeros((2, 0), dtype=np.int64), num_nodes=-1),
+        lambda: wayfarer.Graph.from_edge_index([[0], [1]], edge_weight=[float("inf")]),
+        lambda: wayfarer.Graph.from_edge_index([[0], [1]], edge_weight=[1e300]),
+        lambda: wayfarer.Graph.from_edge_index([[0], [1]], edge_weight=[[1.0]]),
+        lambda: wayfarer.Graph.from_edge_index([[0], [np.iinfo(np.uint64).max]]),
+        lambda: wayfarer.Graph.from_csr([], []),
+        lambda: wayfarer.Graph.from_csr([0, 2], [0]),
+        lambda: wayfarer.Graph.from_scipy(np.eye(3)),
+        lambda: wayfarer.Graph.load("/nonexistent/dir/graph.wfg"),
+        lambda: wayfarer.default_graph().walk("no-such-walk"),
+        lambda: wayfarer.default_graph().walk("node2vec", p=-1.0),
+        lambda: wayfarer.default_graph().walk("node2vec", p="abc"),
+        lambda: wayfarer.default_graph().walk("node2vec", start=[-1]),
+        lambda: wayfarer.default_graph().walk("node2vec", start=[[1, 2]]),
+        lambda: wayfarer.default_graph().walk("node2vec", backend="tpu"),
+        lambda: wayfarer.default_graph().walk("node2vec", sampler="magic"),
+        lambda: wayfarer.default_graph().walk("node2vec", ids="mine"),
+        lambda: wayfarer.default_graph().walk(42),
+        lambda: wayfarer.default_graph().sample_neighbors([0], [-1]),
+        lambda: wayfarer.default_graph().sample_neighbors([0], []),
+        lambda: wayfarer.default_graph().triangles(backend="wgpu"),
+        lambda: wayfarer.default_graph().triangles(t=1.0),
+        lambda: wayfarer.compile("#[walk]\nfn f(s: &Step) -> f32 { s.weight() ", kind=None),
+        lambda: wayfarer.compile("#[walk] fn f() {}", kind="kernel"),
+    ],
+)
+def test_bad_input_raises_and_never_crashes(call):
+    with pytest.raises((ValueError, TypeError, OSError)):
+        call()
