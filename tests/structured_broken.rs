@@ -24,6 +24,19 @@ fn min_p(walks: &wayfarer::Walks, model: &Model, edges: &[RawEdge]) -> f64 {
     least
 }
 
+/// A runner on the first GPU, or None (the test then says so and passes) without one;
+/// `WAYFARER_REQUIRE_GPU=1` makes a missing GPU a failure, as in `gpu.rs`.
+fn cuda_runner(what: &str) -> Option<wayfarer::job::CudaRunner> {
+    match wayfarer::gpu::CudaDevice::open(0) {
+        Ok(dev) => Some(wayfarer::job::CudaRunner::new(vec![dev]).unwrap()),
+        Err(e) => {
+            assert!(std::env::var_os("WAYFARER_REQUIRE_GPU").is_none(), "WAYFARER_REQUIRE_GPU is set but: {e}");
+            eprintln!("skipping the CUDA {what} test: {e}");
+            None
+        }
+    }
+}
+
 /// The switch is process-wide: one test holds it at a time.
 static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -55,16 +68,8 @@ fn a_broken_mixture_fails_the_chi_square_suite() {
 /// makes a missing GPU a failure, as in `gpu.rs`).
 #[test]
 fn a_broken_mixture_fails_the_chi_square_suite_on_cuda() {
-    use wayfarer::job::{CudaRunner, JobWalk, WalkJob};
-    let dev = match wayfarer::gpu::CudaDevice::open(0) {
-        Ok(d) => d,
-        Err(e) => {
-            assert!(std::env::var_os("WAYFARER_REQUIRE_GPU").is_none(), "WAYFARER_REQUIRE_GPU is set but: {e}");
-            eprintln!("skipping the CUDA broken-mixture test: {e}");
-            return;
-        }
-    };
-    let runner = CudaRunner::new(vec![dev]).unwrap();
+    use wayfarer::job::{JobWalk, WalkJob};
+    let Some(runner) = cuda_runner("broken-mixture") else { return };
     let edges = shaped_edges(Shape::Uniform);
     let mut g = build(&edges);
     g.set_weights(None).unwrap();
@@ -116,4 +121,37 @@ fn a_broken_alias_table_fails_the_chi_square_suite() {
     wayfarer::fast_path::BROKEN_ALIAS.store(false, Ordering::Relaxed);
     let p = min_p(&bad, &model, &edges);
     assert!(p < ALPHA, "the broken alias tables passed the suite: smallest p = {p:e}");
+}
+
+/// CUDA's row signatures (`has_edge` answered false without a search when a node's bit is
+/// clear): with the testing switch, kernels test the wrong bit, `has_edge(prev, x)` misses
+/// triangle edges, and the chi-square test must reject Node2Vec's second-order transitions
+/// (while the correct build passes). Without a GPU this says so and passes.
+#[test]
+fn a_broken_row_signature_fails_the_chi_square_suite_on_cuda() {
+    use wayfarer::job::{JobWalk, WalkJob};
+    let Some(runner) = cuda_runner("broken-signature") else { return };
+    let edges = shaped_edges(Shape::Uniform);
+    let mut g = build(&edges);
+    g.set_weights(None).unwrap();
+    let params = [("a".to_string(), "2".to_string()), ("b".to_string(), "0.5".to_string())];
+    let walk = wayfarer::library::LibraryWalk::from_name("node2vec", &params, &g, false).unwrap();
+    let model = Model::Node2vec { a: 2.0, b: 0.5, weighted: false };
+    let run = || {
+        let mut job = WalkJob::new(&g, JobWalk::library(&walk));
+        job.starts = Starts::Nodes([0u32, 5, 2].iter().flat_map(|&v| std::iter::repeat_n(v, 60_000)).collect());
+        job.length = 3;
+        job.seed = 13;
+        common::suite::run_job(&runner, &job).unwrap()
+    };
+    let _held = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
+    let (good, _) = run();
+    let p = min_p(&good, &model, &edges);
+    assert!(p > ALPHA, "CUDA: node2vec with row signatures fails: p = {p:e}");
+
+    wayfarer_cuda::BROKEN_ROW_SIGNATURES.store(true, Ordering::Relaxed);
+    let (bad, _) = run();
+    wayfarer_cuda::BROKEN_ROW_SIGNATURES.store(false, Ordering::Relaxed);
+    let p = min_p(&bad, &model, &edges);
+    assert!(p < ALPHA, "CUDA: the broken row signatures passed the suite: smallest p = {p:e}");
 }

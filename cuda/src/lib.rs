@@ -26,6 +26,12 @@ pub use run::{
     run_streaming,
 };
 
+/// A deliberately broken row signature, for the test that shows the exactness suite catches
+/// one (feature `testing` only): while set, walk kernels test the bit of `x + 1` for node `x`,
+/// so `has_edge` answers false for edges whose own bit is set but whose neighbour's is not.
+#[cfg(feature = "testing")]
+pub static BROKEN_ROW_SIGNATURES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 use cudarc::driver::{CudaContext, CudaStream};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -627,13 +627,16 @@ impl<'a> DeviceRun<'a> {
         let stride = cfg.length as u64 + 1;
         let node_arrays =
             if req.weight_stats { n * 7 * 4 } else { 0 } + label_k as usize * n * 12 + if req.neighbor_degree { n * 8 } else { 0 };
+        // Row signatures (walks that call has_edge, in core only).
+        let sig_bytes = if walk.searches_rows { n * SIG_WORDS * 4 } else { 0 };
         let graph_bytes = graph.offsets().len() * 12
             + m * 4
             + graph.weights().map_or(0, |w| w.len() * 12)
             + graph.labels().map_or(0, |l| l.len() * 4)
             + graph.timestamps().map_or(0, |t| t.len() * 8)
             + node_arrays
-            + walk.props.len() * n * 4;
+            + walk.props.len() * n * 4
+            + sig_bytes;
         // Walk rows, lengths, a start and a query id per query.
         let per_query = (stride as usize) * 4 + PER_QUERY_EXTRA;
         let (free, _) = dev.ctx.mem_get_info()?;
@@ -646,7 +649,7 @@ impl<'a> DeviceRun<'a> {
         } else {
             // Out of core: offsets, row starts and per-node arrays stay; of what is left, the
             // walkers take up to half (64 Ki of them at most), the longest rows the rest.
-            let fixed = node_bytes + n * 8;
+            let fixed = node_bytes - sig_bytes + n * 8;
             let avail = budget.saturating_sub(fixed);
             if avail < 2 * per_query {
                 return Err(CudaError::OutOfMemory(format!(
@@ -726,10 +729,21 @@ impl<'a> DeviceRun<'a> {
         let broken = wayfarer_runtime::proposal::BROKEN_EQUAL_TERMS.load(std::sync::atomic::Ordering::Relaxed);
         #[cfg(not(feature = "testing"))]
         let broken = false;
+        // And a broken row signature (the same feature): a build testing the wrong bit.
+        #[cfg(feature = "testing")]
+        let broken_signatures = crate::BROKEN_ROW_SIGNATURES.load(std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(feature = "testing"))]
+        let broken_signatures = false;
         // WAYFARER_MIN_BLOCKS=n overrides the walk kernel's blocks per multiprocessor (its
-        // register cap; for benchmark sweeps, the walks do not depend on it).
-        let min_blocks: Option<u32> =
-            std::env::var("WAYFARER_MIN_BLOCKS").ok().and_then(|v| v.trim().parse().ok()).filter(|&n| (1..=8).contains(&n));
+        // register cap; for benchmark sweeps, the walks do not depend on it). Short walks take
+        // two (more registers, fewer warps): measured faster for 5-step MetaPath, while every
+        // 80-step walk prefers the kernel's default of three
+        // (bench/results/2026-12-03-cuda-walk-occupancy.md).
+        let min_blocks: Option<u32> = std::env::var("WAYFARER_MIN_BLOCKS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|&n| (1..=8).contains(&n))
+            .or((cfg.length <= SHORT_WALK_LENGTH).then_some(2));
         // WAYFARER_CUDA_DEFINES="NAME=VALUE,..." adds defines to the walk kernel's builds (for
         // benchmark sweeps of the kernel's compile-time knobs, e.g. WF_MIN_BLOCKS=4).
         let extra_defines = extra_kernel_defines()?;
@@ -738,6 +752,7 @@ impl<'a> DeviceRun<'a> {
             let flags = [
                 (structured, "WF_STRUCTURED", "structured"),
                 (structured && broken, "WF_BROKEN_EQUAL_TERMS", "broken"),
+                (broken_signatures, "WF_BROKEN_ROW_SIGNATURES", "broken-signatures"),
                 (out_of_core, "WF_OUT_OF_CORE", "out-of-core"),
                 (query_ids, "WF_QUERY_IDS", "shares"),
             ];
@@ -896,6 +911,9 @@ fn parse_kernel_defines(text: &str) -> Result<Vec<(String, String)>, String> {
     }
     Ok(out)
 }
+
+/// Walks of at most this many steps get the two-blocks-per-multiprocessor build.
+const SHORT_WALK_LENGTH: u32 = 8;
 
 /// Words per node of the row signatures (WF_SIG_WORDS in `kernels/prelude.cuh`).
 const SIG_WORDS: usize = 8;
