@@ -121,7 +121,8 @@ pub(crate) fn run_program_streaming(
         verbose,
         // WAYFARER_HUB_BUDGET=bytes (0: no bitmaps, has_edge always searches): for benchmarks.
         hub_budget: std::env::var("WAYFARER_HUB_BUDGET").ok().and_then(|v| v.trim().parse().ok()),
-        hub_min_degree: None,
+        // WAYFARER_HUB_MIN_DEGREE=d: rows at least this long may become bitmaps (for sweeps).
+        hub_min_degree: std::env::var("WAYFARER_HUB_MIN_DEGREE").ok().and_then(|v| v.trim().parse().ok()),
         profile,
         table_budget,
     };

@@ -167,23 +167,36 @@ struct WfGraph {
     u32 table_min_degree;   // shorter rows have no tables (their steps take eRJS or eRVS)
     // Row signatures (null: none): per node, WF_SIG_WORDS words with bit wf_sig_hash(x) set
     // for each neighbour x. A clear bit proves has_edge(u, x) false without searching u's
-    // row; a set one leaves the search to decide (exact either way).
+    // row; a set one leaves the search to decide (exact either way). A hub row's words are
+    // instead its flag (bit 0 of word 0, which no hash sets) and its bitmap's slot (word 1);
+    // a mid-length row's (flags WF_SIG_HUB | WF_SIG_WIDE) the slot of its wide signature.
     const u32* row_sig;
+    // Wide signatures (null: none): WF_WIDE_WORDS words per mid-length row, bit
+    // wf_wide_hash(x) set for each neighbour x (a 256-bit signature of a row of 100 entries
+    // has a third of its bits set; 2048 bits, a twentieth).
+    const u32* wide_sig;
 };
 
 #define WF_SIG_WORDS 8
-// Which of a signature's 256 bits stands for node x (Fibonacci hashing: the top 8 bits).
-__device__ __forceinline__ u32 wf_sig_hash(u32 x) { return (x * 0x9E3779B1u) >> 24; }
-// Whether u's signature lets x be a neighbour (true without signatures).
-__device__ __forceinline__ bool wf_sig_may_have(const WfGraph& g, u32 u, u32 x) {
-    if (!g.row_sig) return true;
-#ifdef WF_BROKEN_ROW_SIGNATURES
-    const u32 h = wf_sig_hash(x + 1u);  // deliberately the wrong bit: tests of the exactness suite only
-#else
-    const u32 h = wf_sig_hash(x);
-#endif
-    return (__ldg(&g.row_sig[(u64)u * WF_SIG_WORDS + (h >> 5)]) >> (h & 31)) & 1u;
+// Word 0's bit 0 in a row signature: the row is a hub (word 1 holds its bitmap's slot), or
+// with bit 1 as well, a mid-length row (word 1 holds its wide signature's slot).
+#define WF_SIG_HUB 1u
+#define WF_SIG_WIDE 2u
+#define WF_WIDE_WORDS 64
+__device__ __forceinline__ u32 wf_wide_hash(u32 x) { return (x * 0x9E3779B1u) >> 21; }
+// Which of a signature's bits stands for node x (Fibonacci hashing: the top 8 bits; bit 0,
+// the hub flag, is never one: hash 0 shares bit 1).
+__device__ __forceinline__ u32 wf_sig_hash(u32 x) {
+    const u32 h = (x * 0x9E3779B1u) >> 24;
+    return h | (h == 0u);
 }
+#ifdef WF_BROKEN_ROW_SIGNATURES
+#define WF_SIG_BIT(x) wf_sig_hash((x) + 1u)  // deliberately the wrong bit: tests of the exactness suite only
+#define WF_WIDE_BIT(x) wf_wide_hash((x) + 1u)
+#else
+#define WF_SIG_BIT(x) wf_sig_hash(x)
+#define WF_WIDE_BIT(x) wf_wide_hash(x)
+#endif
 
 enum { WF_COND_ALL = 0, WF_COND_LABEL = 1, WF_COND_BACK = 2, WF_COND_PREV_NEIGHBOR = 3 };
 
@@ -252,13 +265,32 @@ __device__ __forceinline__ u64 wf_find_edge(const WfGraph& g, u32 u, u32 v) {
 #endif
 }
 
+// has_edge(u, v): with signatures, one sector of u's signature says whether u is a hub (then
+// its bitmap answers), a mid-length row (then its wide signature may prove v absent) or
+// neither (then its own bits may): a search of the row decides only what they leave open,
+// and the common "absent" costs one or two loads. Without signatures (out of core), the hub
+// slot and then the search.
 __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
     if (u >= g.num_nodes || v >= g.num_nodes) return false;
+    if (g.row_sig) {
+        const u32* s = g.row_sig + (u64)u * WF_SIG_WORDS;
+        const u32 h = WF_SIG_BIT(v);
+        // Both loads at once: the row's head (flags, slot) and v's word share a sector.
+        const uint2 head = __ldg(reinterpret_cast<const uint2*>(s));
+        const u32 word = __ldg(s + (h >> 5));
+        if (head.x & WF_SIG_HUB) {
+            if (!(head.x & WF_SIG_WIDE)) return wf_hub_bit(g.hub_bits, g.hub_words, head.y, v);
+            const u32 h2 = WF_WIDE_BIT(v);
+            if (!((__ldg(&g.wide_sig[(u64)head.y * WF_WIDE_WORDS + (h2 >> 5)]) >> (h2 & 31)) & 1u)) return false;
+        } else if (!((word >> (h & 31)) & 1u)) {
+            return false;
+        }
+        return wf_find_edge(g, u, v) != ~0ull;
+    }
     if (g.hub_slot) {
         u32 slot = __ldg(&g.hub_slot[u]);
         if (slot != 0xFFFFFFFFu) return wf_hub_bit(g.hub_bits, g.hub_words, slot, v);
     }
-    if (!wf_sig_may_have(g, u, v)) return false;
     return wf_find_edge(g, u, v) != ~0ull;
 }
 

@@ -115,11 +115,29 @@ extern "C" __global__ void wf_prep_hub_bits(const u64* offsets, const u32* targe
 }
 
 // Row signatures (WfGraph::row_sig): a warp per row, each lane setting the bits of its share
-// of the row, OR-combined across the warp; sig holds n * WF_SIG_WORDS zeroed words.
-extern "C" __global__ void wf_prep_row_sigs(const u64* offsets, const u32* targets, u32 n, u32* sig) {
+// of the row, OR-combined across the warp; sig holds n * WF_SIG_WORDS zeroed words. A hub row
+// (hub_slot[v] set) gets its flag and slot instead, and a mid-length row (wide_slot[v] set)
+// its flags and slot, its bits going to wide (zeroed, WF_WIDE_WORDS words per slot). Either
+// slot array may be null.
+extern "C" __global__ void wf_prep_row_sigs(const u64* offsets, const u32* targets, u32 n, const u32* hub_slot, const u32* wide_slot,
+                                            u32* sig, u32* wide) {
     const u32 lane = threadIdx.x & 31;
     for (u64 v = wf_warp_id(); v < n; v += wf_num_warps()) {
+        const u32 slot = hub_slot ? hub_slot[v] : 0xFFFFFFFFu;
+        if (slot != 0xFFFFFFFFu) {
+            if (lane < 2) sig[v * WF_SIG_WORDS + lane] = lane == 0 ? WF_SIG_HUB : slot;
+            continue;
+        }
         const u64 b = offsets[v], d = offsets[v + 1] - b;
+        const u32 ws = wide_slot ? wide_slot[v] : 0xFFFFFFFFu;
+        if (ws != 0xFFFFFFFFu) {
+            if (lane < 2) sig[v * WF_SIG_WORDS + lane] = lane == 0 ? (WF_SIG_HUB | WF_SIG_WIDE) : ws;
+            for (u64 i = lane; i < d; i += 32) {
+                const u32 h = wf_wide_hash(targets[b + i]);
+                atomicOr(&wide[(u64)ws * WF_WIDE_WORDS + (h >> 5)], 1u << (h & 31));
+            }
+            continue;
+        }
         u32 w[WF_SIG_WORDS] = {};
         for (u64 i = lane; i < d; i += 32) {
             const u32 h = wf_sig_hash(targets[b + i]);

@@ -58,6 +58,7 @@ pub struct WfGraph {
     pub has_tables: u32,
     pub table_min_degree: u32,
     pub row_sig: u64,
+    pub wide_sig: u64,
 }
 
 /// `WfRunArgs`: one batch of a walk run.
@@ -131,7 +132,7 @@ fn host_layout(c_name: &str) -> (Vec<(&'static str, usize)>, usize) {
             weight_max, weight_min, weight_sum, label_k, _pad1, label_max, label_sum, label_count, nbr_degree_max,
             nbr_degree_min, node_props, hub_slot, hub_bits, hub_words, row_base, hot_edges, cold_targets, cold_weights,
             cold_labels, cold_times, term_entries0, term_entries1, term_entries2, term_entries3, term_sums0, term_sums1,
-            term_sums2, term_sums3, seg_order, seg_starts, table_at, seg_k, multiplicity, has_tables, table_min_degree, row_sig),
+            term_sums2, term_sums3, seg_order, seg_starts, table_at, seg_k, multiplicity, has_tables, table_min_degree, row_sig, wide_sig),
         "WfRunArgs" => fields!(WfRunArgs: first_query, num_queries, seed, length, mode, ratio, fixed, ratio_short,
             short_row, per_node_starts, starts, out, lens, counter, stats, error, query_ids, struct_cost),
         "WfSampleArgs" => fields!(WfSampleArgs: frontier, classified, batch_ptr, bound_ptr, full_before, edge_ptr,
@@ -198,7 +199,7 @@ mod tests {
             assert_eq!(host, c, "{name}: the Rust struct and the C declaration differ");
             assert_eq!(host_size, c_size, "{name}: size");
         }
-        assert_eq!(host_layout("WfGraph").1, 328);
+        assert_eq!(host_layout("WfGraph").1, 336);
         assert_eq!(host_layout("WfRunArgs").1, 128);
     }
 

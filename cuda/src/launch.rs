@@ -60,7 +60,7 @@ pub(crate) mod kernels {
         PREP_LABEL_STATS = "wf_prep_label_stats"(Ptr, Ptr, Ptr, U32, U32, Ptr, Ptr, Ptr);
         PREP_NEIGHBOR_DEGREE = "wf_prep_neighbor_degree"(Ptr, Ptr, U32, Ptr, Ptr);
         PREP_HUB_BITS = "wf_prep_hub_bits"(Ptr, Ptr, Ptr, U32, Ptr, U64);
-        PREP_ROW_SIGS = "wf_prep_row_sigs"(Ptr, Ptr, U32, Ptr);
+        PREP_ROW_SIGS = "wf_prep_row_sigs"(Ptr, Ptr, U32, Ptr, Ptr, Ptr, Ptr);
         PREP_TERM_FACTORS = "wf_prep_term_factors"(Ptr, Ptr, U32, Ptr, U64);
         SCAN_TILES_U32 = "wf_scan_tiles_u32"(Ptr, U64, Ptr);
         SCAN_TILES_U64 = "wf_scan_tiles_u64"(Ptr, U64, Ptr);

@@ -628,7 +628,7 @@ impl<'a> DeviceRun<'a> {
         let node_arrays =
             if req.weight_stats { n * 7 * 4 } else { 0 } + label_k as usize * n * 12 + if req.neighbor_degree { n * 8 } else { 0 };
         // Row signatures (walks that call has_edge, in core only).
-        let sig_bytes = if walk.searches_rows { n * SIG_WORDS * 4 } else { 0 };
+        let sig_bytes = if walk.searches_rows { n * SIG_WORDS * 4 + WideRows::bytes_at_most(graph) } else { 0 };
         let graph_bytes = graph.offsets().len() * 12
             + m * 4
             + graph.weights().map_or(0, |w| w.len() * 12)
@@ -910,6 +910,61 @@ fn parse_kernel_defines(text: &str) -> Result<Vec<(String, String)>, String> {
         out.push((name.to_string(), value.to_string()));
     }
     Ok(out)
+}
+
+/// Words per mid-length row of the wide signatures (WF_WIDE_WORDS in `kernels/prelude.cuh`).
+const WIDE_WORDS: usize = 64;
+
+/// Rows at least this long that are not hubs get a wide signature (`WAYFARER_WIDE_MIN_DEGREE`
+/// overrides it for sweeps; 0: none).
+const WIDE_MIN_DEGREE: u64 = 32;
+
+/// The mid-length rows with wide signatures: per node its slot (or `u32::MAX`; empty when
+/// there are none) and their count.
+#[derive(Default)]
+struct WideRows {
+    slot: Vec<u32>,
+    count: usize,
+}
+
+impl WideRows {
+    /// Every row of at least [`WIDE_MIN_DEGREE`] entries without a hub bitmap (`hub_slot`:
+    /// per node, or empty when there are no hubs).
+    fn choose(graph: &CsrGraph, hub_slot: &[u32]) -> Self {
+        let min = wide_min_degree();
+        if min == 0 {
+            return WideRows::default();
+        }
+        let off = graph.offsets();
+        let mut slot = vec![u32::MAX; graph.num_nodes()];
+        let mut count = 0usize;
+        for (v, s) in slot.iter_mut().enumerate() {
+            let hub = hub_slot.get(v).is_some_and(|&h| h != u32::MAX);
+            if !hub && off[v + 1] - off[v] >= min {
+                *s = count as u32;
+                count += 1;
+            }
+        }
+        if count == 0 {
+            return WideRows::default();
+        }
+        WideRows { slot, count }
+    }
+
+    /// Device bytes for a graph's wide signatures at most (hubs not subtracted).
+    fn bytes_at_most(graph: &CsrGraph) -> usize {
+        let min = wide_min_degree();
+        if min == 0 {
+            return 0;
+        }
+        let off = graph.offsets();
+        let rows = off.windows(2).filter(|w| w[1] - w[0] >= min).count();
+        if rows == 0 { 0 } else { rows * WIDE_WORDS * 4 + graph.num_nodes() * 4 }
+    }
+}
+
+fn wide_min_degree() -> u64 {
+    std::env::var("WAYFARER_WIDE_MIN_DEGREE").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(WIDE_MIN_DEGREE)
 }
 
 /// Walks of at most this many steps get the two-blocks-per-multiprocessor build.
@@ -1352,11 +1407,23 @@ pub(crate) fn prepare(
     // for comparisons).
     let signatures = walk.searches_rows && split.is_none() && std::env::var("WAYFARER_ROW_SIGNATURES").map_or(true, |v| v.trim() != "0");
     let row_sig = if signatures { zeroed!(slices_u32, n * SIG_WORDS) } else { 0 };
+    let wide = if signatures { WideRows::choose(graph, &hubs.slot) } else { WideRows::default() };
+    let wide_slot = upload!(slices_u32, &wide.slot);
+    let wide_sig = zeroed!(slices_u32, wide.count * WIDE_WORDS);
     if signatures {
         let k = &kernels::PREP_ROW_SIGS;
         let f = walk.prep(k.name)?;
-        // offsets has n + 1 entries, targets are nodes, row_sig n * SIG_WORDS zeroed words.
-        Launch::new(s, &f, k).arg(&DevPtr(offsets)).arg(&DevPtr(targets)).arg(&n32).arg(&DevPtr(row_sig)).run(grid)?;
+        // offsets has n + 1 entries, targets are nodes, hub_slot and wide_slot n entries (or
+        // null), row_sig n * SIG_WORDS zeroed words, wide_sig WIDE_WORDS per wide slot.
+        Launch::new(s, &f, k)
+            .arg(&DevPtr(offsets))
+            .arg(&DevPtr(targets))
+            .arg(&n32)
+            .arg(&DevPtr(hub_slot))
+            .arg(&DevPtr(wide_slot))
+            .arg(&DevPtr(row_sig))
+            .arg(&DevPtr(wide_sig))
+            .run(grid)?;
     }
     s.synchronize()?;
     let seconds = t.elapsed().as_secs_f64();
@@ -1399,6 +1466,7 @@ pub(crate) fn prepare(
         cold_labels: cold.2,
         cold_times: cold.3,
         row_sig,
+        wide_sig,
         ..WfGraph::default()
     };
     Ok(Prepared {
@@ -1455,6 +1523,7 @@ mod tests {
     #[test]
     fn row_signature_words_match_the_prelude() {
         assert!(crate::codegen::PRELUDE.contains(&format!("#define WF_SIG_WORDS {SIG_WORDS}\n")));
+        assert!(crate::codegen::PRELUDE.contains(&format!("#define WF_WIDE_WORDS {WIDE_WORDS}\n")));
     }
 
     #[test]
