@@ -119,20 +119,24 @@ impl OrientedRows for Oriented {
 /// that order costs about what (degree, id) order does, where building the latter would cost
 /// more than it saves.
 pub struct IdOrder<'g> {
+    offsets: &'g [u64],
     targets: &'g [u32],
-    /// Per node: where its oriented row starts and ends in `targets`.
-    begin: Vec<u64>,
-    end: Vec<u64>,
+    /// Per node: where its row splits, within the row: its entries below it end there
+    /// (downward order), its entries above it start there (upward order).
+    cut: Vec<u32>,
+    upward: bool,
     edges: u64,
 }
 
 impl OrientedRows for IdOrder<'_> {
     fn num_nodes(&self) -> usize {
-        self.begin.len()
+        self.cut.len()
     }
-    #[inline]
+    #[inline(always)]
     fn row(&self, a: u32) -> &[u32] {
-        &self.targets[self.begin[a as usize] as usize..self.end[a as usize] as usize]
+        let (lo, hi) = (self.offsets[a as usize] as usize, self.offsets[a as usize + 1] as usize);
+        let cut = lo + self.cut[a as usize] as usize;
+        if self.upward { &self.targets[cut..hi] } else { &self.targets[lo..cut] }
     }
     fn num_edges(&self) -> u64 {
         self.edges
@@ -171,10 +175,10 @@ impl Plan<'_> {
 /// Chooses the orientation. Counting costs about `sum over oriented edges a -> b of deg(a)`
 /// merge steps (`a`'s row is met once per edge out of it and once per edge into it), which
 /// (degree, id) order minimizes: `sum over edges of min(deg u, deg v)`. Id order, up or down,
-/// needs no copy, only a search per row; it is taken when it costs at most one step per stored
-/// entry more than the minimum (building the copy reads every entry twice), for an undirected
-/// graph without repeated edges and without a mask. Hubs among low ids make the upward order
-/// dear and the downward one cheap, and the other way round.
+/// needs no copy, only a cut per row; it is taken when its extra merge steps cost less than
+/// the copy would, for an undirected graph without repeated edges and without a mask. Hubs
+/// among low ids make the upward order dear and the downward one cheap, and the other way
+/// round.
 pub fn plan<'g>(g: &'g CsrGraph, keep: Option<KeepFn>) -> Plan<'g> {
     if keep.is_none() && g.orientation() == Orientation::Undirected {
         if let Some(o) = id_order_if_cheap(g) {
@@ -188,49 +192,63 @@ pub fn plan<'g>(g: &'g CsrGraph, keep: Option<KeepFn>) -> Plan<'g> {
 /// decides speed; both orders count exactly).
 const LEAST_COST_SAMPLE: usize = 8;
 
+/// What copying one stored entry into the (degree, id) orientation costs, in merge steps of
+/// the count. Measured on WordNet (2 threads): a merge step 0.13 ns, the copy 4.6 ns per entry
+/// (both passes with their rank loads); a count's time is mostly its random row reads, which
+/// both orders pay alike (`bench/results/2026-12-04-cpu-triangles-small.md`).
+const COPY_STEPS_PER_ENTRY: u64 = 16;
+
 fn id_order_if_cheap(g: &CsrGraph) -> Option<IdOrder<'_>> {
     let off = g.offsets();
     let tg = g.targets();
     let n = g.num_nodes();
     let row = |u: usize| &tg[off[u] as usize..off[u + 1] as usize];
-    // Where u's entries above it start in its row.
-    let above = |u: usize| row(u).partition_point(|&x| x <= u as u32);
-    // Both id orders' cost (nothing stored: most graphs that reach here are not counted in
-    // place).
-    let (up, down) = (0..n)
-        .into_par_iter()
+    // One pass over the rows: each row's cut (where its entries above it start), both id
+    // orders' costs and whether any row repeats an entry (in place needs rows without
+    // repeats: the copy skips them), or is too long for a u32 cut.
+    let mut cut = vec![0u32; n];
+    let (up, down, unfit) = cut
+        .par_iter_mut()
+        .enumerate()
         .with_min_len(1024)
-        .map(|u| {
+        .map(|(u, c)| {
             let r = row(u);
-            let (du, a) = (r.len() as u64, above(u));
-            (du * (r.len() - a) as u64, du * r[..a].partition_point(|&x| x < u as u32) as u64)
+            let du = r.len() as u64;
+            let above = r.partition_point(|&x| x <= u as u32);
+            let below = above - (above > 0 && r[above - 1] == u as u32) as usize;
+            *c = above as u32;
+            let unfit = r.len() > u32::MAX as usize || r.windows(2).any(|w| w[0] == w[1]);
+            (du.saturating_mul((r.len() - above) as u64), du.saturating_mul(below as u64), unfit)
         })
-        .reduce(|| (0, 0), |x, y| (x.0.saturating_add(y.0), x.1.saturating_add(y.1)));
+        .reduce(|| (0, 0, false), |x, y| (x.0.saturating_add(y.0), x.1.saturating_add(y.1), x.2 | y.2));
+    if unfit {
+        return None;
+    }
     // The least cost, sum over edges of the lower degree, from a sample of rows.
     let least: u64 = (0..n)
         .into_par_iter()
         .step_by(LEAST_COST_SAMPLE)
         .map(|u| {
             let du = off[u + 1] - off[u];
-            row(u)[above(u)..].iter().map(|&v| du.min(off[v as usize + 1] - off[v as usize])).sum::<u64>()
+            row(u)[cut[u] as usize..].iter().map(|&v| du.min(off[v as usize + 1] - off[v as usize])).sum::<u64>()
         })
         .sum::<u64>()
         .saturating_mul(LEAST_COST_SAMPLE as u64);
-    if up.min(down) > least.saturating_add(tg.len() as u64) {
+    if up.min(down) > least.saturating_add(COPY_STEPS_PER_ENTRY.saturating_mul(tg.len() as u64)) {
         return None;
     }
-    // In place needs rows without repeats (the copy skips them).
-    if (0..n).into_par_iter().with_min_len(1024).any(|u| row(u).windows(2).any(|w| w[0] == w[1])) {
-        return None;
-    }
-    let (begin, end): (Vec<u64>, Vec<u64>) = if up <= down {
-        (0..n).into_par_iter().map(|u| (off[u] + above(u) as u64, off[u + 1])).unzip()
-    } else {
+    let upward = up <= down;
+    if !upward {
         // Below u: the row's start to its first entry >= u (u itself, a self loop, is skipped).
-        (0..n).into_par_iter().map(|u| (off[u], off[u] + row(u).partition_point(|&x| x < u as u32) as u64)).unzip()
-    };
-    let edges = begin.iter().zip(&end).map(|(b, e)| e - b).sum();
-    Some(IdOrder { targets: tg, begin, end, edges })
+        cut.par_iter_mut().enumerate().with_min_len(1024).for_each(|(u, c)| {
+            if *c > 0 && row(u)[*c as usize - 1] == u as u32 {
+                *c -= 1;
+            }
+        });
+    }
+    let edges =
+        (0..n).into_par_iter().with_min_len(1024).map(|u| if upward { (off[u + 1] - off[u]) - cut[u] as u64 } else { cut[u] as u64 }).sum();
+    Some(IdOrder { offsets: off, targets: tg, cut, upward, edges })
 }
 
 /// Orients `g`'s edges by (degree, id), keeping an edge only if `keep` says so (see the
