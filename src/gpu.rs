@@ -156,6 +156,7 @@ pub(crate) fn run_program_streaming(
         compiled_turns: false,
         fast_path: Default::default(),
         proposal: rep.proposal.clone(),
+        edge_filter_bytes: 0,
     };
     Ok((report, rep))
 }

@@ -52,6 +52,7 @@ pub(crate) fn run_program_streaming(
         compiled_turns: false,
         fast_path: Default::default(),
         proposal: unstructured_report(info),
+        edge_filter_bytes: 0,
     };
     Ok((report, rep))
 }

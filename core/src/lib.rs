@@ -34,6 +34,9 @@ pub struct Requirements {
     pub label_stats: bool,
     /// Min and max out-degree of each row's destinations.
     pub neighbor_degree: bool,
+    /// The walk calls `has_edge`: the CPU runtime builds per-row edge filters first, so most
+    /// absent edges are answered without searching a row.
+    pub edge_queries: bool,
 }
 
 /// A read-only CSR graph: rows of edges, each with a target and optional weight, label and

@@ -407,6 +407,8 @@ pub struct RunReport {
     pub fast_path: crate::fast_path::FastPathReport,
     /// The structured proposals' tables: what was built, or why none were.
     pub proposal: ProposalReport,
+    /// Memory of the graph's `has_edge` filters (0: none; CPU runs of walks that call it).
+    pub edge_filter_bytes: usize,
 }
 
 /// What a run did about the walk's structured proposal plan ([`crate::proposal`]).
@@ -464,6 +466,11 @@ impl RunReport {
                     )
                 }
                 ProposalReport::Skipped(why) => format!(", no proposal tables ({why})"),
+            }
+            + &if self.edge_filter_bytes > 0 {
+                format!(", has_edge filters {:.1} MiB", self.edge_filter_bytes as f64 / (1u64 << 20) as f64)
+            } else {
+                String::new()
             }
     }
 }

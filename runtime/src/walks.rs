@@ -147,7 +147,7 @@ impl Walk for Node2vec {
         "node2vec"
     }
     fn requirements(&self) -> Requirements {
-        Requirements { weight_stats: true, ..Default::default() }
+        Requirements { weight_stats: true, edge_queries: true, ..Default::default() }
     }
     fn weighted(&self) -> bool {
         self.weighting == Weighting::Weighted
@@ -356,7 +356,7 @@ impl Walk for Ppr2 {
         "ppr2"
     }
     fn requirements(&self) -> Requirements {
-        Requirements { weight_stats: true, ..Default::default() }
+        Requirements { weight_stats: true, edge_queries: true, ..Default::default() }
     }
     fn weighted(&self) -> bool {
         self.weighting == Weighting::Weighted

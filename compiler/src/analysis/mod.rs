@@ -63,6 +63,8 @@ pub struct WalkInfo {
     /// The weight as a sum of structured terms for the samplers to propose from, or why it
     /// has none (see [`Proposal`]).
     pub proposal: Result<Proposal, String>,
+    /// Whether the walk calls `has_edge` anywhere (the runtimes then build edge filters).
+    pub program_calls_has_edge: bool,
 }
 
 /// Paths beyond which guards are ignored (selects are then bounded as plain intervals).
@@ -228,6 +230,7 @@ pub fn analyze(f: &Program) -> WalkInfo {
         paths: paths.len(),
         derived: a.d,
         proposal: plan,
+        program_calls_has_edge: f.exprs.iter().any(|(_, x)| matches!(x, Expr::Call { func: Builtin::HasEdge, .. })),
     }
 }
 
@@ -696,5 +699,6 @@ pub fn requirements(info: &WalkInfo) -> Requirements {
             || queries.iter().any(|q| matches!(q, NodeQuery::WeightMax | NodeQuery::WeightMin | NodeQuery::WeightSum)),
         label_stats,
         neighbor_degree: queries.iter().any(|q| matches!(q, NodeQuery::NeighborDegreeMax | NodeQuery::NeighborDegreeMin)),
+        edge_queries: info.program_calls_has_edge,
     }
 }

@@ -173,6 +173,7 @@ pub(crate) fn build<S: EdgeSource>(num_nodes: usize, source: &S, opts: &BuildOpt
         node_props: Vec::new(),
         ids,
         orientation: if opts.symmetrize { Orientation::Undirected } else { Orientation::Directed },
+        edge_filter: Default::default(),
     })
 }
 

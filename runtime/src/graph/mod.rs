@@ -7,6 +7,7 @@
 //! so outputs can be written in the user's ids.
 
 pub(crate) mod build;
+pub mod edge_filter;
 pub mod generate;
 pub mod intersect;
 mod text;
@@ -153,6 +154,8 @@ pub struct CsrGraph {
     pub(crate) node_props: Vec<NodeProperty>,
     pub(crate) ids: IdMap,
     pub(crate) orientation: Orientation,
+    /// Per-row filters for `has_edge`, built on request ([`CsrGraph::prepare_edge_filter`]).
+    pub(crate) edge_filter: std::sync::OnceLock<edge_filter::EdgeFilter>,
 }
 
 /// The arrays of a CSR graph, for building one by hand with [`CsrGraph::from_parts`].
@@ -229,6 +232,7 @@ impl CsrGraph {
             node_props: Vec::new(),
             ids,
             orientation,
+            edge_filter: Default::default(),
         };
         build::sort_rows_owned(&mut g);
         Ok(g)
@@ -382,10 +386,28 @@ impl CsrGraph {
         intersect::search(&self.targets[r.clone()], v).map(|i| r.start + i)
     }
 
-    /// Whether there is an edge `u -> v`.
+    /// Whether there is an edge `u -> v` (`u` must be a node). With the edge filter built,
+    /// most absent edges are answered without searching `u`'s row.
     #[inline]
     pub fn has_edge(&self, u: u32, v: u32) -> bool {
+        if let Some(f) = self.edge_filter.get() {
+            if !f.may_have(u, v) {
+                return false;
+            }
+        }
         self.find_edge(u, v).is_some()
+    }
+
+    /// Builds the per-row edge filters that [`CsrGraph::has_edge`] consults (once; later
+    /// calls return at once). The runtimes call it before walks that call `has_edge`. Memory:
+    /// about one byte per edge ([`CsrGraph::edge_filter_bytes`]).
+    pub fn prepare_edge_filter(&self) {
+        self.edge_filter.get_or_init(|| edge_filter::EdgeFilter::build(&self.offsets, &self.targets));
+    }
+
+    /// The edge filters' memory in bytes (0 before [`CsrGraph::prepare_edge_filter`]).
+    pub fn edge_filter_bytes(&self) -> usize {
+        self.edge_filter.get().map_or(0, |f| f.bytes())
     }
 
     /// The largest label + 1, or 0 without labels.

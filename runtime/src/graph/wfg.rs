@@ -363,6 +363,7 @@ fn parse(map: Arc<memmap2::Mmap>, path: &Path) -> Result<CsrGraph, GraphError> {
         labels,
         timestamps,
         node_props: props,
+        edge_filter: Default::default(),
         ids,
         orientation: if flags & 1 == 1 { Orientation::Undirected } else { Orientation::Directed },
     })
