@@ -169,6 +169,7 @@ pub(super) fn lock_step<W: Walk>(chunk: &Chunk<W>, out: &mut [u32], lens: &mut [
     let (cfg, seed) = (chunk.cfg, chunk.seed);
     let g = chunk.ctx.graph;
     let (offsets, targets) = (g.offsets(), g.targets());
+    let edge_queries = chunk.walk.requirements().edge_queries;
     let stride = cfg.length as usize + 1;
     let philox = PhiloxLanes::new(seed);
     let width = cfg.fast_path_interleave();
@@ -223,6 +224,13 @@ pub(super) fn lock_step<W: Walk>(chunk: &Chunk<W>, out: &mut [u32], lens: &mut [
                         }
                     }
                 }
+            }
+        }
+        // Walks that ask has_edge mostly ask has_edge(prev, candidate): its filter word is
+        // fetched for every lane before any lane decides, so the lanes' misses overlap.
+        if edge_queries {
+            for lane in lanes.iter().filter(|l| l.stage == Stage::Trial && l.w.prev != crate::NO_NODE) {
+                env.ctx.graph.prefetch_has_edge(lane.w.prev, targets[lane.base + lane.index]);
             }
         }
         // Decide the trials in flight.
