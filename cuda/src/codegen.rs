@@ -196,11 +196,6 @@ impl Cuda<'_> {
     }
 }
 
-/// Whether the walk calls `has_edge` (its runs build row signatures).
-pub fn calls_has_edge(f: &Program) -> bool {
-    f.exprs.iter().any(|(_, x)| matches!(x, Expr::Call { func: Builtin::HasEdge, .. }))
-}
-
 /// The generated part of a walk's CUDA source: types, flags and device functions (no
 /// prelude, no kernels). Deterministic, so golden files can pin it.
 pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {

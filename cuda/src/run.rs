@@ -28,8 +28,6 @@ pub struct CompiledWalk {
     name: String,
     /// The walk's structured proposal plan (empty: none).
     plan: Vec<TermPlan>,
-    /// Whether the walk calls has_edge (its runs build row signatures).
-    searches_rows: bool,
     /// The generated source, as written for inspection.
     pub source_path: PathBuf,
     /// Seconds NVRTC took (0 when the PTX came from the cache).
@@ -65,7 +63,6 @@ impl CudaDevice {
             props: program.props.clone(),
             name: program.name.clone(),
             plan: info.proposal.as_ref().map_or_else(|_| Vec::new(), |p| p.plan()),
-            searches_rows: crate::codegen::calls_has_edge(program),
             source_path: loaded.source_path,
             compile_seconds: loaded.compile_seconds,
             cached: loaded.cached,
@@ -628,7 +625,7 @@ impl<'a> DeviceRun<'a> {
         let node_arrays =
             if req.weight_stats { n * 7 * 4 } else { 0 } + label_k as usize * n * 12 + if req.neighbor_degree { n * 8 } else { 0 };
         // Row signatures (walks that call has_edge, in core only).
-        let sig_bytes = if walk.searches_rows { n * SIG_WORDS * 4 + WideRows::bytes_at_most(graph) } else { 0 };
+        let sig_bytes = if req.edge_queries { n * SIG_WORDS * 4 + WideRows::bytes_at_most(graph) } else { 0 };
         let graph_bytes = graph.offsets().len() * 12
             + m * 4
             + graph.weights().map_or(0, |w| w.len() * 12)
@@ -1405,7 +1402,8 @@ pub(crate) fn prepare(
     }
     // Row signatures for walks that call has_edge, in core (WAYFARER_ROW_SIGNATURES=0: none,
     // for comparisons).
-    let signatures = walk.searches_rows && split.is_none() && std::env::var("WAYFARER_ROW_SIGNATURES").map_or(true, |v| v.trim() != "0");
+    let signatures =
+        walk.requirements.edge_queries && split.is_none() && std::env::var("WAYFARER_ROW_SIGNATURES").map_or(true, |v| v.trim() != "0");
     let row_sig = if signatures { zeroed!(slices_u32, n * SIG_WORDS) } else { 0 };
     let wide = if signatures { WideRows::choose(graph, &hubs.slot) } else { WideRows::default() };
     let wide_slot = upload!(slices_u32, &wide.slot);

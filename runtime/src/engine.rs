@@ -868,8 +868,9 @@ pub fn run_streaming<W: Walk>(
     }
     let stride = cfg.length as usize + 1;
     let t0 = Instant::now();
-    let stats = NodeStats::compute(graph, walk.requirements(), walk.weighted());
-    if walk.requirements().edge_queries {
+    let requirements = walk.requirements();
+    let stats = NodeStats::compute(graph, requirements, walk.weighted());
+    if requirements.edge_queries {
         graph.prepare_edge_filter();
     }
     let precompute_seconds = t0.elapsed().as_secs_f64();
@@ -997,7 +998,7 @@ pub fn run_streaming<W: Walk>(
         compiled_turns,
         fast_path: fast.as_ref().map_or_else(Default::default, |f| f.report()),
         proposal,
-        edge_filter_bytes: if walk.requirements().edge_queries { graph.edge_filter_bytes() } else { 0 },
+        edge_filter_bytes: if requirements.edge_queries { graph.edge_filter_bytes() } else { 0 },
     };
     Ok(report)
 }

@@ -26,11 +26,12 @@ impl std::fmt::Debug for EdgeFilter {
     }
 }
 
-/// The bit standing for `v` in a row whose bits start at `base` and number `bits` (> 0).
+/// The bit standing for `v` in a row whose bits start at `base` and number `bits` (> 0). The
+/// product is 128-bit: a row of 2^29 entries or more has 2^32 bits or more.
 #[inline(always)]
 fn bit_of(v: u32, base: u64, bits: u64) -> u64 {
-    let hash = (v.wrapping_add(1)).wrapping_mul(0x9E37_79B1) as u64;
-    base + ((hash * bits) >> 32)
+    let hash = (v.wrapping_add(1)).wrapping_mul(0x9E37_79B1) as u128;
+    base + ((hash * bits as u128) >> 32) as u64
 }
 
 impl EdgeFilter {
