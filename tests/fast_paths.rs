@@ -10,6 +10,11 @@
 //! path switched off, feature `testing`: a process-wide switch, so every test here holds
 //! [`SWITCH`]), eRVS picks and eRJS->eRVS fallbacks included.
 //!
+//! Lock-step structured: taken by the same walks under adaptive and structured when the run
+//! built structured-proposal tables; the general path's walks and sampler counts exactly,
+//! for label segments (MetaPath, weighted and not), has_edge mixtures (second-order PageRank)
+//! and static-weight tables (Node2Vec on Pareto weights), natively and through Cranelift.
+//!
 //! Alias rows: taken by adaptive static-weight walks without move hooks; the same walks
 //! natively and through Cranelift, at any thread count and interleave width; zero weights never
 //! taken, weightless rows dead ends, bad weights an error naming the edge. (Their transition
@@ -94,10 +99,13 @@ fn rows_that_are_not_provably_first_trial_keep_the_uniform_path_off() {
     let cfg = |sampler| WalkConfig { length: 5, seed: 1, sampler, cost_ratio: CostRatio::Default, interleave: 8, table_budget: None };
     let deepwalk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
     // Samplers other than eRJS and adaptive never take it.
-    for sampler in [SamplerMode::Reservoir, SamplerMode::Structured, SamplerMode::Table] {
+    for sampler in [SamplerMode::Reservoir, SamplerMode::Table] {
         let (_, r) = deepwalk.run(&g, &starts, &cfg(sampler), None).unwrap();
         assert_eq!(r.fast_path, FastPathReport::None, "{sampler}");
     }
+    // Structured takes the lock-step path with its tables, not the uniform one.
+    let (_, r) = deepwalk.run(&g, &starts, &cfg(SamplerMode::Structured), None).unwrap();
+    assert_eq!(r.fast_path, FastPathReport::LockStepStructured);
     // Walks whose weight reads the walker (Node2Vec) or whose rows are skewed do not.
     let node2vec = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
     assert_eq!(node2vec.run(&g, &starts, &cfg(SamplerMode::Adaptive), None).unwrap().1.fast_path, FastPathReport::LockStepRejection);
@@ -181,9 +189,10 @@ fn the_alias_path_needs_adaptive_a_budget_and_good_weights() {
         let fast = deepwalk.run(&g, &starts, &cfg, None).unwrap().1.fast_path;
         assert!(!matches!(fast, FastPathReport::AliasRows { .. }), "{sampler}");
     }
-    // A budget below the tables' 8 bytes per edge keeps the general path.
+    // A budget below the tables' 8 bytes per edge keeps the alias path off: the structured
+    // tables fit it, and the lock-step path takes them.
     let small = WalkConfig { length: 4, seed: 1, table_budget: Some(8 * g.num_edges() - 1), ..Default::default() };
-    assert_eq!(deepwalk.run(&g, &starts, &small, None).unwrap().1.fast_path, FastPathReport::None);
+    assert_eq!(deepwalk.run(&g, &starts, &small, None).unwrap().1.fast_path, FastPathReport::LockStepStructured);
     // A walk with move hooks (PPR's stop rule) keeps it too.
     let ppr = LibraryWalk::from_name("ppr", &[], &g, false).unwrap();
     let cfg = WalkConfig { length: 4, seed: 1, ..Default::default() };
@@ -249,8 +258,59 @@ fn lock_step_rejection_gives_the_general_paths_walks_and_counts() {
     let node2vec = LibraryWalk::from_name("node2vec", &[], &pareto, false).unwrap();
     let (_, r) = node2vec.run(&pareto, &starts, &cfg, None).unwrap();
     assert!(
-        matches!(r.proposal, wayfarer::engine::ProposalReport::Built { .. }) && r.fast_path == FastPathReport::None,
+        matches!(r.proposal, wayfarer::engine::ProposalReport::Built { .. }) && r.fast_path == FastPathReport::LockStepStructured,
         "{:?}",
         r.fast_path
     );
+}
+
+#[test]
+fn lock_step_structured_gives_the_general_paths_walks_and_counts() {
+    let _held = hold();
+    let labelled = || {
+        let mut g = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
+        g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 5 }, 6).unwrap())).unwrap();
+        g
+    };
+    let (g, mut pareto) = (labelled(), labelled());
+    pareto.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 3))).unwrap();
+    let starts = Starts::EveryNode { per_node: 2 };
+    let gamma = vec![("gamma".to_string(), "0.2".to_string())];
+    let cases: [(&str, &[(String, String)], &CsrGraph, &str); 5] = [
+        ("metapath", &[], &g, "unweighted"),
+        ("metapath", &[], &pareto, "Pareto(1)"),
+        ("ppr2", &gamma, &g, "unweighted"),
+        ("ppr2", &gamma, &pareto, "Pareto(1)"),
+        ("node2vec", &[], &pareto, "Pareto(1)"),
+    ];
+    let mut seen = wayfarer::engine::SamplerStats::default();
+    for (name, params, graph, weights) in cases {
+        let walk = LibraryWalk::from_name(name, params, graph, false).unwrap();
+        let jit = cranelift_walk(&walk, graph.weights().is_some());
+        for sampler in [SamplerMode::Adaptive, SamplerMode::Structured] {
+            for interleave in [0, 1, 8] {
+                let cfg = WalkConfig { length: 10, seed: 9, sampler, interleave, ..Default::default() };
+                let what = format!("{name} {weights} {sampler} interleave {interleave}");
+                let (fast, rf) = walk.run(graph, &starts, &cfg, None).unwrap();
+                assert!(matches!(rf.proposal, wayfarer::engine::ProposalReport::Built { .. }), "{what}: {:?}", rf.proposal);
+                assert_eq!(rf.fast_path, FastPathReport::LockStepStructured, "{what}");
+                assert!(rf.summary("cpu").contains("lock-step structured"), "{what}: the summary does not say so");
+                let (slow, rs) = fast_paths_off(|| walk.run(graph, &starts, &cfg, None).unwrap());
+                assert_eq!(rs.fast_path, FastPathReport::None, "{what}: the switch");
+                assert!(fast.steps() > 5_000, "{what}: too few steps to mean anything");
+                assert!(fast == slow, "{what}: the lock-step walks differ from the general path's");
+                assert_eq!(rf.stats, rs.stats, "{what}: the sampler counts differ");
+                seen.add(&rf.stats);
+                let (fast_jit, rj) = wayfarer::engine::run(&jit, graph, &starts, &cfg, None).unwrap();
+                assert_eq!(rj.fast_path, FastPathReport::LockStepStructured, "{what}: Cranelift");
+                let (slow_jit, _) = fast_paths_off(|| wayfarer::engine::run(&jit, graph, &starts, &cfg, None).unwrap());
+                assert!(fast_jit == slow_jit, "{what}: Cranelift's lock-step walks differ from its general path's");
+                assert!(fast == fast_jit, "{what}: Cranelift's walks differ from the native walk's");
+            }
+        }
+    }
+    // Every branch of a structured step ran: first-trial accepts, rejections, eRJS steps of
+    // the adaptive rule, and dead ends of empty label segments.
+    assert!(seen.structured_steps > 0 && seen.structured_trials > seen.structured_steps, "{seen:?}");
+    assert!(seen.rejection_steps > 0 && seen.dead_ends > 0, "{seen:?}");
 }

@@ -374,9 +374,11 @@ fn device_node_arrays_equal_the_cpus() {
         assert_eq!(bits(&gpu.weight_min), bits(&cpu.weight_min), "weight min, {what}");
         assert_eq!(bits(&gpu.weight_sum), bits(&cpu.weight_sum), "weight sum, {what}");
         assert_eq!(gpu.label_k, cpu.label_k, "label k, {what}");
-        assert_eq!(bits(&gpu.label_max), bits(&cpu.label_max), "label max, {what}");
-        assert_eq!(bits(&gpu.label_sum), bits(&cpu.label_sum), "label sum, {what}");
-        assert_eq!(gpu.label_count, cpu.label_count, "label count, {what}");
+        let field =
+            |s: &wayfarer::runtime::NodeStats, f: fn(&wayfarer::runtime::LabelStat) -> u32| s.labels.iter().map(f).collect::<Vec<_>>();
+        assert_eq!(field(&gpu, |l| l.max.to_bits()), field(&cpu, |l| l.max.to_bits()), "label max, {what}");
+        assert_eq!(field(&gpu, |l| l.sum.to_bits()), field(&cpu, |l| l.sum.to_bits()), "label sum, {what}");
+        assert_eq!(field(&gpu, |l| l.count), field(&cpu, |l| l.count), "label count, {what}");
         assert_eq!(gpu.neighbor_degree_max, cpu.neighbor_degree_max, "neighbor degree max, {what}");
         assert_eq!(gpu.neighbor_degree_min, cpu.neighbor_degree_min, "neighbor degree min, {what}");
     }

@@ -122,9 +122,9 @@ struct WfGraph {
     const float* weight_min;
     const float* weight_sum;
     u32 label_k;
-    const float* label_max;
-    const float* label_sum;
-    const u32* label_count;
+    // (max, sum, count bits, 0) of each row's edges per label l < label_k, entry v * label_k + l:
+    // a step's bound and estimate read one 16-byte entry (Ctx::label_query).
+    const float4* label_stats;
     const u32* nbr_degree_max;
     const u32* nbr_degree_min;
     const float* const* node_props;  // one array per property the walk names
@@ -345,13 +345,13 @@ __device__ __forceinline__ u32 wf_back_count(const WfGraph& g, u32 cur, u32 prev
 // without per-label arrays.
 __device__ __forceinline__ float wf_label_max(const WfGraph& g, u32 cur, u32 l) {
     if (g.label_k == 0) return wf_wmax(g, cur);
-    return l < g.label_k ? g.label_max[(u64)cur * g.label_k + l] : 0.0f;
+    return l < g.label_k ? g.label_stats[(u64)cur * g.label_k + l].x : 0.0f;
 }
 __device__ __forceinline__ float wf_label_sum(const WfGraph& g, u32 cur, u32 l) {
     if (g.label_k == 0) return wf_wsum(g, cur);
-    return l < g.label_k ? g.label_sum[(u64)cur * g.label_k + l] : 0.0f;
+    return l < g.label_k ? g.label_stats[(u64)cur * g.label_k + l].y : 0.0f;
 }
 __device__ __forceinline__ u32 wf_label_count(const WfGraph& g, u32 cur, u32 l) {
     if (g.label_k == 0) return wf_degree(g, cur);
-    return l < g.label_k ? g.label_count[(u64)cur * g.label_k + l] : 0u;
+    return l < g.label_k ? __float_as_uint(g.label_stats[(u64)cur * g.label_k + l].z) : 0u;
 }

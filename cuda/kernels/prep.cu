@@ -56,9 +56,8 @@ extern "C" __global__ void wf_prep_weight_stats(const u64* offsets, const float*
 }
 
 // Per row and label l < k: the max weight (0 if none), the weight sum (the count when
-// unweighted) and the count of the row's edges labelled l; entry v * k + l.
-extern "C" __global__ void wf_prep_label_stats(const u64* offsets, const float* weights, const u32* labels, u32 n, u32 k, float* lmax,
-                                               float* lsum, u32* lcount) {
+// unweighted) and the count (its bits) of the row's edges labelled l, entry v * k + l.
+extern "C" __global__ void wf_prep_label_stats(const u64* offsets, const float* weights, const u32* labels, u32 n, u32 k, float4* stats) {
     const u32 lane = threadIdx.x & 31;
     for (u64 v = wf_warp_id(); v < n; v += wf_num_warps()) {
         const u64 b = offsets[v], d = offsets[v + 1] - b;
@@ -78,11 +77,7 @@ extern "C" __global__ void wf_prep_label_stats(const u64* offsets, const float* 
                 c += __shfl_xor_sync(WF_FULL, c, off);
             }
             s = wf_warp_sum(s);
-            if (lane == 0) {
-                lmax[v * k + l] = h;
-                lsum[v * k + l] = weights ? (float)s : (float)c;
-                lcount[v * k + l] = c;
-            }
+            if (lane == 0) stats[v * k + l] = make_float4(h, weights ? (float)s : (float)c, __uint_as_float(c), 0.0f);
         }
     }
 }

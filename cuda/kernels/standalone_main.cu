@@ -119,10 +119,9 @@ int main(int argc, char** argv) {
         g.node_w = nw; g.weight_max = wmax; g.weight_min = wmin; g.weight_sum = wsum;
     }
     if (label_k) {
-        float *lmax = wf_zeroed<float>(n * label_k), *lsum = wf_zeroed<float>(n * label_k);
-        u32* lcount = wf_zeroed<u32>(n * label_k);
-        wf_prep_label_stats<<<sms * 8, 256>>>(g.offsets, g.weights, g.labels, (u32)n, label_k, lmax, lsum, lcount);
-        g.label_k = label_k; g.label_max = lmax; g.label_sum = lsum; g.label_count = lcount;
+        float4* lstats = wf_zeroed<float4>(n * label_k);
+        wf_prep_label_stats<<<sms * 8, 256>>>(g.offsets, g.weights, g.labels, (u32)n, label_k, lstats);
+        g.label_k = label_k; g.label_stats = lstats;
     }
     if (WF_NEEDS_NEIGHBOR_DEGREE) {
         u32 *ndmax = wf_zeroed<u32>(n), *ndmin = wf_zeroed<u32>(n);

@@ -27,9 +27,7 @@ pub struct WfGraph {
     pub weight_sum: u64,
     pub label_k: u32,
     pub _pad1: u32,
-    pub label_max: u64,
-    pub label_sum: u64,
-    pub label_count: u64,
+    pub label_stats: u64,
     pub nbr_degree_max: u64,
     pub nbr_degree_min: u64,
     pub node_props: u64,
@@ -129,7 +127,7 @@ macro_rules! fields {
 fn host_layout(c_name: &str) -> (Vec<(&'static str, usize)>, usize) {
     match c_name {
         "WfGraph" => fields!(WfGraph: num_nodes, _pad0, offsets, targets, edges, weights, labels, timestamps, node_w,
-            weight_max, weight_min, weight_sum, label_k, _pad1, label_max, label_sum, label_count, nbr_degree_max,
+            weight_max, weight_min, weight_sum, label_k, _pad1, label_stats, nbr_degree_max,
             nbr_degree_min, node_props, hub_slot, hub_bits, hub_words, row_base, hot_edges, cold_targets, cold_weights,
             cold_labels, cold_times, term_entries0, term_entries1, term_entries2, term_entries3, term_sums0, term_sums1,
             term_sums2, term_sums3, seg_order, seg_starts, table_at, seg_k, multiplicity, has_tables, table_min_degree, row_sig, wide_sig),
@@ -199,7 +197,7 @@ mod tests {
             assert_eq!(host, c, "{name}: the Rust struct and the C declaration differ");
             assert_eq!(host_size, c_size, "{name}: size");
         }
-        assert_eq!(host_layout("WfGraph").1, 336);
+        assert_eq!(host_layout("WfGraph").1, 320);
         assert_eq!(host_layout("WfRunArgs").1, 128);
     }
 

@@ -57,7 +57,7 @@ pub(crate) mod kernels {
         WALK = "wf_walk"(Struct("WfGraph"), Ptr, Struct("WfRunArgs"));
         PREP_EDGES = "wf_prep_edges"(Ptr, Ptr, Ptr, U64);
         PREP_WEIGHT_STATS = "wf_prep_weight_stats"(Ptr, Ptr, U32, Ptr, Ptr, Ptr, Ptr);
-        PREP_LABEL_STATS = "wf_prep_label_stats"(Ptr, Ptr, Ptr, U32, U32, Ptr, Ptr, Ptr);
+        PREP_LABEL_STATS = "wf_prep_label_stats"(Ptr, Ptr, Ptr, U32, U32, Ptr);
         PREP_NEIGHBOR_DEGREE = "wf_prep_neighbor_degree"(Ptr, Ptr, U32, Ptr, Ptr);
         PREP_HUB_BITS = "wf_prep_hub_bits"(Ptr, Ptr, Ptr, U32, Ptr, U64);
         PREP_ROW_SIGS = "wf_prep_row_sigs"(Ptr, Ptr, U32, Ptr, Ptr, Ptr, Ptr);

@@ -623,7 +623,7 @@ impl<'a> DeviceRun<'a> {
         let total = cfg.starts.count(n);
         let stride = cfg.length as u64 + 1;
         let node_arrays =
-            if req.weight_stats { n * 7 * 4 } else { 0 } + label_k as usize * n * 12 + if req.neighbor_degree { n * 8 } else { 0 };
+            if req.weight_stats { n * 7 * 4 } else { 0 } + label_k as usize * n * 16 + if req.neighbor_degree { n * 8 } else { 0 };
         // Row signatures (walks that call has_edge, in core only).
         let sig_bytes = if req.edge_queries { n * SIG_WORDS * 4 + WideRows::bytes_at_most(graph) } else { 0 };
         let graph_bytes = graph.offsets().len() * 12
@@ -1095,8 +1095,8 @@ pub(crate) struct Prepared {
     pub(crate) csr: (u64, u64),
     hubs: usize,
     seconds: f64,
-    /// Device pointers of weight max, min, sum, label max, sum, count, neighbor degree max, min.
-    stats: [u64; 8],
+    /// Device pointers of weight max, min, sum, the label stats (4 floats per entry), neighbor degree max, min.
+    stats: [u64; 6],
 }
 
 /// Labels with per-label arrays (0: none, or too many; see [`MAX_LABEL_STATS`]).
@@ -1356,20 +1356,19 @@ pub(crate) fn prepare(
         (0, 0, 0, 0)
     };
     let kn = label_k as usize * n;
-    let (label_max, label_sum, label_count) = (zeroed!(slices_f32, kn), zeroed!(slices_f32, kn), zeroed!(slices_u32, kn));
+    // (max, sum, count bits, 0) per entry.
+    let label_stats = zeroed!(slices_f32, 4 * kn);
     if label_k > 0 {
         let k = &kernels::PREP_LABEL_STATS;
         let f = walk.prep(k.name)?;
-        // labels hold m entries below label_k; the outputs n * label_k.
+        // labels hold m entries below label_k; the output n * label_k entries of 16 bytes.
         Launch::new(s, &f, k)
             .arg(&DevPtr(offsets))
             .arg(&DevPtr(weights))
             .arg(&DevPtr(labels))
             .arg(&n32)
             .arg(&label_k)
-            .arg(&DevPtr(label_max))
-            .arg(&DevPtr(label_sum))
-            .arg(&DevPtr(label_count))
+            .arg(&DevPtr(label_stats))
             .run(grid)?;
     }
     let (nbr_max, nbr_min) = if req.neighbor_degree {
@@ -1448,9 +1447,7 @@ pub(crate) fn prepare(
         weight_min,
         weight_sum,
         label_k,
-        label_max,
-        label_sum,
-        label_count,
+        label_stats,
         nbr_degree_max: nbr_max,
         nbr_degree_min: nbr_min,
         node_props: props,
@@ -1474,7 +1471,7 @@ pub(crate) fn prepare(
         split,
         hubs: hubs.nodes.len(),
         seconds,
-        stats: [weight_max, weight_min, weight_sum, label_max, label_sum, label_count, nbr_max, nbr_min],
+        stats: [weight_max, weight_min, weight_sum, label_stats, nbr_max, nbr_min],
     })
 }
 
@@ -1505,12 +1502,13 @@ pub fn node_stats_on_device(dev: &CudaDevice, walk: &CompiledWalk, graph: &CsrGr
         weight_second: Vec::new(),
         weight_sum: find_f32(st[2], n)?,
         label_k: stats_label_k(graph, walk.requirements),
-        label_sum: find_f32(st[4], kn)?,
-        label_max: find_f32(st[3], kn)?,
-        label_count: find_u32(st[5], kn)?,
+        labels: find_f32(st[3], 4 * kn)?
+            .chunks_exact(4)
+            .map(|e| wayfarer_runtime::LabelStat { max: e[0], sum: e[1], count: e[2].to_bits() })
+            .collect(),
         weight_min: find_f32(st[1], n)?,
-        neighbor_degree_max: find_u32(st[6], n)?,
-        neighbor_degree_min: find_u32(st[7], n)?,
+        neighbor_degree_max: find_u32(st[4], n)?,
+        neighbor_degree_min: find_u32(st[5], n)?,
     })
 }
 

@@ -72,9 +72,8 @@ pub(crate) struct JitCtx {
     pub nbr_degree_min: *const u32,
     /// Labels with per-label arrays (0: none; label queries then call a helper).
     pub label_k: u64,
-    pub label_max: *const f32,
-    pub label_sum: *const f32,
-    pub label_count: *const u32,
+    /// `NodeStats::labels`: one [`wayfarer_runtime::LabelStat`] per (node, label).
+    pub label_stats: *const wayfarer_runtime::LabelStat,
     pub params: *const u8,
     /// For the helpers written in Rust.
     pub ctx: *const Ctx<'static>,
@@ -483,10 +482,8 @@ impl JitWalk {
             weight_sum: ptr(&ctx.stats.weight_sum),
             nbr_degree_max: uptr(&ctx.stats.neighbor_degree_max),
             nbr_degree_min: uptr(&ctx.stats.neighbor_degree_min),
-            label_k: if ctx.stats.label_max.is_empty() { 0 } else { ctx.stats.label_k as u64 },
-            label_max: ptr(&ctx.stats.label_max),
-            label_sum: ptr(&ctx.stats.label_sum),
-            label_count: uptr(&ctx.stats.label_count),
+            label_k: if ctx.stats.labels.is_empty() { 0 } else { ctx.stats.label_k as u64 },
+            label_stats: if ctx.stats.labels.is_empty() { std::ptr::null() } else { ctx.stats.labels.as_ptr() },
             params: self.params.as_ptr(),
             ctx: (ctx as *const Ctx).cast(),
             props: props.as_ptr(),

@@ -17,8 +17,8 @@ use std::mem::offset_of;
 pub(crate) use turn::{TurnPart, TurnShape, rule_probe};
 use wayfarer_compiler::eval::{Evaluator, ParamValue, State, Value};
 use wayfarer_compiler::ir::*;
-use wayfarer_runtime::Ctx;
 use wayfarer_runtime::graph::{CsrGraph, NO_NODE};
+use wayfarer_runtime::{Ctx, LabelStat};
 
 // ---- helpers the compiled code calls (graph queries and libm, as the native backend) ----
 
@@ -933,10 +933,10 @@ impl L<'_, '_> {
             }
             NodeQuery::LabelMax(l) | NodeQuery::LabelSum(l) | NodeQuery::LabelCount(l) => {
                 let lv = self.lower(l)?;
-                let (name, field, t, size) = match q {
-                    NodeQuery::LabelMax(_) => ("wf_label_max", offset_of!(JitCtx, label_max), types::F32, 4),
-                    NodeQuery::LabelSum(_) => ("wf_label_sum", offset_of!(JitCtx, label_sum), types::F32, 4),
-                    _ => ("wf_label_count", offset_of!(JitCtx, label_count), types::I32, 4),
+                let (name, field, t) = match q {
+                    NodeQuery::LabelMax(_) => ("wf_label_max", offset_of!(LabelStat, max), types::F32),
+                    NodeQuery::LabelSum(_) => ("wf_label_sum", offset_of!(LabelStat, sum), types::F32),
+                    _ => ("wf_label_count", offset_of!(LabelStat, count), types::I32),
                 };
                 // Per-label arrays present (label_k > 0): an inlined load, 0 for labels past k.
                 // Without them (too many labels) the helper answers for the whole row.
@@ -955,8 +955,10 @@ impl L<'_, '_> {
                 let l_safe = self.b.ins().select(inside, l64, zero64);
                 let row = self.b.ins().imul(cur64, k);
                 let idx = self.b.ins().iadd(row, l_safe);
-                let base = self.ctx_field(PTR, field);
-                let v = self.load_at(t, base, idx, size);
+                let base = self.ctx_field(PTR, offset_of!(JitCtx, label_stats));
+                let scaled = self.b.ins().imul_imm_s(idx, size_of::<LabelStat>() as i64);
+                let addr = self.b.ins().iadd(base, scaled);
+                let v = self.b.ins().load(t, readonly(), addr, field as i32);
                 let z = if t == types::F32 { self.b.ins().f32const(0.0) } else { self.b.ins().iconst(types::I32, 0) };
                 let v = self.b.ins().select(inside, v, z);
                 self.b.ins().jump(merge, &[v.into()]);

@@ -20,7 +20,7 @@ use crate::cost::cached_model;
 pub use crate::cost::{CPU_COST_MODEL, CostModel, CostRatio, SHORT_ROW, cost_cache_key, cost_cache_path, profile_cost_model};
 use crate::error::WalkError;
 use crate::graph::{CsrGraph, NO_NODE};
-use crate::proposal::{Draw, EntrySource, PendingEntry, ProposalTables, StepTerms, TableNeed, TermBounds};
+use crate::proposal::{EntrySource, PendingEntry, ProposalTables, StepTerms, TableNeed};
 use crate::rng::{INIT_STEP, Purpose, StepRng};
 pub use crate::run::ProposalReport;
 pub use crate::run::{
@@ -28,6 +28,7 @@ pub use crate::run::{
     parse_interleave,
 };
 use crate::sampler::{self, SampleError};
+use crate::structured::{self, Candidate};
 pub use crate::turn::{CompiledTurn, ReservoirFn, TurnArgs, TurnFn, UpdateFn};
 use crate::walk::{Bound, Ctx, NodeStats, Walk, Walker};
 use rayon::prelude::*;
@@ -168,6 +169,18 @@ pub(crate) fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Prefetches edge `e`'s target, weight and label (what deciding a candidate reads).
+#[inline(always)]
+pub(crate) fn prefetch_edge(g: &CsrGraph, e: usize) {
+    prefetch(g.targets().as_ptr().wrapping_add(e));
+    if let Some(w) = g.weights() {
+        prefetch(w.as_ptr().wrapping_add(e));
+    }
+    if let Some(l) = g.labels() {
+        prefetch(l.as_ptr().wrapping_add(e));
+    }
+}
+
 /// Where a walker is within its current step: at its start (`trials == 0`; its row offsets
 /// were prefetched when it moved), or after eRJS trial `trials` proposed candidate `index` at
 /// level `level` under `bound` (the candidate's edge data was prefetched). `repr(C)`, like
@@ -226,26 +239,15 @@ struct Slot<S> {
 impl<W: Walk> Env<'_, W> {
     #[inline(always)]
     fn prefetch_edge(&self, e: usize) {
-        let g = self.ctx.graph;
-        prefetch(g.targets().as_ptr().wrapping_add(e));
-        if let Some(w) = g.weights() {
-            prefetch(w.as_ptr().wrapping_add(e));
-        }
-        if let Some(l) = g.labels() {
-            prefetch(l.as_ptr().wrapping_add(e));
-        }
+        prefetch_edge(self.ctx.graph, e);
     }
 
     /// Prefetches what the structured proposal's masses will read at the walker's next step
     /// (its label segment's offsets and sums), as the row's offsets are.
     #[inline(always)]
     fn prefetch_terms(&self, w: &Walker<W::State>) {
-        if let Some(t) = self.structured.as_ref().filter(|t| t.has_label_term()) {
-            let mut tb = TermBounds::default();
-            self.walk.term_bounds(&self.ctx, w, &mut tb);
-            for p in t.step_addresses(w.cur, tb.label).into_iter().flatten() {
-                prefetch(p);
-            }
+        if let Some(t) = &self.structured {
+            structured::prefetch_step(self.walk, &self.ctx, t, w);
         }
     }
 
@@ -279,40 +281,16 @@ impl<W: Walk> Env<'_, W> {
                             }
                             let bound = start.bound;
                             let mut estimate = start.estimate;
-                            let mut sum_estimate = || *estimate.get_or_insert_with(|| walk.sum_estimate(ctx, wr));
                             // `d·B`: plain eRJS's expected trials times the weights' sum.
                             let plain_mass = match bound {
                                 Bound::Max(b) if b.is_finite() => d as f64 * b as f64,
                                 _ => f64::INFINITY,
                             };
-                            // Without a `has_edge(prev, dst)` term Ŝ is a fair estimate (its only
-                            // guesses halve unknown branches): where plain eRJS needs at most a
-                            // structured trial's cost in trials (structured needs one at the
-                            // least) it wins, and the terms are not even computed.
-                            let consider = |t: &&ProposalTables| {
-                                t.coverage.covers(d)
-                                    && (self.mode == SamplerMode::Structured
-                                        || t.has_prev_neighbor_term()
-                                        || plain_mass > t.trial_cost() * sum_estimate() as f64)
-                            };
-                            if let Some(tables) = self.structured.as_ref().filter(consider) {
-                                let mut tb = TermBounds::default();
-                                walk.term_bounds(ctx, wr, &mut tb);
-                                let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
-                                if let Some(terms) = tables.step(g, wr.cur, wr.prev, &tb, factor) {
-                                    if !(terms.total > 0.0) {
-                                        // Every weight is at most its envelope, which is 0 here.
-                                        return Ok(Turn::DeadEnd);
-                                    }
-                                    let use_it = self.mode == SamplerMode::Structured || {
-                                        let s_hat = sum_estimate().max(f32::MIN_POSITIVE) as f64;
-                                        let r = self.cost.ratio_for(d);
-                                        // Against plain eRJS the weights' sum cancels: only
-                                        // the masses are compared, which are exact.
-                                        let structured = tables.trial_cost() * terms.total;
-                                        structured <= plain_mass && r * structured / s_hat <= d as f64 + self.cost.fixed
-                                    };
-                                    if use_it {
+                            if let Some(tables) = &self.structured {
+                                match structured::start(walk, ctx, tables, self.mode, &self.cost, wr, d, plain_mass, &mut estimate) {
+                                    structured::Start::Skip => {}
+                                    structured::Start::DeadEnd => return Ok(Turn::DeadEnd),
+                                    structured::Start::Use(terms) => {
                                         *slot_terms = terms;
                                         match self.structured_propose(tables, slot_terms, d, base, wr, rng, phase, 0, st)? {
                                             Structured::Pending => return Ok(Turn::Pending),
@@ -321,6 +299,7 @@ impl<W: Walk> Env<'_, W> {
                                     }
                                 }
                             }
+                            let mut sum_estimate = || *estimate.get_or_insert_with(|| walk.sum_estimate(ctx, wr));
                             if let Some(table) = &self.table {
                                 let trials = match bound {
                                     Bound::Max(b) => d as f64 * b as f64 / sum_estimate().max(f32::MIN_POSITIVE) as f64,
@@ -379,31 +358,8 @@ impl<W: Walk> Env<'_, W> {
                         return Ok(Turn::Pending);
                     }
                     let e = phase.index as usize;
-                    let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
                     let i = e - base;
-                    let u = rng.uniform();
-                    let accept = 'decide: {
-                        // The squeeze first (`ProposalTables::envelope_range`): most trials of a
-                        // walk with a `has_edge` condition are decided without searching.
-                        if let Some((lo, hi)) = envelope(i) {
-                            let (env_lo, env_hi) = tables.envelope_range(g, wr.prev, slot_terms, e, factor);
-                            if u * env_hi < lo as f64 && lo as f64 <= env_hi {
-                                break 'decide true;
-                            }
-                            if u * env_lo >= hi as f64 {
-                                break 'decide false;
-                            }
-                        }
-                        let env = tables.envelope(g, wr.cur, wr.prev, slot_terms, e, factor);
-                        let x = walk.weight(ctx, wr, e);
-                        if !(x >= 0.0) || x == f32::INFINITY {
-                            return Err(err(SampleError::BadWeight { index: i, weight: x }, f32::NAN));
-                        }
-                        if x as f64 > env {
-                            return Err(err(SampleError::BoundViolated { index: i, weight: x }, env as f32));
-                        }
-                        u * env < x as f64
-                    };
+                    let accept = structured::accept(walk, ctx, tables, slot_terms, wr, base, e, rng)?;
                     if accept {
                         st.structured_steps += 1;
                         st.structured_trials += trials as u64;
@@ -469,33 +425,28 @@ impl<W: Walk> Env<'_, W> {
         done: u32,
         st: &mut SamplerStats,
     ) -> Result<Structured, WalkError> {
-        let (walk, ctx, g) = (self.walk, &self.ctx, self.ctx.graph);
-        let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
+        let (walk, ctx) = (self.walk, &self.ctx);
         let cap = if phase.cap == 0 || done == 0 { self.cost.trial_cap(d) } else { phase.cap };
-        let mut t = done;
-        while t < cap {
-            t += 1;
-            match tables.draw(g, w.cur, terms, rng, factor) {
-                Draw::Missed => continue,
-                Draw::Edge(e) => {
-                    self.prefetch_edge(e);
-                    *phase = Phase { index: e as u64, trials: t, cap, stage: STAGE_EDGE, ..Phase::START };
-                    return Ok(Structured::Pending);
-                }
-                Draw::Entry(p) => {
-                    prefetch(tables.entry_address(&p));
-                    *phase = Phase {
-                        index: p.at as u64,
-                        level: p.word as f64,
-                        trials: t,
-                        cap,
-                        stage: STAGE_ENTRY,
-                        source: p.source,
-                        ..Phase::START
-                    };
-                    return Ok(Structured::Pending);
-                }
+        match structured::draw(walk, ctx, tables, terms, w, rng, done, cap) {
+            Some((Candidate::Edge(e), t)) => {
+                self.prefetch_edge(e);
+                *phase = Phase { index: e as u64, trials: t, cap, stage: STAGE_EDGE, ..Phase::START };
+                return Ok(Structured::Pending);
             }
+            Some((Candidate::Entry(p), t)) => {
+                prefetch(tables.entry_address(&p));
+                *phase = Phase {
+                    index: p.at as u64,
+                    level: p.word as f64,
+                    trials: t,
+                    cap,
+                    stage: STAGE_ENTRY,
+                    source: p.source,
+                    ..Phase::START
+                };
+                return Ok(Structured::Pending);
+            }
+            None => {}
         }
         st.structured_trials += cap as u64;
         st.structured_fallbacks += 1;
@@ -910,7 +861,7 @@ pub fn run_streaming<W: Walk>(
         _ => false,
     };
     let table = if wants_table { Some(build_table(walk, &ctx)?) } else { None };
-    let fast = fast.or_else(|| crate::fast_path::choose_after_tables(walk, cfg.sampler, structured.is_some() || table.is_some()));
+    let fast = fast.or_else(|| crate::fast_path::choose_after_tables(walk, cfg.sampler, structured.is_some(), table.is_some()));
     let precompute_seconds = precompute_seconds + t3.elapsed().as_secs_f64();
     let compiled = turn.map(|c| {
         Compiled {
@@ -960,6 +911,7 @@ pub fn run_streaming<W: Walk>(
                         starts,
                         cfg,
                         first: at,
+                        tables: env.structured.as_ref(),
                     };
                     crate::fast_path::run_chunk(fast, &chunk, out, lens)?
                 } else if env.compiled.is_some() {

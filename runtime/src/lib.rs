@@ -32,6 +32,7 @@ pub mod rng;
 pub mod run;
 pub mod sample;
 pub mod sampler;
+mod structured;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod triangles;
@@ -46,4 +47,6 @@ pub use engine::{CostRatio, RunReport, SamplerMode, Starts, WalkConfig, Walks};
 pub use error::{GraphError, WalkError};
 pub use graph::{CsrGraph, NO_NODE};
 pub use rng::StepRng;
-pub use walk::{Bound, BoundScope, Ctx, FromParams, NodeStats, Prepared, Requirements, Step, StepEstimates, Walk, WalkSource, Walker};
+pub use walk::{
+    Bound, BoundScope, Ctx, FromParams, LabelStat, NodeStats, Prepared, Requirements, Step, StepEstimates, Walk, WalkSource, Walker,
+};

@@ -82,18 +82,29 @@ pub fn philox4x32(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     philox_round(c, k9)
 }
 
-/// Lanes of [`PhiloxLanes`]: the engine's fast paths draw the first block of eight walkers'
+/// Lanes of [`PhiloxLanes`]: the engine's fast paths draw the first block of sixteen walkers'
 /// step streams at once.
-pub const LANES: usize = 8;
+pub const LANES: usize = 16;
+
+/// Which vector instructions [`PhiloxLanes`] uses (checked once, when it is made).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LaneIsa {
+    /// One 512-bit register per word: all sixteen lanes at once.
+    Avx512,
+    /// One 256-bit register per word: the lanes in two halves.
+    Avx2,
+    /// A portable loop the compiler vectorizes as it can.
+    Portable,
+}
 
 /// Philox4x32-10 of [`LANES`] counters at a time under one seed, word-major (`c[w][lane]`):
 /// the same numbers as [`philox4x32`] lane by lane, several times cheaper per block. The round
-/// keys are broadcast once, and with AVX2 (checked once, here) the eight lanes of a word share
-/// one register; elsewhere a portable loop the compiler vectorizes as it can.
+/// keys are broadcast once, and with AVX-512 (or AVX2, checked once, here) the lanes of a word
+/// share a register.
 pub struct PhiloxLanes {
     /// Round `r`'s key words, each repeated over the lanes: `[k0, k1]` at `2r`, `2r + 1`.
     round_keys: [[u32; LANES]; 20],
-    avx2: bool,
+    isa: LaneIsa,
 }
 
 impl PhiloxLanes {
@@ -106,28 +117,77 @@ impl PhiloxLanes {
             round_keys[2 * r + 1] = [k[1]; LANES];
             k = bump(k);
         }
-        #[cfg(target_arch = "x86_64")]
-        let avx2 = std::is_x86_feature_detected!("avx2");
-        #[cfg(not(target_arch = "x86_64"))]
-        let avx2 = false;
-        PhiloxLanes { round_keys, avx2 }
+        PhiloxLanes { round_keys, isa: Self::detect() }
     }
 
-    /// The blocks of eight counters.
+    fn detect() -> LaneIsa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") {
+                return LaneIsa::Avx512;
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                return LaneIsa::Avx2;
+            }
+        }
+        LaneIsa::Portable
+    }
+
+    /// The blocks of sixteen counters.
     #[inline]
     pub fn blocks(&self, c: &[[u32; LANES]; 4]) -> [[u32; LANES]; 4] {
         #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: the CPU has AVX2 (checked by `new`), the function's only requirement.
-            return unsafe { philox_lanes_avx2(c, &self.round_keys) };
+        match self.isa {
+            // SAFETY: the CPU has AVX-512F (checked by `new`), the function's only requirement.
+            LaneIsa::Avx512 => return unsafe { philox_lanes_avx512(c, &self.round_keys) },
+            // SAFETY: the CPU has AVX2 (checked by `new`).
+            LaneIsa::Avx2 => return unsafe { philox_lanes_avx2(c, &self.round_keys) },
+            LaneIsa::Portable => {}
         }
         philox_lanes(c, &self.round_keys)
     }
 }
 
-/// [`philox_lanes`] in AVX2 registers, one per word: each multiply is two `vpmuludq` (even and
-/// odd lanes) whose 64-bit products are blended into the high and low words (what the
-/// compiler makes of the portable loop is twice as long: it widens every lane first).
+/// [`philox_lanes`] in AVX-512 registers, one per word: each multiply is two `vpmuludq` (even
+/// and odd lanes) whose 64-bit products are blended into the high and low words, and each
+/// round's two three-way xors are one `vpternlogd` each.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn philox_lanes_avx512(c: &[[u32; LANES]; 4], round_keys: &[[u32; LANES]; 20]) -> [[u32; LANES]; 4] {
+    use std::arch::x86_64::*;
+    // `(hi, lo)` of `a * m` on every lane, `m` broadcast.
+    macro_rules! mulhilo16 {
+        ($a:expr, $m:expr) => {{
+            let even = _mm512_mul_epu32($a, $m);
+            let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>($a), $m);
+            let hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(even), odd);
+            let lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd));
+            (hi, lo)
+        }};
+    }
+    // SAFETY (loads and stores): `[u32; 16]` is 64 bytes; the unaligned forms need no alignment.
+    let load = |w: &[u32; LANES]| unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
+    let (mut c0, mut c1, mut c2, mut c3) = (load(&c[0]), load(&c[1]), load(&c[2]), load(&c[3]));
+    let (m0, m1) = (_mm512_set1_epi64(PHILOX_M0 as i64), _mm512_set1_epi64(PHILOX_M1 as i64));
+    for k in round_keys.chunks_exact(2) {
+        let (hi0, lo0) = mulhilo16!(c0, m0);
+        let (hi1, lo1) = mulhilo16!(c2, m1);
+        let (k0, k1) = (load(&k[0]), load(&k[1]));
+        // 0x96: a ^ b ^ c.
+        (c0, c1, c2, c3) = (_mm512_ternarylogic_epi32::<0x96>(hi1, c1, k0), lo1, _mm512_ternarylogic_epi32::<0x96>(hi0, c3, k1), lo0);
+    }
+    let mut out = [[0u32; LANES]; 4];
+    for (w, v) in out.iter_mut().zip([c0, c1, c2, c3]) {
+        // SAFETY: as the loads.
+        unsafe { _mm512_storeu_si512(w.as_mut_ptr().cast(), v) };
+    }
+    out
+}
+
+/// [`philox_lanes`] in AVX2 registers, one per word and half of the lanes: each multiply is
+/// two `vpmuludq` (even and odd lanes) whose 64-bit products are blended into the high and low
+/// words (what the compiler makes of the portable loop is twice as long: it widens every lane
+/// first).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn philox_lanes_avx2(c: &[[u32; LANES]; 4], round_keys: &[[u32; LANES]; 20]) -> [[u32; LANES]; 4] {
@@ -142,20 +202,24 @@ fn philox_lanes_avx2(c: &[[u32; LANES]; 4], round_keys: &[[u32; LANES]; 20]) -> 
             (hi, lo)
         }};
     }
-    // SAFETY (loads and stores): `[u32; 8]` is 32 bytes; the unaligned forms need no alignment.
-    let load = |w: &[u32; LANES]| unsafe { _mm256_loadu_si256(w.as_ptr().cast()) };
-    let (mut c0, mut c1, mut c2, mut c3) = (load(&c[0]), load(&c[1]), load(&c[2]), load(&c[3]));
-    let (m0, m1) = (_mm256_set1_epi64x(PHILOX_M0 as i64), _mm256_set1_epi64x(PHILOX_M1 as i64));
-    for k in round_keys.chunks_exact(2) {
-        let (hi0, lo0) = mulhilo8!(c0, m0);
-        let (hi1, lo1) = mulhilo8!(c2, m1);
-        let (k0, k1) = (load(&k[0]), load(&k[1]));
-        (c0, c1, c2, c3) = (_mm256_xor_si256(_mm256_xor_si256(hi1, c1), k0), lo1, _mm256_xor_si256(_mm256_xor_si256(hi0, c3), k1), lo0);
-    }
+    const HALF: usize = LANES / 2;
     let mut out = [[0u32; LANES]; 4];
-    for (w, v) in out.iter_mut().zip([c0, c1, c2, c3]) {
-        // SAFETY: as the loads.
-        unsafe { _mm256_storeu_si256(w.as_mut_ptr().cast(), v) };
+    for h in [0, HALF] {
+        // SAFETY (loads and stores): eight u32 from lane `h` of a `[u32; 16]` stay inside it;
+        // the unaligned forms need no alignment.
+        let load = |w: &[u32; LANES]| unsafe { _mm256_loadu_si256(w[h..h + HALF].as_ptr().cast()) };
+        let (mut c0, mut c1, mut c2, mut c3) = (load(&c[0]), load(&c[1]), load(&c[2]), load(&c[3]));
+        let (m0, m1) = (_mm256_set1_epi64x(PHILOX_M0 as i64), _mm256_set1_epi64x(PHILOX_M1 as i64));
+        for k in round_keys.chunks_exact(2) {
+            let (hi0, lo0) = mulhilo8!(c0, m0);
+            let (hi1, lo1) = mulhilo8!(c2, m1);
+            let (k0, k1) = (load(&k[0]), load(&k[1]));
+            (c0, c1, c2, c3) = (_mm256_xor_si256(_mm256_xor_si256(hi1, c1), k0), lo1, _mm256_xor_si256(_mm256_xor_si256(hi0, c3), k1), lo0);
+        }
+        for (w, v) in out.iter_mut().zip([c0, c1, c2, c3]) {
+            // SAFETY: as the loads.
+            unsafe { _mm256_storeu_si256(w[h..h + HALF].as_mut_ptr().cast(), v) };
+        }
     }
     out
 }
@@ -375,12 +439,14 @@ mod tests {
         }
     }
 
-    /// Eight streams' first blocks at once equal each stream's own, for queries past 2^32
-    /// and every purpose; and the stream seeded with the block continues as the plain one.
+    /// Sixteen streams' first blocks at once equal each stream's own, for queries past 2^32
+    /// and every purpose, on every instruction set this CPU has; and the stream seeded with
+    /// the block continues as the plain one.
     #[test]
     fn lane_blocks_equal_the_scalar_blocks() {
         let seed = 0x1234_5678_9abc_def0;
-        let queries: [u64; LANES] = [0, 1, 7, 1 << 31, (1 << 32) + 5, (1 << 56) - 1, 999_999, 42];
+        let queries: [u64; LANES] =
+            [0, 1, 7, 1 << 31, (1 << 32) + 5, (1 << 56) - 1, 999_999, 42, 3, 1 << 40, 77, (1 << 33) - 1, 12_345, 6, 1 << 20, 8];
         let mut ctr = [[0u32; LANES]; 4];
         for (l, &q) in queries.iter().enumerate() {
             let c = StepRng::first_counter(q, 3 + l as u32, if l % 2 == 0 { Purpose::Sample } else { Purpose::Update });
@@ -390,7 +456,19 @@ mod tests {
         }
         let lanes = PhiloxLanes::new(seed);
         let blocks = lanes.blocks(&ctr);
-        assert_eq!(blocks, philox_lanes(&ctr, &lanes.round_keys), "the AVX2 build and the portable one agree");
+        let portable = philox_lanes(&ctr, &lanes.round_keys);
+        assert_eq!(blocks, portable, "the {:?} build and the portable one agree", lanes.isa);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: checked just above.
+                assert_eq!(unsafe { philox_lanes_avx512(&ctr, &lanes.round_keys) }, portable, "AVX-512");
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: checked just above.
+                assert_eq!(unsafe { philox_lanes_avx2(&ctr, &lanes.round_keys) }, portable, "AVX2");
+            }
+        }
         for (l, &q) in queries.iter().enumerate() {
             let purpose = if l % 2 == 0 { Purpose::Sample } else { Purpose::Update };
             let block = [blocks[0][l], blocks[1][l], blocks[2][l], blocks[3][l]];

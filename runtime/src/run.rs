@@ -319,7 +319,8 @@ pub struct SamplerStats {
 }
 
 impl SamplerStats {
-    pub(crate) fn add(&mut self, o: &SamplerStats) {
+    /// Adds `o`'s counts to these (the run's totals over its chunks).
+    pub fn add(&mut self, o: &SamplerStats) {
         self.rejection_steps += o.rejection_steps;
         self.rejection_trials += o.rejection_trials;
         self.rejection_fallbacks += o.rejection_fallbacks;

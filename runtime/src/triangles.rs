@@ -81,6 +81,12 @@ pub trait OrientedRows: Sync {
     fn num_edges(&self) -> u64;
     /// Whether the input was directed and was symmetrized.
     fn symmetrized(&self) -> bool;
+    /// The part of `a`'s row `ra` that can hold the third node of a triangle whose second is
+    /// `ra[i]`: the whole row unless the rows' order is the orientation's (see [`IdOrder`]).
+    #[inline(always)]
+    fn third_candidates<'r>(&self, ra: &'r [u32], _i: usize) -> &'r [u32] {
+        ra
+    }
 
     /// The counts' record for a total and per-node counts found on this graph (any backend).
     fn counts(&self, total: u64, per_node: Vec<u64>) -> TriangleCounts {
@@ -143,6 +149,13 @@ impl OrientedRows for IdOrder<'_> {
     }
     fn symmetrized(&self) -> bool {
         false
+    }
+    /// Upward, `b = ra[i]`'s oriented row holds only nodes above `b`, which in `ra` come after
+    /// it (downward, below it and before it): the third node is searched there only, and the
+    /// last (first) entry of a row needs no search at all.
+    #[inline(always)]
+    fn third_candidates<'r>(&self, ra: &'r [u32], i: usize) -> &'r [u32] {
+        if self.upward { &ra[i + 1..] } else { &ra[..i] }
     }
 }
 
@@ -402,10 +415,13 @@ fn for_each_triangle<O: OrientedRows + ?Sized>(o: &O, a: u32, marks: &mut RowMar
             }
         }
         marks.clear(ra);
-    } else {
-        for &b in ra {
-            let rb = o.row(b);
-            intersect(ra, rb, |i, _| f(b, ra[i]));
+    } else if ra.len() >= 2 {
+        // A row of one entry closes no triangle at `a` (it needs two oriented edges).
+        for (i, &b) in ra.iter().enumerate() {
+            let rest = o.third_candidates(ra, i);
+            if !rest.is_empty() {
+                intersect(rest, o.row(b), |k, _| f(b, rest[k]));
+            }
         }
     }
 }
@@ -439,8 +455,18 @@ pub fn count_oriented<O: OrientedRows>(o: &O, detail: Detail) -> TriangleCounts 
                         let found = ra.iter().map(|&b| o.row(b).iter().map(|&w| marks.has(w) as u64).sum::<u64>()).sum();
                         marks.clear(ra);
                         found
+                    } else if ra.len() >= 2 {
+                        // See `for_each_triangle`.
+                        let mut found = 0;
+                        for (i, &b) in ra.iter().enumerate() {
+                            let rest = o.third_candidates(ra, i);
+                            if !rest.is_empty() {
+                                found += intersect_count(rest, o.row(b));
+                            }
+                        }
+                        found
                     } else {
-                        ra.iter().map(|&b| intersect_count(ra, o.row(b))).sum::<u64>()
+                        0
                     }
                 },
             )

@@ -259,7 +259,8 @@ impl MetaPath {
             return Some((0.0, 0.0));
         }
         let i = v as usize * k as usize + l as usize;
-        Some((ctx.stats.label_max[i], ctx.stats.label_sum[i]))
+        let s = &ctx.stats.labels[i];
+        Some((s.max, s.sum))
     }
 }
 

@@ -240,7 +240,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
         let version = counts::valgrind_version().ok_or("--counts runs each walk under valgrind (callgrind), which is not on PATH")?;
         let _ = writeln!(
             out,
-            "- counts: {version}, callgrind with its cache and branch simulators, inside the walk loop only (`run_chunk`), one thread, {} walkers spread evenly over the nodes per cell; exact and repeatable\n",
+            "- counts: {version}, callgrind with its cache and branch simulators, inside the walk loop only (`run_chunk`), one thread, {} walkers spread evenly over the nodes per cell; exact and repeatable; valgrind hides AVX-512, so the Philox lanes run their AVX2 code here (bench/results/2026-12-04-label-stats-and-lanes.md derives the AVX-512 count)\n",
             a.count_walkers.min(g.num_nodes() as u64)
         );
         Some(tempfile::tempdir()?)

@@ -151,6 +151,10 @@ pub fn check_walk<'a>(
                 assert!(matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection), "{what}: lock-step eRJS under {mode}");
                 assert!(!tables, "{what}: lock-step eRJS with structured-proposal tables");
             }
+            FastPathReport::LockStepStructured => {
+                assert!(matches!(mode, SamplerMode::Adaptive | SamplerMode::Structured), "{what}: lock-step structured under {mode}");
+                assert!(tables, "{what}: lock-step structured without structured-proposal tables");
+            }
             FastPathReport::AliasRows { .. } => {
                 assert_eq!(mode, SamplerMode::Adaptive, "{what}: the alias fast path under {mode}");
                 assert!(!moved || report.stats.alias_steps > 0, "{what}: the alias fast path took no step: {:?}", report.stats);

@@ -400,9 +400,9 @@ pub fn run_streaming(
     let nf_wsum = node_f32.len() as u32;
     node_f32.extend(nf(&stats.weight_sum));
     let nf_label_max = node_f32.len() as u32;
-    node_f32.extend(&stats.label_max);
+    node_f32.extend(stats.labels.iter().map(|l| l.max));
     let nf_label_sum = node_f32.len() as u32;
-    node_f32.extend(&stats.label_sum);
+    node_f32.extend(stats.labels.iter().map(|l| l.sum));
     let nf_props = node_f32.len() as u32;
     for name in &walk.props {
         match graph.node_property(name) {
@@ -416,7 +416,7 @@ pub fn run_streaming(
     let nu_nbr_min = node_u32.len() as u32;
     node_u32.extend(nu(&stats.neighbor_degree_min));
     let nu_label_count = node_u32.len() as u32;
-    node_u32.extend(&stats.label_count);
+    node_u32.extend(stats.labels.iter().map(|l| l.count));
     node_u32.push(0);
     let offsets: Vec<u32> = graph.offsets().iter().map(|&o| o as u32).collect();
     let times: Vec<f32> = match graph.timestamps() {

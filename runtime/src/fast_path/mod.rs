@@ -1,6 +1,6 @@
 //! The engine's fast paths: loops specialized to a run's shape, chosen once per run (`choose`,
 //! `choose_after_tables`) instead of tested per step. Their walkers advance in lock step, the
-//! first Philox block of eight walkers' step streams computed at once
+//! first Philox block of sixteen walkers' step streams computed at once
 //! ([`crate::rng::PhiloxLanes`]), and none of the general path's per-turn dispatch runs; on
 //! the one-draw paths a step is just the draw, the candidate's target and the output.
 //!
@@ -17,12 +17,13 @@
 //!   (`below(d)` for the slot, one word against its threshold), whatever the skew, as
 //!   ThunderRW's static mode does. A new sampler with its own draws: exact by construction to
 //!   the 2^-32 grid of the threshold, and held to the chi-square suite like every other.
-//! - **Lock-step eRJS** (`rejection.rs`). Any other walk without move hooks, under adaptive or
-//!   eRJS, whose run built no structured-proposal or prefix tables: the general path's plain
-//!   arm step for step (the same draws, the same walks), in lock step.
+//! - **Lock-step** (`lock_step.rs`). Any other walk without move hooks, under adaptive, eRJS
+//!   or structured, whose run built no prefix table: the general path's step, structured arm
+//!   included when the run built structured-proposal tables, step for step (the same draws,
+//!   the same walks), in lock step.
 
+mod lock_step;
 mod one_draw;
-mod rejection;
 
 use crate::cost::CostModel;
 use crate::engine::TABLE_TRIALS;
@@ -39,8 +40,10 @@ pub(crate) enum FastPath {
     UniformRows,
     /// Every step is one draw from its row's alias table.
     AliasRows(AliasRows),
-    /// The general path's eRJS and eRVS steps, in lock step ([`rejection`]).
+    /// The general path's eRJS and eRVS steps, in lock step ([`lock_step`]).
     LockStepRejection,
+    /// The general path's structured, eRJS and eRVS steps, in lock step ([`lock_step`]).
+    LockStepStructured,
 }
 
 /// What the run report says about the fast path.
@@ -60,6 +63,9 @@ pub enum FastPathReport {
     },
     /// The general path's eRJS and eRVS steps, in lock step: the same walks.
     LockStepRejection,
+    /// The general path's structured-proposal, eRJS and eRVS steps, in lock step: the same
+    /// walks.
+    LockStepStructured,
 }
 
 impl FastPathReport {
@@ -72,6 +78,7 @@ impl FastPathReport {
                 format!(", alias rows (one alias draw per step; tables {:.1} MiB in {seconds:.3} s)", *bytes as f64 / (1u64 << 20) as f64)
             }
             FastPathReport::LockStepRejection => ", lock-step eRJS".into(),
+            FastPathReport::LockStepStructured => ", lock-step structured proposals and eRJS".into(),
         }
     }
 }
@@ -190,16 +197,24 @@ impl FastPath {
             FastPath::UniformRows => FastPathReport::UniformRows,
             FastPath::AliasRows(a) => FastPathReport::AliasRows { bytes: a.entries.len() as u64 * ALIAS_ENTRY_BYTES, seconds: a.seconds },
             FastPath::LockStepRejection => FastPathReport::LockStepRejection,
+            FastPath::LockStepStructured => FastPathReport::LockStepStructured,
         }
     }
 }
 
 /// The fast path for a walk that none of [`choose`]'s fits, once the run's tables are known:
-/// lock-step eRJS when the walk has no move hooks, the policy is adaptive or eRJS, and no
-/// structured-proposal or prefix tables were built.
-pub(crate) fn choose_after_tables<W: Walk>(walk: &W, mode: SamplerMode, tables: bool) -> Option<FastPath> {
-    (!fast_paths_off() && !walk.has_move_hooks() && !tables && matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection))
-        .then_some(FastPath::LockStepRejection)
+/// when the walk has no move hooks and no prefix table was built, lock-step eRJS under
+/// adaptive or eRJS without structured-proposal tables, and lock-step structured under
+/// adaptive or structured with them.
+pub(crate) fn choose_after_tables<W: Walk>(walk: &W, mode: SamplerMode, structured: bool, prefix_table: bool) -> Option<FastPath> {
+    if fast_paths_off() || walk.has_move_hooks() || prefix_table {
+        return None;
+    }
+    match (structured, mode) {
+        (false, SamplerMode::Adaptive | SamplerMode::Rejection) => Some(FastPath::LockStepRejection),
+        (true, SamplerMode::Adaptive | SamplerMode::Structured) => Some(FastPath::LockStepStructured),
+        _ => None,
+    }
 }
 
 /// Turns every fast path off, for the tests that compare them with the general path
@@ -214,7 +229,7 @@ fn fast_paths_off() -> bool {
     false
 }
 
-/// The first Philox blocks of eight lanes' step streams (`(query, step)` each; idle lanes
+/// The first Philox blocks of sixteen lanes' step streams (`(query, step)` each; idle lanes
 /// pass [`IDLE_QUERY`] and get a block nobody reads).
 #[inline(always)]
 pub(super) fn first_blocks(philox: &PhiloxLanes, lanes: impl Iterator<Item = (u64, u32)>) -> [[u32; LANES]; 4] {
@@ -242,6 +257,8 @@ pub(crate) struct Chunk<'a, W: Walk> {
     pub starts: &'a Starts,
     pub cfg: &'a WalkConfig,
     pub first: u64,
+    /// The run's structured-proposal tables, if it built them.
+    pub tables: Option<&'a crate::proposal::ProposalTables>,
 }
 
 impl<W: Walk> Chunk<'_, W> {
@@ -277,7 +294,10 @@ pub(crate) fn run_chunk<W: Walk>(fast: &FastPath, chunk: &Chunk<W>, out: &mut [u
     Ok(match fast {
         FastPath::UniformRows => one_draw::lock_step::<W, false>(&[], chunk, out, lens),
         FastPath::AliasRows(a) => one_draw::lock_step::<W, true>(&a.entries, chunk, out, lens),
-        FastPath::LockStepRejection => return rejection::lock_step(chunk, out, lens),
+        FastPath::LockStepRejection => return lock_step::lock_step(None, chunk, out, lens),
+        FastPath::LockStepStructured => {
+            return lock_step::lock_step(Some(chunk.tables.expect("lock-step structured with tables")), chunk, out, lens);
+        }
     })
 }
 

@@ -10,7 +10,7 @@ const IDLE: usize = usize::MAX;
 /// A lane whose walker met a dead end this round.
 const DEAD: usize = usize::MAX;
 
-/// Eight walkers under way, one per lane, word-major where the generator reads them: each
+/// Sixteen walkers under way, one per lane, word-major where the generator reads them: each
 /// lane's step-stream counter (`ctr[word][lane]`: the step, the query's low word, its high
 /// bits with the purpose), its node, where its next node goes in the output (or [`IDLE`]),
 /// its query and row, and its pending edge (or alias slot) with the word against the slot's
@@ -54,7 +54,7 @@ impl Group {
 
 /// [`super::run_chunk`] for uniform rows (`ALIAS` false) or alias rows (`entries`): the fast
 /// paths' width of walkers in lock step, each in a lane of its own until its walk ends. A round
-/// draws every lane's candidate (eight streams' first blocks at once) and prefetches it,
+/// draws every lane's candidate (sixteen streams' first blocks at once) and prefetches it,
 /// resolves alias entries (prefetching the targets), then moves every lane (prefetching its
 /// new row's offsets): between a prefetch and its use the other lanes' work goes by.
 pub(super) fn lock_step<W: Walk, const ALIAS: bool>(

@@ -1,17 +1,22 @@
-//! The lock-step eRJS path: a walk without move hooks, under adaptive or eRJS, whose run has
-//! no structured-proposal or prefix tables, takes each step as the general path would
-//! (`Env::turn`'s plain arm: its dead-end test, its bound, the adaptive rule between eRJS and
-//! eRVS, eRJS trials up to the cap, then eRVS), with the same draws, so the walks are the
-//! general path's. What changes is the schedule: the walkers advance in lock step, the first
-//! Philox block of eight step streams is computed at once, and none of the general path's
-//! per-turn dispatch (compiled turns, phases, the structured and table arms) runs.
+//! The lock-step path: a walk without move hooks, under adaptive, eRJS or structured, whose
+//! run has no prefix table, takes each step as the general path would (`Env::turn`: its
+//! dead-end test, its bound, the structured arm when the run built structured-proposal tables
+//! ([`crate::structured`], the same functions), the adaptive rule between eRJS and eRVS, eRJS
+//! trials up to the cap, then eRVS), with the same draws, so the walks are the general path's.
+//! What changes is the schedule: the walkers advance in lock step, the first Philox block of
+//! sixteen step streams is computed at once, and none of the general path's per-turn dispatch
+//! (compiled turns, phases, the table arm) runs. A structured trial whose candidate comes
+//! from a table entry takes two rounds: the entry is prefetched in one and read in the next,
+//! as the candidate's edge is before it is decided.
 
 use super::{Chunk, IDLE_QUERY, first_blocks};
 use crate::engine::{StepStart, prefetch, step_start};
 use crate::error::WalkError;
+use crate::proposal::{EntrySource, PendingEntry, ProposalTables, StepTerms};
 use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
 use crate::run::{SamplerMode, SamplerStats};
 use crate::sampler;
+use crate::structured::{self, Candidate};
 use crate::walk::{Bound, Ctx, Walk, Walker};
 
 /// Where a lane's step stands.
@@ -23,6 +28,10 @@ enum Stage {
     Start,
     /// Its eRJS trial's candidate is in flight.
     Trial,
+    /// Its structured trial's table entry is in flight.
+    Entry,
+    /// Its structured trial's candidate edge is in flight.
+    Edge,
 }
 
 /// One walker under way and its step's eRJS state.
@@ -36,13 +45,17 @@ struct Lane<S> {
     /// The step's row.
     base: usize,
     d: usize,
-    /// The pending trial: candidate `index` at level `level` under `bound`, the `trials`th of
-    /// at most `cap` (0 until the first rejection computes it).
+    /// The pending trial: candidate `index` (an offset in the row under eRJS, the edge under
+    /// structured) at level `level` under `bound` (eRJS), the `trials`th of at most `cap`
+    /// (eRJS: 0 until the first rejection computes it).
     index: usize,
     level: f64,
     bound: f32,
     trials: u32,
     cap: u32,
+    /// A structured step's terms, and its pending table entry.
+    terms: StepTerms,
+    entry: PendingEntry,
 }
 
 /// The walk, its graph and the run's settings, as every lane reads them.
@@ -51,6 +64,7 @@ struct Env<'a, W: Walk> {
     ctx: &'a Ctx<'a>,
     mode: SamplerMode,
     cost: &'a crate::cost::CostModel,
+    tables: Option<&'a ProposalTables>,
 }
 
 impl<W: Walk> Env<'_, W> {
@@ -76,9 +90,24 @@ impl<W: Walk> Env<'_, W> {
         if l.d == 0 {
             return Ok(Started::DeadEnd);
         }
-        let StepStart { dead_end, bound, estimate } = step_start(self.walk, self.ctx, &l.w, self.mode);
+        let StepStart { dead_end, bound, mut estimate } = step_start(self.walk, self.ctx, &l.w, self.mode);
         if dead_end {
             return Ok(Started::DeadEnd);
+        }
+        if let Some(tables) = self.tables {
+            // `d·B`: plain eRJS's expected trials times the weights' sum.
+            let plain_mass = match bound {
+                Bound::Max(b) if b.is_finite() => l.d as f64 * b as f64,
+                _ => f64::INFINITY,
+            };
+            match structured::start(self.walk, self.ctx, tables, self.mode, self.cost, &l.w, l.d, plain_mass, &mut estimate) {
+                structured::Start::Skip => {}
+                structured::Start::DeadEnd => return Ok(Started::DeadEnd),
+                structured::Start::Use(terms) => {
+                    (l.terms, l.trials, l.cap) = (terms, 0, self.cost.trial_cap(l.d));
+                    return self.structured_next(tables, l, st);
+                }
+            }
         }
         let rejection_bound = match bound {
             Bound::Max(b) if b > 0.0 && b.is_finite() => {
@@ -96,7 +125,7 @@ impl<W: Walk> Env<'_, W> {
             Some(b) => {
                 (l.bound, l.trials, l.cap) = (b, 0, 0);
                 self.propose(l);
-                Ok(Started::Trial)
+                Ok(Started::Pending(Stage::Trial))
             }
             None => {
                 st.reservoir_steps += 1;
@@ -108,21 +137,67 @@ impl<W: Walk> Env<'_, W> {
         }
     }
 
+    /// `l`'s next structured trial: its candidate's entry or edge prefetched, or, once the cap
+    /// is reached, the step finished by eRVS (as `engine::Env::structured_propose`).
+    fn structured_next(&self, tables: &ProposalTables, l: &mut Lane<W::State>, st: &mut SamplerStats) -> Result<Started, WalkError> {
+        match structured::draw(self.walk, self.ctx, tables, &l.terms, &l.w, &mut l.rng, l.trials, l.cap) {
+            Some((Candidate::Edge(e), t)) => {
+                (l.index, l.trials) = (e, t);
+                self.prefetch_edge(e);
+                Ok(Started::Pending(Stage::Edge))
+            }
+            Some((Candidate::Entry(p), t)) => {
+                (l.entry, l.trials) = (p, t);
+                prefetch(tables.entry_address(&p));
+                Ok(Started::Pending(Stage::Entry))
+            }
+            None => {
+                st.structured_trials += l.cap as u64;
+                st.structured_fallbacks += 1;
+                Ok(match self.reservoir(l)? {
+                    Some(i) => Started::Picked(i),
+                    None => Started::DeadEnd,
+                })
+            }
+        }
+    }
+
+    /// Decides `l`'s pending structured trial: `Some(pick)` when the step is done, `None` when
+    /// another trial is in flight (its stage set).
+    fn structured_decide(
+        &self,
+        tables: &ProposalTables,
+        l: &mut Lane<W::State>,
+        st: &mut SamplerStats,
+    ) -> Result<Option<Option<usize>>, WalkError> {
+        if structured::accept(self.walk, self.ctx, tables, &l.terms, &l.w, l.base, l.index, &mut l.rng)? {
+            st.structured_steps += 1;
+            st.structured_trials += l.trials as u64;
+            return Ok(Some(Some(l.index - l.base)));
+        }
+        Ok(match self.structured_next(tables, l, st)? {
+            Started::Pending(stage) => {
+                l.stage = stage;
+                None
+            }
+            Started::Picked(i) => Some(Some(i)),
+            Started::DeadEnd => Some(None),
+        })
+    }
+
     /// `l`'s next eRJS trial: its candidate drawn and its edge data prefetched.
     #[inline(always)]
     fn propose(&self, l: &mut Lane<W::State>) {
         let (index, level) = sampler::rejection_propose(l.d, l.bound, &mut l.rng);
         (l.index, l.level) = (index, level);
         l.trials += 1;
-        let g = self.ctx.graph;
-        let e = l.base + index;
-        prefetch(g.targets().as_ptr().wrapping_add(e));
-        if let Some(w) = g.weights() {
-            prefetch(w.as_ptr().wrapping_add(e));
-        }
-        if let Some(x) = g.labels() {
-            prefetch(x.as_ptr().wrapping_add(e));
-        }
+        self.prefetch_edge(l.base + index);
+    }
+
+    /// Prefetches edge `e`'s target, weight and label.
+    #[inline(always)]
+    fn prefetch_edge(&self, e: usize) {
+        crate::engine::prefetch_edge(self.ctx.graph, e);
     }
 
     /// Decides `l`'s pending trial: `Some(pick)` when the step is done (accepted, or finished
@@ -156,16 +231,23 @@ impl<W: Walk> Env<'_, W> {
     }
 }
 
-/// What a step's start came to.
+/// What a step's start (or a structured trial's draw) came to.
 enum Started {
     DeadEnd,
-    Trial,
+    /// A trial in flight, at this stage.
+    Pending(Stage),
     Picked(usize),
 }
 
-/// [`super::run_chunk`] on the lock-step eRJS path (see the module docs).
-pub(super) fn lock_step<W: Walk>(chunk: &Chunk<W>, out: &mut [u32], lens: &mut [u32]) -> Result<SamplerStats, WalkError> {
-    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost };
+/// [`super::run_chunk`] on the lock-step path (see the module docs), with the run's
+/// structured-proposal tables if it built them.
+pub(super) fn lock_step<W: Walk>(
+    tables: Option<&ProposalTables>,
+    chunk: &Chunk<W>,
+    out: &mut [u32],
+    lens: &mut [u32],
+) -> Result<SamplerStats, WalkError> {
+    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost, tables };
     let (cfg, seed) = (chunk.cfg, chunk.seed);
     let g = chunk.ctx.graph;
     let (offsets, targets) = (g.offsets(), g.targets());
@@ -180,6 +262,9 @@ pub(super) fn lock_step<W: Walk>(chunk: &Chunk<W>, out: &mut [u32], lens: &mut [
     let admit = |lane: &mut Lane<W::State>, next: &mut usize, out: &mut [u32], lens: &mut [u32]| -> bool {
         match chunk.next_walker(next, out, lens) {
             Some((w, query, row)) => {
+                if let Some(t) = tables {
+                    structured::prefetch_step(chunk.walk, chunk.ctx, t, &w);
+                }
                 (lane.w, lane.query, lane.row, lane.len, lane.stage) = (w, query, row, 1, Stage::Start);
                 true
             }
@@ -197,26 +282,32 @@ pub(super) fn lock_step<W: Walk>(chunk: &Chunk<W>, out: &mut [u32], lens: &mut [
         }
     }
     while active > 0 {
-        // Start steps (eight streams' first blocks at once) or propose the next trials.
+        // Start steps (sixteen streams' first blocks at once) or propose the next trials.
         for group in lanes.chunks_mut(LANES) {
             let blocks =
                 first_blocks(&philox, group.iter().map(|l| if l.stage == Stage::Start { (l.query, l.w.step) } else { IDLE_QUERY }));
             for (l, lane) in group.iter_mut().enumerate() {
                 match lane.stage {
-                    Stage::Idle => {}
+                    Stage::Idle | Stage::Edge => {}
                     Stage::Trial => env.propose(lane),
+                    Stage::Entry => {
+                        let t = tables.expect("structured trials only with tables");
+                        lane.index = t.resolve(&lane.entry, lane.base);
+                        env.prefetch_edge(lane.index);
+                        lane.stage = Stage::Edge;
+                    }
                     Stage::Start => {
                         let block = [blocks[0][l], blocks[1][l], blocks[2][l], blocks[3][l]];
                         lane.rng = StepRng::with_first_block(seed, lane.query, lane.w.step, Purpose::Sample, block);
                         match env.start(lane, &mut st)? {
-                            Started::Trial => lane.stage = Stage::Trial,
+                            Started::Pending(stage) => lane.stage = stage,
                             Started::DeadEnd => {
                                 st.dead_ends += 1;
                                 lens[lane.row] = lane.len;
                                 active -= !admit(lane, &mut next, out, lens) as usize;
                             }
                             Started::Picked(i) => {
-                                if advance(lane, lane.base + i, targets, out, stride, cfg.length, offsets) {
+                                if advance(&env, lane, lane.base + i, targets, out, stride, cfg.length, offsets) {
                                     lens[lane.row] = lane.len;
                                     active -= !admit(lane, &mut next, out, lens) as usize;
                                 }
@@ -229,16 +320,24 @@ pub(super) fn lock_step<W: Walk>(chunk: &Chunk<W>, out: &mut [u32], lens: &mut [
         // Walks that ask has_edge mostly ask has_edge(prev, candidate): its filter word is
         // fetched for every lane before any lane decides, so the lanes' misses overlap.
         if edge_queries {
-            for lane in lanes.iter().filter(|l| l.stage == Stage::Trial && l.w.prev != crate::NO_NODE) {
-                env.ctx.graph.prefetch_has_edge(lane.w.prev, targets[lane.base + lane.index]);
+            for lane in lanes.iter().filter(|l| l.w.prev != crate::NO_NODE) {
+                match lane.stage {
+                    Stage::Trial => env.ctx.graph.prefetch_has_edge(lane.w.prev, targets[lane.base + lane.index]),
+                    Stage::Edge => env.ctx.graph.prefetch_has_edge(lane.w.prev, targets[lane.index]),
+                    _ => {}
+                }
             }
         }
         // Decide the trials in flight.
-        for lane in lanes.iter_mut().filter(|l| l.stage == Stage::Trial) {
-            let Some(picked) = env.decide(lane, &mut st)? else { continue };
+        for lane in lanes.iter_mut().filter(|l| matches!(l.stage, Stage::Trial | Stage::Edge)) {
+            let decided = match lane.stage {
+                Stage::Trial => env.decide(lane, &mut st)?,
+                _ => env.structured_decide(tables.expect("structured trials only with tables"), lane, &mut st)?,
+            };
+            let Some(picked) = decided else { continue };
             lane.stage = Stage::Start;
             let ended = match picked {
-                Some(i) => advance(lane, lane.base + i, targets, out, stride, cfg.length, offsets),
+                Some(i) => advance(&env, lane, lane.base + i, targets, out, stride, cfg.length, offsets),
                 None => {
                     st.dead_ends += 1;
                     true
@@ -254,8 +353,18 @@ pub(super) fn lock_step<W: Walk>(chunk: &Chunk<W>, out: &mut [u32], lens: &mut [
 }
 
 /// Moves `lane` along edge `e` and writes its node; whether its walk has reached its length.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn advance<S>(lane: &mut Lane<S>, e: usize, targets: &[u32], out: &mut [u32], stride: usize, length: u32, offsets: &[u64]) -> bool {
+fn advance<W: Walk>(
+    env: &Env<W>,
+    lane: &mut Lane<W::State>,
+    e: usize,
+    targets: &[u32],
+    out: &mut [u32],
+    stride: usize,
+    length: u32,
+    offsets: &[u64],
+) -> bool {
     let w = &mut lane.w;
     w.prev = w.cur;
     w.cur = targets[e];
@@ -266,6 +375,9 @@ fn advance<S>(lane: &mut Lane<S>, e: usize, targets: &[u32], out: &mut [u32], st
     let ended = w.step >= length;
     if !ended {
         prefetch(offsets.as_ptr().wrapping_add(w.cur as usize));
+        if let Some(t) = env.tables {
+            structured::prefetch_step(env.walk, env.ctx, t, w);
+        }
     }
     ended
 }
@@ -286,6 +398,8 @@ impl<S: Default> Lane<S> {
             bound: 0.0,
             trials: 0,
             cap: 0,
+            terms: StepTerms::EMPTY,
+            entry: PendingEntry { at: 0, word: 0, source: EntrySource::Order },
         }
     }
 }
