@@ -406,10 +406,13 @@ impl ProposalTables {
     /// A structured trial's cost in plain eRJS trials on a GPU: 2 with a row alias table (its
     /// entry is one more dependent load than eRJS's edge); 0.5 for a `has_edge(prev, dst)`
     /// mixture without one (plain eRJS must search prev's row on every trial its squeeze leaves
-    /// undecided, where most of the mixture's trials need no search); else 1 (label segments
-    /// cost a GPU trial about what an eRJS trial costs). Chosen by `scripts/kernel-sweep.sh`
-    /// (KNOB=WAYFARER_STRUCT_COST) on the H200 (R-MAT 20): c = 1 was fastest for MetaPath;
-    /// c = 2 keeps Node2Vec on even weights on eRJS and on Pareto(1) weights structured
+    /// undecided, where most of the mixture's trials need no search); 0.5 for label segments
+    /// (a segment's trial always lands in the label; the few rows where plain eRJS would win,
+    /// every edge in the label, cost less as structured too than as eRJS lanes diverging from
+    /// the warp's structured ones); else 1. Chosen by `scripts/kernel-sweep.sh`
+    /// (KNOB=WAYFARER_STRUCT_COST) on the H200 (R-MAT 20): MetaPath unweighted 0.628 ms at
+    /// c = 1 (1.7% of its steps eRJS), 0.583 ms at c = 0.5 (none;
+    /// `bench/results/2026-12-04-label-stats-and-lanes.md`); c = 2 keeps Node2Vec on even weights on eRJS and on Pareto(1) weights structured
     /// (`bench/results/2026-12-03-cuda-structured-proposals.md`); second-order PageRank ran
     /// 16.7 ms at c = 1 (half its steps eRJS) and 14.6 ms at c = 0.5 (every step structured,
     /// `bench/results/2026-12-03-cuda-walk-occupancy.md`).
@@ -417,7 +420,7 @@ impl ProposalTables {
         let row_alias = self.terms.iter().any(|t| {
             matches!((t.factor, t.cond), (StaticFactor::Table(i), TermCond::All) if self.rows[i as usize].as_ref().is_some_and(|t| !t.flat))
         });
-        match (row_alias, self.has_prev_neighbor_term()) {
+        match (row_alias, self.has_prev_neighbor_term() || self.has_label_term()) {
             (true, _) => 2.0,
             (false, true) => 0.5,
             (false, false) => 1.0,
@@ -1182,6 +1185,16 @@ mod tests {
         assert_eq!(cost(&[all(StaticFactor::One), prev]), 0.5);
         // A uniform term alone.
         assert_eq!(cost(&[all(StaticFactor::One)]), 1.0);
+        // MetaPath's: a label segment.
+        use crate::graph::{CsrParts, Orientation};
+        let labels = Some((0..g.num_edges() as u32).map(|e| e % 3).collect());
+        let parts = CsrParts { offsets: g.offsets().to_vec(), targets: g.targets().to_vec(), labels, ..Default::default() };
+        let labelled = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        let label = TermPlan { factor: StaticFactor::One, cond: TermCond::Label };
+        match ProposalTables::build(&labelled, &[label], &skew, u64::MAX, TableNeed::Always) {
+            Ok(Ok(t)) => assert_eq!(t.device_trial_cost(), 0.5),
+            _ => panic!("label segments for a labelled graph"),
+        }
     }
 
     #[test]
