@@ -189,9 +189,9 @@ fn the_alias_path_needs_adaptive_a_budget_and_good_weights() {
         let fast = deepwalk.run(&g, &starts, &cfg, None).unwrap().1.fast_path;
         assert!(!matches!(fast, FastPathReport::AliasRows { .. }), "{sampler}");
     }
-    // A budget below the tables' 8 bytes per edge keeps the alias path off: the structured
+    // A budget below the tables' 16 bytes per edge keeps the alias path off: the structured
     // tables fit it, and the lock-step path takes them.
-    let small = WalkConfig { length: 4, seed: 1, table_budget: Some(8 * g.num_edges() - 1), ..Default::default() };
+    let small = WalkConfig { length: 4, seed: 1, table_budget: Some(16 * g.num_edges() - 1), ..Default::default() };
     assert_eq!(deepwalk.run(&g, &starts, &small, None).unwrap().1.fast_path, FastPathReport::LockStepStructured);
     // A walk with move hooks (PPR's stop rule) keeps it too.
     let ppr = LibraryWalk::from_name("ppr", &[], &g, false).unwrap();

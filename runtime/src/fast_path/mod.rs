@@ -83,12 +83,14 @@ impl FastPathReport {
     }
 }
 
-/// Per-edge alias entries `[threshold, alias]` in CSR order: a step on row `v` draws slot `i`
-/// of its `d`, keeps edge `i` when the next word is below the threshold and takes edge
-/// `alias` (an offset in the row) otherwise. A row whose weights are all 0 has the alias
+/// Per-edge alias entries `[threshold, alias, target, alias's target]` in CSR order: a step on
+/// row `v` draws slot `i` of its `d`, keeps edge `i` when the next word is below the threshold
+/// and takes edge `alias` (an offset in the row) otherwise. The entry carries both edges'
+/// targets, so a step reads one line, not the entry and then the target (two dependent misses
+/// once the graph is larger than the caches). A row whose weights are all 0 has the alias
 /// [`DEAD_ROW`] in every slot: the walk ends there, as on the general path.
 pub(crate) struct AliasRows {
-    entries: Vec<[u32; 2]>,
+    entries: Vec<[u32; 4]>,
     seconds: f64,
 }
 
@@ -96,7 +98,7 @@ pub(crate) struct AliasRows {
 const DEAD_ROW: u32 = u32::MAX;
 
 /// Bytes per edge of [`AliasRows`].
-const ALIAS_ENTRY_BYTES: u64 = 8;
+const ALIAS_ENTRY_BYTES: u64 = 16;
 
 /// Deliberately broken alias tables, for the test that the exactness suite catches a wrong
 /// sampler (feature `testing` only): while set, every threshold is halved, so a slot keeps its
@@ -111,11 +113,11 @@ impl AliasRows {
         let t = Instant::now();
         let g = ctx.graph;
         let off = g.offsets();
-        let mut entries = vec![[0u32; 2]; g.num_edges() as usize];
+        let mut entries = vec![[0u32; 4]; g.num_edges() as usize];
         let chunks = crate::graph::build::row_chunks(off, 1 << 16);
         // Disjoint slices of `entries`, one per chunk of rows.
         let mut slices = Vec::with_capacity(chunks.len());
-        let mut rest: &mut [[u32; 2]] = &mut entries;
+        let mut rest: &mut [[u32; 4]] = &mut entries;
         for c in &chunks {
             let (head, tail) = rest.split_at_mut((off[c.end] - off[c.start]) as usize);
             slices.push((c.clone(), head));
@@ -147,7 +149,7 @@ impl AliasRows {
                 let slots = &mut out[row.start - first..row.end - first];
                 let total = crate::proposal::build_alias(&values, &mut prob, &mut alias, &mut small, &mut large);
                 if !(total > 0.0) {
-                    slots.fill([0, DEAD_ROW]);
+                    slots.fill([0, DEAD_ROW, 0, 0]);
                     continue;
                 }
                 for (i, s) in slots.iter_mut().enumerate() {
@@ -157,7 +159,8 @@ impl AliasRows {
                     if broken {
                         p *= 0.5;
                     }
-                    *s = [crate::proposal::threshold(p), alias[i]];
+                    let tg = g.targets();
+                    *s = [crate::proposal::threshold(p), alias[i], tg[row.start + i], tg[row.start + alias[i] as usize]];
                 }
             }
             Ok(())

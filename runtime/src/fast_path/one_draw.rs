@@ -25,6 +25,8 @@ struct Group {
     pending: [usize; LANES],
     slot: [u32; LANES],
     word: [u32; LANES],
+    /// Alias rows: the pending edge's target, read from its entry.
+    next: [u32; LANES],
 }
 
 impl Group {
@@ -37,6 +39,7 @@ impl Group {
         pending: [DEAD; LANES],
         slot: [0; LANES],
         word: [0; LANES],
+        next: [0; LANES],
     };
 
     /// Puts walker `w` (query `query`, output row `row`) in lane `l`.
@@ -58,7 +61,7 @@ impl Group {
 /// resolves alias entries (prefetching the targets), then moves every lane (prefetching its
 /// new row's offsets): between a prefetch and its use the other lanes' work goes by.
 pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
-    entries: &[[u32; 2]],
+    entries: &[[u32; 4]],
     chunk: &Chunk<W>,
     out: &mut [u32],
     lens: &mut [u32],
@@ -133,14 +136,17 @@ pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
                     if gr.at[l] == IDLE || at == DEAD {
                         continue;
                     }
-                    let [threshold, other] = entries[at];
+                    let [threshold, other, target, other_target] = entries[at];
                     gr.pending[l] = if other == DEAD_ROW {
                         DEAD
                     } else {
                         let slot = gr.slot[l];
-                        let e = at - slot as usize + if gr.word[l] < threshold { slot } else { other } as usize;
-                        crate::engine::prefetch(targets.as_ptr().wrapping_add(e));
-                        e
+                        let keep = gr.word[l] < threshold;
+                        let v = if keep { target } else { other_target };
+                        gr.next[l] = v;
+                        // The target came with the entry: its row is next.
+                        crate::engine::prefetch(offsets.as_ptr().wrapping_add(v as usize));
+                        at - slot as usize + if keep { slot } else { other } as usize
                     };
                 }
             }
@@ -157,13 +163,13 @@ pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
                     st.dead_ends += 1;
                     true
                 } else {
-                    let v = targets[e];
+                    let v = if ALIAS { gr.next[l] } else { targets[e] };
                     gr.cur[l] = v;
                     out[at] = v;
                     gr.at[l] = at + 1;
                     gr.ctr[1][l] += 1;
                     let ended = gr.ctr[1][l] >= cfg.length;
-                    if !ended {
+                    if !ended && !ALIAS {
                         crate::engine::prefetch(offsets.as_ptr().wrapping_add(v as usize));
                     }
                     ended
