@@ -13,7 +13,7 @@
 //! edges' graph: `c(v) = 2 T(v) / (d(v) (d(v) - 1))`, `d(v)` the kept distinct neighbors.
 
 use crate::error::WalkError;
-use crate::graph::intersect::{BITMAP_ROW, RowMarks, intersect, intersect_count};
+use crate::graph::intersect::{BITMAP_ROW, LINEAR_SEARCH, RowMarks, intersect, intersect_count, intersect_count_from_end};
 use crate::graph::{CsrGraph, Orientation};
 use crate::sample::exclusive_sum;
 use rayon::prelude::*;
@@ -88,8 +88,46 @@ pub trait OrientedRows: Sync {
         ra
     }
 
+    /// The row that `b`'s oriented row is merged as against [`third_candidates`](Self::third_candidates):
+    /// anything holding it whose other entries cannot meet the candidates.
+    #[inline(always)]
+    fn merge_row(&self, b: u32) -> &[u32] {
+        self.row(b)
+    }
+
+    /// The triangles whose lowest-ranked node is `a`, and `a`'s oriented edges (the count's
+    /// work for one row: `a`'s row marked in `marks` when long, else intersections).
+    #[inline(always)]
+    fn count_row(&self, a: u32, marks: &mut RowMarks) -> (u64, u64) {
+        let ra = self.row(a);
+        let found = if ra.len() >= BITMAP_ROW {
+            marks.mark(ra);
+            let found = ra.iter().map(|&b| self.row(b).iter().map(|&w| marks.has(w) as u64).sum::<u64>()).sum();
+            marks.clear(ra);
+            found
+        } else if ra.len() >= 2 {
+            // See `for_each_triangle`.
+            let mut found = 0;
+            for (i, &b) in ra.iter().enumerate() {
+                let rest = self.third_candidates(ra, i);
+                if !rest.is_empty() {
+                    found += intersect_count(rest, self.merge_row(b));
+                }
+            }
+            found
+        } else {
+            0
+        };
+        (found, ra.len() as u64)
+    }
+
     /// The counts' record for a total and per-node counts found on this graph (any backend).
     fn counts(&self, total: u64, per_node: Vec<u64>) -> TriangleCounts {
+        self.counts_of(total, per_node, self.num_edges())
+    }
+
+    /// [`counts`](Self::counts) with the oriented edges already counted.
+    fn counts_of(&self, total: u64, per_node: Vec<u64>, edges: u64) -> TriangleCounts {
         let mut degree = Vec::new();
         if !per_node.is_empty() {
             degree = vec![0u64; self.num_nodes()];
@@ -100,7 +138,7 @@ pub trait OrientedRows: Sync {
                 }
             }
         }
-        TriangleCounts { total, per_node, degree, kept_edges: self.num_edges(), symmetrized: self.symmetrized() }
+        TriangleCounts { total, per_node, degree, kept_edges: edges, symmetrized: self.symmetrized() }
     }
 }
 
@@ -121,31 +159,45 @@ impl OrientedRows for Oriented {
 }
 
 /// A simple undirected graph oriented by id in place: node `a`'s oriented row is the part of
-/// its own sorted row above `a` (or below it), so nothing is copied. Chosen by [`plan`] when
-/// that order costs about what (degree, id) order does, where building the latter would cost
-/// more than it saves.
+/// its own sorted row above `a` (or below it), so nothing is copied and nothing is computed
+/// before counting: the row's cut is found when the row is read. Chosen by [`plan`] when that
+/// order costs about what (degree, id) order does, where building the latter would cost more
+/// than it saves.
 pub struct IdOrder<'g> {
     offsets: &'g [u64],
     targets: &'g [u32],
-    /// Per node: where its row splits, within the row: its entries below it end there
-    /// (downward order), its entries above it start there (upward order).
-    cut: Vec<u32>,
     upward: bool,
-    edges: u64,
+}
+
+impl<'g> IdOrder<'g> {
+    #[inline(always)]
+    fn full_row(&self, a: u32) -> &'g [u32] {
+        &self.targets[self.offsets[a as usize] as usize..self.offsets[a as usize + 1] as usize]
+    }
+}
+
+/// Where the sorted row `r` stops satisfying `pred`: a count of short rows (independent
+/// compares, no chain of loads and branches as in a binary search), a binary search of long
+/// ones.
+#[inline(always)]
+fn split(r: &[u32], pred: impl Fn(u32) -> bool) -> usize {
+    if r.len() <= LINEAR_SEARCH { r.iter().map(|&x| pred(x) as usize).sum() } else { r.partition_point(|&x| pred(x)) }
 }
 
 impl OrientedRows for IdOrder<'_> {
     fn num_nodes(&self) -> usize {
-        self.cut.len()
+        self.offsets.len() - 1
     }
+    /// The part of `a`'s row above `a` (upward) or below it (downward); `a` itself (a self
+    /// loop) is in neither.
     #[inline(always)]
     fn row(&self, a: u32) -> &[u32] {
-        let (lo, hi) = (self.offsets[a as usize] as usize, self.offsets[a as usize + 1] as usize);
-        let cut = lo + self.cut[a as usize] as usize;
-        if self.upward { &self.targets[cut..hi] } else { &self.targets[lo..cut] }
+        let r = self.full_row(a);
+        if self.upward { &r[split(r, |x| x <= a)..] } else { &r[..split(r, |x| x < a)] }
     }
+    /// A pass over the rows ([`count_oriented`] counts them as it goes instead).
     fn num_edges(&self) -> u64 {
-        self.edges
+        (0..self.num_nodes() as u32).into_par_iter().with_min_len(1024).map(|a| self.row(a).len() as u64).sum()
     }
     fn symmetrized(&self) -> bool {
         false
@@ -156,6 +208,52 @@ impl OrientedRows for IdOrder<'_> {
     #[inline(always)]
     fn third_candidates<'r>(&self, ra: &'r [u32], i: usize) -> &'r [u32] {
         if self.upward { &ra[i + 1..] } else { &ra[..i] }
+    }
+    /// Rows shorter than a bitmap's are read from their own end up to `a` (downward: from the
+    /// start, upward: from the end), so no cut is ever searched: per row that search cost
+    /// as much as the row's intersections on a flat graph.
+    #[inline(always)]
+    fn count_row(&self, a: u32, marks: &mut RowMarks) -> (u64, u64) {
+        let r = self.full_row(a);
+        if r.len() >= BITMAP_ROW {
+            let ra = self.row(a);
+            if ra.len() >= BITMAP_ROW {
+                marks.mark(ra);
+                let found = ra.iter().map(|&b| self.row(b).iter().map(|&w| marks.has(w) as u64).sum::<u64>()).sum();
+                marks.clear(ra);
+                return (found, ra.len() as u64);
+            }
+        }
+        let mut found = 0;
+        if self.upward {
+            // b = r[i] > a; the third node is above b: after it in r, and in b's row from
+            // its end down to b (a merge from the rows' ends stops there).
+            let mut i = r.len();
+            while i > 0 && r[i - 1] > a {
+                i -= 1;
+                if i + 1 < r.len() {
+                    found += intersect_count_from_end(&r[i + 1..], self.full_row(r[i]));
+                }
+            }
+            (found, (r.len() - i) as u64)
+        } else {
+            // b = r[i] < a; the third node is below b: before it in r, and in b's row from
+            // its start (a merge stops when the candidates end).
+            let mut i = 0;
+            while i < r.len() && r[i] < a {
+                if i > 0 {
+                    found += intersect_count(&r[..i], self.full_row(r[i]));
+                }
+                i += 1;
+            }
+            (found, i as u64)
+        }
+    }
+    /// Downward, the candidates are all below `b`, so `b`'s whole row can stand for its
+    /// oriented part in a merge, which stops at the candidates' end: no cut to find.
+    #[inline(always)]
+    fn merge_row(&self, b: u32) -> &[u32] {
+        if self.upward { self.row(b) } else { self.full_row(b) }
     }
 }
 
@@ -201,9 +299,13 @@ pub fn plan<'g>(g: &'g CsrGraph, keep: Option<KeepFn>) -> Plan<'g> {
     Plan::Built(orient(g, keep))
 }
 
-/// Rows sampled for the least cost in [`plan`]'s choice: one in this many (the choice only
-/// decides speed; both orders count exactly).
-const LEAST_COST_SAMPLE: usize = 8;
+/// [`plan`]'s choice reads every row at least this long (they decide the costs on skewed
+/// graphs) and one in [`COST_SAMPLE`] of the others (the choice only decides speed; both
+/// orders count exactly).
+const COST_EXACT_DEGREE: u64 = 64;
+
+/// See [`COST_EXACT_DEGREE`].
+const COST_SAMPLE: usize = 16;
 
 /// What copying one stored entry into the (degree, id) orientation costs, in merge steps of
 /// the count. Measured on WordNet (2 threads): a merge step 0.13 ns, the copy 4.6 ns per entry
@@ -211,69 +313,42 @@ const LEAST_COST_SAMPLE: usize = 8;
 /// both orders pay alike (`bench/results/2026-12-04-cpu-triangles-small.md`).
 const COPY_STEPS_PER_ENTRY: u64 = 16;
 
-/// Rows per task of [`id_order_if_cheap`]'s pass over the rows.
-const CUT_CHUNK: usize = 4096;
-
 fn id_order_if_cheap(g: &CsrGraph) -> Option<IdOrder<'_>> {
+    // In place needs rows without repeats (the copy skips them): the loader knows.
+    if g.has_repeated_entries() {
+        return None;
+    }
     let off = g.offsets();
     let tg = g.targets();
     let n = g.num_nodes();
     let row = |u: usize| &tg[off[u] as usize..off[u + 1] as usize];
-    // One pass over the rows: each row's cut (where its entries above it start), both id
-    // orders' costs and whether any row repeats an entry (in place needs rows without
-    // repeats: the copy skips them), or is too long for a u32 cut.
-    let mut cut = vec![0u32; n];
-    // Chunks of rows with a plain inner loop: a row's work is a few loads, less than a call.
-    // Per order: its cost and its edge count.
-    let ((up, up_edges), (down, down_edges), unfit) = cut
-        .par_chunks_mut(CUT_CHUNK)
-        .enumerate()
-        .map(|(k, cuts)| {
-            let (mut up, mut down, mut unfit) = ((0u64, 0u64), (0u64, 0u64), false);
-            for (i, c) in cuts.iter_mut().enumerate() {
-                let u = k * CUT_CHUNK + i;
-                let r = row(u);
-                let du = r.len() as u64;
-                let above = r.partition_point(|&x| x <= u as u32);
-                let below = above - (above > 0 && r[above - 1] == u as u32) as usize;
-                *c = above as u32;
-                unfit |= r.len() > u32::MAX as usize || r.windows(2).any(|w| w[0] == w[1]);
-                up = (up.0.saturating_add(du.saturating_mul((r.len() - above) as u64)), up.1 + (r.len() - above) as u64);
-                down = (down.0.saturating_add(du.saturating_mul(below as u64)), down.1 + below as u64);
-            }
-            (up, down, unfit)
-        })
-        .reduce(
-            || ((0, 0), (0, 0), false),
-            |x, y| ((x.0.0.saturating_add(y.0.0), x.0.1 + y.0.1), (x.1.0.saturating_add(y.1.0), x.1.1 + y.1.1), x.2 | y.2),
-        );
-    if unfit {
-        return None;
-    }
-    // The least cost, sum over edges of the lower degree, from a sample of rows.
-    let least: u64 = (0..n)
+    // Both id orders' costs and the least cost (sum over edges of the lower degree), from a
+    // stratified sample of rows: no pass over the entries (on a small graph that pass cost
+    // as much as the count).
+    let (up, down, least) = (0..n)
         .into_par_iter()
-        .step_by(LEAST_COST_SAMPLE)
-        .map(|u| {
+        .with_min_len(4096)
+        .filter_map(|u| {
             let du = off[u + 1] - off[u];
-            row(u)[cut[u] as usize..].iter().map(|&v| du.min(off[v as usize + 1] - off[v as usize])).sum::<u64>()
+            let scale = if du >= COST_EXACT_DEGREE {
+                1
+            } else if u % COST_SAMPLE == 0 {
+                COST_SAMPLE as u64
+            } else {
+                return None;
+            };
+            let r = row(u);
+            let above = r.partition_point(|&x| x <= u as u32);
+            let below = above - (above > 0 && r[above - 1] == u as u32) as usize;
+            let least: u64 = r[above..].iter().map(|&v| du.min(off[v as usize + 1] - off[v as usize])).sum();
+            let cost = |part: usize| du.saturating_mul(part as u64).saturating_mul(scale);
+            Some((cost(r.len() - above), cost(below), least.saturating_mul(scale)))
         })
-        .sum::<u64>()
-        .saturating_mul(LEAST_COST_SAMPLE as u64);
+        .reduce(|| (0, 0, 0), |x, y| (x.0.saturating_add(y.0), x.1.saturating_add(y.1), x.2.saturating_add(y.2)));
     if up.min(down) > least.saturating_add(COPY_STEPS_PER_ENTRY.saturating_mul(tg.len() as u64)) {
         return None;
     }
-    let upward = up <= down;
-    if !upward {
-        // Below u: the row's start to its first entry >= u (u itself, a self loop, is skipped).
-        cut.par_iter_mut().enumerate().with_min_len(1024).for_each(|(u, c)| {
-            if *c > 0 && row(u)[*c as usize - 1] == u as u32 {
-                *c -= 1;
-            }
-        });
-    }
-    let edges = if upward { up_edges } else { down_edges };
-    Some(IdOrder { offsets: off, targets: tg, cut, upward, edges })
+    Some(IdOrder { offsets: off, targets: tg, upward: up <= down })
 }
 
 /// Orients `g`'s edges by (degree, id), keeping an edge only if `keep` says so (see the
@@ -432,7 +507,7 @@ fn for_each_triangle<O: OrientedRows + ?Sized>(o: &O, a: u32, marks: &mut RowMar
         for (i, &b) in ra.iter().enumerate() {
             let rest = o.third_candidates(ra, i);
             if !rest.is_empty() {
-                intersect(rest, o.row(b), |k, _| f(b, rest[k]));
+                intersect(rest, o.merge_row(b), |k, _| f(b, rest[k]));
             }
         }
     }
@@ -450,43 +525,35 @@ pub fn count_masked(g: &CsrGraph, keep: Option<KeepFn>, detail: Detail) -> Trian
     plan(g, keep).count(detail)
 }
 
+/// Rows per task of [`count_oriented`]'s total count.
+const COUNT_CHUNK: usize = 1024;
+
 /// [`count_masked`] on an already oriented graph.
 pub fn count_oriented<O: OrientedRows>(o: &O, detail: Detail) -> TriangleCounts {
     let n = o.num_nodes();
     if detail == Detail::Total {
-        // for_each_triangle's work, counting only.
-        let total = (0..n as u32)
+        // for_each_triangle's work, counting only; the oriented edges are counted as the
+        // rows are read.
+        // Rows in chunks with a plain inner loop: a call per row cost as much as a short
+        // row's work.
+        let (total, edges) = (0..n.div_ceil(COUNT_CHUNK))
             .into_par_iter()
-            .with_min_len(64)
             .map_init(
                 || RowMarks::new(n),
-                |marks, a| {
-                    let ra = o.row(a);
-                    if ra.len() >= BITMAP_ROW {
-                        marks.mark(ra);
-                        let found = ra.iter().map(|&b| o.row(b).iter().map(|&w| marks.has(w) as u64).sum::<u64>()).sum();
-                        marks.clear(ra);
-                        found
-                    } else if ra.len() >= 2 {
-                        // See `for_each_triangle`.
-                        let mut found = 0;
-                        for (i, &b) in ra.iter().enumerate() {
-                            let rest = o.third_candidates(ra, i);
-                            if !rest.is_empty() {
-                                found += intersect_count(rest, o.row(b));
-                            }
-                        }
-                        found
-                    } else {
-                        0
+                |marks, c| {
+                    let mut sum = (0, 0);
+                    for a in c * COUNT_CHUNK..n.min((c + 1) * COUNT_CHUNK) {
+                        let (found, edges) = o.count_row(a as u32, marks);
+                        sum = (sum.0 + found, sum.1 + edges);
                     }
+                    sum
                 },
             )
-            .sum();
-        return o.counts(total, Vec::new());
+            .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+        return o.counts_of(total, Vec::new(), edges);
     }
     let per_node: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let total: u64 = (0..n as u32)
+    let (total, edges) = (0..n as u32)
         .into_par_iter()
         .with_min_len(64)
         .map_init(
@@ -512,11 +579,11 @@ pub fn count_oriented<O: OrientedRows>(o: &O, detail: Detail) -> TriangleCounts 
                 if here > 0 {
                     per_node[a as usize].fetch_add(here, Ordering::Relaxed);
                 }
-                here
+                (here, o.row(a).len() as u64)
             },
         )
-        .sum();
-    o.counts(total, per_node.into_iter().map(AtomicU64::into_inner).collect())
+        .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+    o.counts_of(total, per_node.into_iter().map(AtomicU64::into_inner).collect(), edges)
 }
 
 /// [`count_masked`] with a compiled mask (a `#[mask]` function, or any walk whose weight reads
@@ -606,18 +673,47 @@ mod tests {
     }
 
     #[test]
+    fn id_order_in_place_skips_self_loops() {
+        // Every seventh node gets a self loop (one entry in its row): in place is still taken
+        // and counts what the copy counts, with the same edges.
+        let g = random_graph(400, 2400, 3, Some((399, 2)));
+        let mut p = CsrParts { offsets: vec![0], ..Default::default() };
+        for u in 0..400u32 {
+            let mut row = g.neighbors(u).to_vec();
+            if u % 7 == 0 {
+                row.push(u);
+                row.sort_unstable();
+            }
+            p.targets.extend(row);
+            p.offsets.push(p.targets.len() as u64);
+        }
+        let looped = CsrGraph::from_parts(p, Orientation::Undirected).unwrap();
+        let plan = plan(&looped, None);
+        assert!(matches!(plan, Plan::InPlace(_)));
+        for detail in [Detail::Total, Detail::PerNode] {
+            let want = count_oriented(&orient(&looped, None), detail);
+            assert_eq!(plan.count(detail), want, "{detail:?}");
+            assert_eq!(want, count_oriented(&orient(&g, None), detail), "the loops close no triangle");
+        }
+    }
+
+    #[test]
     fn the_plan_builds_a_copy_where_id_order_costs_more() {
         // A hub at id 0 joined to every node: upward id order points all its edges out of it,
         // downward order all into it (its row below it is empty).
         let g = random_graph(2000, 4000, 7, Some((0, 1)));
         let p = plan(&g, None);
         assert!(matches!(&p, Plan::InPlace(o) if o.row(0).is_empty()), "downward");
-        assert_eq!(p.count(Detail::PerNode), count_oriented(&orient(&g, None), Detail::PerNode));
+        for detail in [Detail::Total, Detail::PerNode] {
+            assert_eq!(p.count(detail), count_oriented(&orient(&g, None), detail), "downward, {detail:?}");
+        }
         // At the highest id: upward.
         let g = random_graph(2000, 4000, 7, Some((1999, 1)));
         let p = plan(&g, None);
         assert!(matches!(&p, Plan::InPlace(o) if o.row(1999).is_empty() && o.row(0).first() > Some(&0)), "upward");
-        assert_eq!(p.count(Detail::PerNode), count_oriented(&orient(&g, None), Detail::PerNode));
+        for detail in [Detail::Total, Detail::PerNode] {
+            assert_eq!(p.count(detail), count_oriented(&orient(&g, None), detail), "upward, {detail:?}");
+        }
         // Hubs at both ends: neither id order is cheap.
         let mut edges: Vec<(u32, u32)> =
             (0..2000u32).flat_map(|u| g.neighbors(u).iter().filter(move |&&v| u < v).map(move |&v| (u, v))).collect();

@@ -174,6 +174,10 @@ pub(crate) fn build<S: EdgeSource>(num_nodes: usize, source: &S, opts: &BuildOpt
         ids,
         orientation: if opts.symmetrize { Orientation::Undirected } else { Orientation::Directed },
         edge_filter: Default::default(),
+        repeats: match opts.dedup {
+            Dedup::KeepFirst => std::sync::OnceLock::from(false),
+            Dedup::Keep => Default::default(),
+        },
     })
 }
 

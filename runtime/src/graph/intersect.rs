@@ -86,6 +86,25 @@ pub fn intersect_count(a: &[u32], b: &[u32]) -> u64 {
     found
 }
 
+/// [`intersect_count`] merging from the rows' ends: where `a`'s values all lie above some
+/// value and `b` holds many entries below it, the merge stops before reaching them (it ends
+/// when either row does).
+#[inline]
+pub fn intersect_count_from_end(a: &[u32], b: &[u32]) -> u64 {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if long.len() >= (GALLOP_RATIO + 1) * short.len() {
+        return intersect_count(a, b);
+    }
+    let (mut i, mut j, mut found) = (a.len(), b.len(), 0u64);
+    while i > 0 && j > 0 {
+        let (x, y) = (a[i - 1], b[j - 1]);
+        found += (x == y) as u64;
+        i -= (x >= y) as usize;
+        j -= (y >= x) as usize;
+    }
+    found
+}
+
 /// Rows at least this long are marked in a [`RowMarks`] bitmap when intersected with many
 /// other rows (triangle counting's hub rows): each test is then one bit, not a merge step.
 pub const BITMAP_ROW: usize = 64;
@@ -165,6 +184,8 @@ mod tests {
             assert_eq!(got, naive(&a, &b), "case {case}");
             assert_eq!(intersect_count(&a, &b), got.len() as u64, "case {case}: count");
             assert_eq!(intersect_count(&b, &a), got.len() as u64, "case {case}: count, swapped");
+            assert_eq!(intersect_count_from_end(&a, &b), got.len() as u64, "case {case}: from the end");
+            assert_eq!(intersect_count_from_end(&b, &a), got.len() as u64, "case {case}: from the end, swapped");
             let mut marks = RowMarks::new(range as usize + 2);
             marks.mark(&b);
             for v in 0..range + 2 {

@@ -156,6 +156,9 @@ pub struct CsrGraph {
     pub(crate) orientation: Orientation,
     /// Per-row filters for `has_edge`, built on request ([`CsrGraph::prepare_edge_filter`]).
     pub(crate) edge_filter: std::sync::OnceLock<edge_filter::EdgeFilter>,
+    /// Whether some row holds an entry twice (parallel edges): set by the loaders' validation
+    /// pass where they have one, else found on first use ([`CsrGraph::has_repeated_entries`]).
+    pub(crate) repeats: std::sync::OnceLock<bool>,
 }
 
 /// The arrays of a CSR graph, for building one by hand with [`CsrGraph::from_parts`].
@@ -233,6 +236,7 @@ impl CsrGraph {
             ids,
             orientation,
             edge_filter: Default::default(),
+            repeats: Default::default(),
         };
         build::sort_rows_owned(&mut g);
         Ok(g)
@@ -414,6 +418,19 @@ impl CsrGraph {
     /// about one byte per edge ([`CsrGraph::edge_filter_bytes`]).
     pub fn prepare_edge_filter(&self) {
         self.edge_filter.get_or_init(|| edge_filter::EdgeFilter::build(&self.offsets, &self.targets));
+    }
+
+    /// Whether some row holds the same target twice (parallel edges). Found once, by the
+    /// loader's validation pass or by a pass over the rows on the first call.
+    pub fn has_repeated_entries(&self) -> bool {
+        *self.repeats.get_or_init(|| {
+            use rayon::prelude::*;
+            let (off, tg) = (&self.offsets, &self.targets);
+            (0..self.num_nodes())
+                .into_par_iter()
+                .with_min_len(1024)
+                .any(|v| tg[off[v] as usize..off[v + 1] as usize].windows(2).any(|w| w[0] == w[1]))
+        })
     }
 
     /// The edge filters' memory in bytes (0 before [`CsrGraph::prepare_edge_filter`]).

@@ -328,9 +328,15 @@ fn parse(map: Arc<memmap2::Mmap>, path: &Path) -> Result<CsrGraph, GraphError> {
     if let Some(v) = bad_offset {
         return Err(err(off_at + 8 * v as u64, format!("row offsets decrease at node {v}")));
     }
+    // The same pass finds repeated entries (parallel edges), which triangle counting asks.
+    let repeats = std::sync::atomic::AtomicBool::new(false);
     let bad_row = (0..nn).into_par_iter().find_first(|&v| {
         let r = &targets[offsets[v] as usize..offsets[v + 1] as usize];
-        r.iter().any(|&t| t as u64 >= n) || !r.is_sorted()
+        let strict = r.windows(2).all(|w| w[0] < w[1]);
+        if !strict {
+            repeats.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        r.iter().any(|&t| t as u64 >= n) || (!strict && !r.is_sorted())
     });
     if let Some(v) = bad_row {
         let r = offsets[v]..offsets[v + 1];
@@ -364,6 +370,7 @@ fn parse(map: Arc<memmap2::Mmap>, path: &Path) -> Result<CsrGraph, GraphError> {
         timestamps,
         node_props: props,
         edge_filter: Default::default(),
+        repeats: std::sync::OnceLock::from(repeats.into_inner()),
         ids,
         orientation: if flags & 1 == 1 { Orientation::Undirected } else { Orientation::Directed },
     })
@@ -409,6 +416,23 @@ mod tests {
         let bytes = std::fs::read(&p).unwrap();
         let k = CsrGraph::from_wfg_bytes(&bytes, Path::new("mem")).unwrap();
         assert_eq!(k.targets(), h.targets());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_validation_pass_finds_repeated_entries() {
+        let dir = std::env::temp_dir().join(format!("wfg-rep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (targets, repeats) in [(vec![1, 1, 2, 0], true), (vec![1, 2, 2, 0], true), (vec![1, 2, 0, 2], false)] {
+            let parts = CsrParts { offsets: vec![0, 3, 4, 4], targets, ..Default::default() };
+            let g = CsrGraph::from_parts(parts, crate::graph::Orientation::Directed).unwrap();
+            assert_eq!(g.has_repeated_entries(), repeats, "found on first use");
+            let p = dir.join("g.wfg");
+            g.save_wfg(&p).unwrap();
+            let h = CsrGraph::load_wfg(&p).unwrap();
+            assert_eq!(h.repeats.get(), Some(&repeats), "set by the loader");
+            assert_eq!(h.has_repeated_entries(), repeats);
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
