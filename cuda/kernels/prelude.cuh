@@ -203,6 +203,8 @@ enum { WF_COND_ALL = 0, WF_COND_LABEL = 1, WF_COND_BACK = 2, WF_COND_PREV_NEIGHB
 struct WfWalkerBase {
     u32 start, cur, prev, step;
     u64 last_edge;
+    // cur's weight aggregates (max, min, sum, 0), read at the step's start (wf_enter).
+    float4 cw;
 };
 
 __device__ __forceinline__ u32 wf_degree(const WfGraph& g, u32 v) {
@@ -292,6 +294,15 @@ __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
         if (slot != 0xFFFFFFFFu) return wf_hub_bit(g.hub_bits, g.hub_words, slot, v);
     }
     return wf_find_edge(g, u, v) != ~0ull;
+}
+
+// A walker arrives at b.cur (a new step): cur's weight aggregates, read once for the step's
+// bound and estimate (one 16-byte load, not one per use).
+__device__ __forceinline__ void wf_enter(const WfGraph& g, WfWalkerBase& b) {
+    const u32 v = b.cur;
+    if (g.node_w) b.cw = __ldg(g.node_w + v);
+    else if (g.weight_max) b.cw = make_float4(g.weight_max[v], g.weight_min[v], g.weight_sum[v], 0.0f);
+    else b.cw = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 }
 
 __device__ __forceinline__ float wf_h(const WfGraph& g, u64 e) {

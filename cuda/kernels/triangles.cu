@@ -46,8 +46,9 @@ __device__ __forceinline__ bool wf_t_keep(const WfTriOrient& o, const void* gp, 
     // What a walker standing on u at step 0 weighs the edge (as the CPU's with_edge_weight).
     WfWalker w;
     w.b.start = u; w.b.cur = u; w.b.prev = WF_NO_NODE; w.b.step = 0; w.b.last_edge = ~0ull;
+    wf_enter(*(const WfGraph*)gp, w.b);
     memset(&w.s, 0, sizeof(w.s));
-    float x = wf_weight(*(const WfGraph*)gp, *(const WfParams*)pp, w, e);
+    float x = wf_weight(*(const WfGraph*)gp, *(const WfParams*)pp, w, e, wf_dst(*(const WfGraph*)gp, e));
     if (!(x >= 0.0f)) {
         if (atomicAdd((unsigned long long*)&o.bad[0], 1ull) == 0) {
             o.bad[1] = u; o.bad[2] = e; o.bad[3] = __float_as_uint(x);

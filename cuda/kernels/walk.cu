@@ -427,6 +427,7 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
                 const u64 gq = WF_GLOBAL_QUERY(a, q);
                 u32 start = a.per_node_starts ? (u32)(gq % (u64)g.num_nodes) : a.starts[q];
                 w.b.start = start; w.b.cur = start; w.b.prev = WF_NO_NODE; w.b.step = 0; w.b.last_edge = ~0ull;
+                w.b.cw = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                 memset(&w.s, 0, sizeof(w.s));
                 WfRng ir = wf_rng(a.seed, gq, WF_INIT_STEP, WF_INIT);
                 wf_init(g, p, w, ir);
@@ -448,6 +449,7 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {
             // A new step: choose the sampler.
+            wf_enter(g, w.b);
 #ifdef WF_OUT_OF_CORE
             base = wf_row_base(g, w.b.cur);
             d = (u32)(g.offsets[w.b.cur + 1] - g.offsets[w.b.cur]);
@@ -513,11 +515,12 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             bool accept = false;
             if (i != WF_MISSED) {
                 const double u = wf_uniform(rng);
+                const u32 x = wf_dst(g, e);   // read once for the squeeze and the weight
                 int verdict = -1;   // 1 accept, 0 reject, -1 undecided
                 if (WF_HAS_ENVELOPE) {
                     // The squeeze first: most trials of a has_edge walk need no search.
                     float lo, hi;
-                    wf_envelope(g, p, w, e, &lo, &hi);
+                    wf_envelope(g, p, w, e, x, &lo, &hi);
                     double env_lo, env_hi;
                     wf_terms_envelope_range(g, p, w, st, e, &env_lo, &env_hi);
                     if (__dmul_rn(u, env_hi) < (double)lo && (double)lo <= env_hi) verdict = 1;
@@ -525,10 +528,10 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
                 }
                 if (verdict < 0) {
                     const double env = wf_terms_envelope(g, p, w, st, base, d, e, drawn);
-                    const float x = wf_weight(g, p, w, e);
-                    if (!(x >= 0.0f) || x == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, e, x, 0.0f); dead = true; }
-                    else if ((double)x > env) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, e, x, (float)env); dead = true; }
-                    else accept = __dmul_rn(u, env) < (double)x;
+                    const float wx = wf_weight(g, p, w, e, x);
+                    if (!(wx >= 0.0f) || wx == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, e, wx, 0.0f); dead = true; }
+                    else if ((double)wx > env) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, e, wx, (float)env); dead = true; }
+                    else accept = __dmul_rn(u, env) < (double)wx;
                 } else {
                     accept = verdict == 1;
                 }
@@ -551,17 +554,18 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             stats[WF_STAT_TRIALS] += 1;
             const u32 i = wf_below(rng, d);
             const double y = wf_uniform(rng) * (double)bound;
+            const u32 x = wf_dst(g, base + i);   // read once for the squeeze and the weight
             int verdict = -1;   // 1 accept, 0 reject, -1 undecided
             if (WF_HAS_ENVELOPE) {
                 // The squeeze decides most trials without the expensive part, exactly as the
                 // CPU's rejection_decide.
                 float lo, hi;
-                wf_envelope(g, p, w, base + i, &lo, &hi);
+                wf_envelope(g, p, w, base + i, x, &lo, &hi);
                 if (y < (double)lo && lo <= bound) verdict = 1;
                 else if (y >= (double)hi) verdict = 0;
             }
             if (verdict < 0) {
-                const float wi = wf_weight(g, p, w, base + i);
+                const float wi = wf_weight(g, p, w, base + i, x);
                 if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) { wf_report(a, WF_ERR_BAD_WEIGHT, gq, w.b.step, base + i, wi, 0.0f); dead = true; verdict = 0; }
                 else if (wi > bound) { wf_report(a, WF_ERR_BOUND, gq, w.b.step, base + i, wi, bound); dead = true; verdict = 0; }
                 else verdict = y < (double)wi ? 1 : 0;
@@ -607,7 +611,7 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             for (u32 r0 = 0; r0 < sd; r0 += 32) {
                 const u32 i = r0 + (u32)lane;
                 if (i < sd) {
-                    const float wi = wf_weight(g, p, sw, sbase + i);
+                    const float wi = wf_weight(g, p, sw, sbase + i, wf_dst(g, sbase + i));
                     if (!(wi >= 0.0f) || wi == __int_as_float(0x7f800000)) {
                         wf_report(a, WF_ERR_BAD_WEIGHT, sq, sw.b.step, sbase + i, wi, 0.0f);
                     } else if (wi > 0.0f) {

@@ -3,7 +3,8 @@
 //!
 //! What is emitted, for a walk `w`:
 //! - `WfParams` (the hyperparameters), `WfState` (the impl form's state) and `WfWalker`;
-//! - `wf_weight(g, p, w, e)`, `wf_bound(g, p, w)` and `wf_estimate(g, p, w)`, with
+//! - `wf_weight(g, p, w, e, x)` (`x` the edge's target, which the caller has read once for the
+//!   squeeze `wf_envelope` and the weight), `wf_bound(g, p, w)` and `wf_estimate(g, p, w)`, with
 //!   `WF_HAS_BOUND`, `WF_POSSIBLE_ZERO`, `WF_SUM_EXACT` and `WF_STATIC_WEIGHT` as macros;
 //! - `wf_init`, `wf_update` and `wf_stop`, which draw from the same Philox streams as the CPU.
 //!
@@ -54,6 +55,8 @@ struct Cuda<'a> {
     exprs: &'a Arena<Expr>,
     types: &'a [Scalar],
     f: &'a Program,
+    /// How the edge's target reads: `x` where the caller passes it, else a load.
+    dst: &'static str,
 }
 
 impl Cuda<'_> {
@@ -100,7 +103,7 @@ impl Cuda<'_> {
                 StepField::Prev => "w.b.prev".into(),
                 StepField::Start => "w.b.start".into(),
                 StepField::Step => "w.b.step".into(),
-                StepField::Dst => "wf_dst(g, e)".into(),
+                StepField::Dst => self.dst.into(),
                 StepField::Weight => "wf_h(g, e)".into(),
                 StepField::Label => "wf_label(g, e)".into(),
                 StepField::Edge => "((u32)e)".into(),
@@ -180,9 +183,10 @@ impl Cuda<'_> {
                 }
             }
             Expr::Node(q) => match q {
-                NodeQuery::WeightMax => "wf_wmax(g, w.b.cur)".into(),
-                NodeQuery::WeightMin => "wf_wmin(g, w.b.cur)".into(),
-                NodeQuery::WeightSum => "wf_wsum(g, w.b.cur)".into(),
+                // Read with cur's row offsets at the step's start (wf_enter).
+                NodeQuery::WeightMax => "w.b.cw.x".into(),
+                NodeQuery::WeightMin => "w.b.cw.y".into(),
+                NodeQuery::WeightSum => "w.b.cw.z".into(),
                 NodeQuery::Degree => "wf_degree(g, w.b.cur)".into(),
                 NodeQuery::BackWeight => "wf_back_weight(g, w.b.cur, w.b.prev, 0)".into(),
                 NodeQuery::BackCount => "wf_back_count(g, w.b.cur, w.b.prev)".into(),
@@ -231,10 +235,10 @@ pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
     let _ = writeln!(out, "#define WF_STATIC_WEIGHT {}", f.static_weight() as u8);
     let _ = writeln!(out, "#define WF_NUM_PROPS {}u\n", f.props.len());
 
-    let w = Cuda { exprs: &f.exprs, types: &f.types, f };
+    let w = Cuda { exprs: &f.exprs, types: &f.types, f, dst: "x" };
     let _ = writeln!(
         out,
-        "__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {{\n    return {};\n}}\n",
+        "__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x) {{\n    (void)x;\n    return {};\n}}\n",
         w.e(f.result)
     );
     // A squeeze only pays when the weight has an expensive part to skip.
@@ -243,9 +247,9 @@ pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
     let (lo, hi) = envelope.unwrap_or_else(|| ("0.0f".into(), "0.0f".into()));
     let _ = writeln!(
         out,
-        "// Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).\n__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {{\n    (void)g; (void)p; (void)w; (void)e;\n    *lo = {lo};\n    *hi = {hi};\n}}\n"
+        "// Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).\n__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x, float* lo, float* hi) {{\n    (void)g; (void)p; (void)w; (void)e; (void)x;\n    *lo = {lo};\n    *hi = {hi};\n}}\n"
     );
-    let d = Cuda { exprs: &info.derived.exprs, types: &info.derived.types, f };
+    let d = Cuda { exprs: &info.derived.exprs, types: &info.derived.types, f, dst: "wf_dst(g, e)" };
     let bound = info.bound.map_or("__int_as_float(0x7f800000)".to_string(), |b| d.e(b));
     let _ = writeln!(
         out,
@@ -268,7 +272,7 @@ pub fn emit_device_functions(f: &Program, info: &WalkInfo) -> String {
             out.push_str(if name == "stop" { "    (void)w;\n    return false;\n}\n\n" } else { "    (void)w;\n}\n\n" });
             continue;
         };
-        let c = Cuda { exprs: &r.exprs, types: &r.types, f };
+        let c = Cuda { exprs: &r.exprs, types: &r.types, f, dst: "wf_dst(g, e)" };
         let edge = if name == "init" { "0ull" } else { "w.b.last_edge" };
         let _ = writeln!(out, "    const u64 e = {edge}; (void)e;");
         if r.draws > 0 {
@@ -341,14 +345,14 @@ fn emit_plan(out: &mut String, f: &Program, info: &WalkInfo) {
         chain(conds, "WF_COND_ALL"),
         chain(factors, "-1")
     );
-    let w = Cuda { exprs: &f.exprs, types: &f.types, f };
+    let w = Cuda { exprs: &f.exprs, types: &f.types, f, dst: "wf_dst(g, e)" };
     let statics = plan.map_or(Vec::new(), |p| p.factors.iter().map(|h| w.e(*h)).collect());
     let _ = writeln!(
         out,
         "// Static factor i of edge e (reads only the edge).\n__device__ __forceinline__ float wf_term_static(const WfGraph& g, const WfParams& p, int k, u64 e) {{\n    (void)g; (void)p; (void)e;\n    return {};\n}}",
         chain(statics, "0.0f")
     );
-    let d = Cuda { exprs: &info.derived.exprs, types: &info.derived.types, f };
+    let d = Cuda { exprs: &info.derived.exprs, types: &info.derived.types, f, dst: "wf_dst(g, e)" };
     let bounds = terms.iter().map(|t| d.e(t.bound)).collect();
     let label = plan.and_then(|p| p.label).map_or("0u".to_string(), |l| d.e(l));
     let _ = writeln!(

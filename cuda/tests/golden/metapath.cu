@@ -21,14 +21,15 @@ struct WfWalker {
 #define WF_STATIC_WEIGHT 0
 #define WF_NUM_PROPS 0u
 
-__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {
+__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x) {
+    (void)x;
     return ((wf_label(g, e) == wf_at(p.schema, (u32)(wf_urem(w.b.step, p.len)))) ? wf_h(g, e) : 0.0f);
 }
 
 #define WF_HAS_ENVELOPE 0
 // Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).
-__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {
-    (void)g; (void)p; (void)w; (void)e;
+__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x, float* lo, float* hi) {
+    (void)g; (void)p; (void)w; (void)e; (void)x;
     *lo = 0.0f;
     *hi = 0.0f;
 }

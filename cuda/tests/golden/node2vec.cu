@@ -21,28 +21,29 @@ struct WfWalker {
 #define WF_STATIC_WEIGHT 0
 #define WF_NUM_PROPS 0u
 
-__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {
-    return ((w.b.step == 0u) ? wf_h(g, e) : ((wf_dst(g, e) == w.b.prev) ? (wf_h(g, e) / p.a) : (wf_has_edge(g, w.b.prev, wf_dst(g, e)) ? wf_h(g, e) : (wf_h(g, e) / p.b))));
+__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x) {
+    (void)x;
+    return ((w.b.step == 0u) ? wf_h(g, e) : ((x == w.b.prev) ? (wf_h(g, e) / p.a) : (wf_has_edge(g, w.b.prev, x) ? wf_h(g, e) : (wf_h(g, e) / p.b))));
 }
 
 #define WF_HAS_ENVELOPE 1
 // Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).
-__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {
-    (void)g; (void)p; (void)w; (void)e;
-    *lo = ((w.b.step == 0u) ? wf_h(g, e) : ((wf_dst(g, e) == w.b.prev) ? (wf_h(g, e) / p.a) : wf_minf(wf_h(g, e), (wf_h(g, e) / p.b))));
-    *hi = ((w.b.step == 0u) ? wf_h(g, e) : ((wf_dst(g, e) == w.b.prev) ? (wf_h(g, e) / p.a) : wf_maxf(wf_h(g, e), (wf_h(g, e) / p.b))));
+__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x, float* lo, float* hi) {
+    (void)g; (void)p; (void)w; (void)e; (void)x;
+    *lo = ((w.b.step == 0u) ? wf_h(g, e) : ((x == w.b.prev) ? (wf_h(g, e) / p.a) : wf_minf(wf_h(g, e), (wf_h(g, e) / p.b))));
+    *hi = ((w.b.step == 0u) ? wf_h(g, e) : ((x == w.b.prev) ? (wf_h(g, e) / p.a) : wf_maxf(wf_h(g, e), (wf_h(g, e) / p.b))));
 }
 
 // B: every weight of this step is at most this (infinite: no bound, eRVS only).
 __device__ __forceinline__ float wf_bound(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return ((((w.b.step == 0u) ? 0.0f : (((p.a > 0.0f) || (p.a < 0.0f)) ? wf_maxf((wf_wmin(g, w.b.cur) / p.a), (wf_wmax(g, w.b.cur) / p.a)) : __int_as_float(0x7f800000))) <= wf_maxf(wf_wmax(g, w.b.cur), ((w.b.step == 0u) ? 0.0f : (((p.b > 0.0f) || (p.b < 0.0f)) ? wf_maxf((wf_wmin(g, w.b.cur) / p.b), (wf_wmax(g, w.b.cur) / p.b)) : __int_as_float(0x7f800000))))) ? wf_maxf(wf_wmax(g, w.b.cur), ((w.b.step == 0u) ? 0.0f : (((p.b > 0.0f) || (p.b < 0.0f)) ? wf_maxf((wf_wmin(g, w.b.cur) / p.b), (wf_wmax(g, w.b.cur) / p.b)) : __int_as_float(0x7f800000)))) : wf_maxf(wf_maxf(wf_wmax(g, w.b.cur), ((w.b.step == 0u) ? 0.0f : (((p.b > 0.0f) || (p.b < 0.0f)) ? wf_maxf((wf_wmin(g, w.b.cur) / p.b), (wf_wmax(g, w.b.cur) / p.b)) : __int_as_float(0x7f800000)))), ((w.b.step == 0u) ? 0.0f : (((p.a > 0.0f) || (p.a < 0.0f)) ? wf_maxf((wf_wmin(g, w.b.cur) / p.a), (wf_back_weight(g, w.b.cur, w.b.prev, 0) / p.a)) : __int_as_float(0x7f800000)))));
+    return ((((w.b.step == 0u) ? 0.0f : (((p.a > 0.0f) || (p.a < 0.0f)) ? wf_maxf((w.b.cw.y / p.a), (w.b.cw.x / p.a)) : __int_as_float(0x7f800000))) <= wf_maxf(w.b.cw.x, ((w.b.step == 0u) ? 0.0f : (((p.b > 0.0f) || (p.b < 0.0f)) ? wf_maxf((w.b.cw.y / p.b), (w.b.cw.x / p.b)) : __int_as_float(0x7f800000))))) ? wf_maxf(w.b.cw.x, ((w.b.step == 0u) ? 0.0f : (((p.b > 0.0f) || (p.b < 0.0f)) ? wf_maxf((w.b.cw.y / p.b), (w.b.cw.x / p.b)) : __int_as_float(0x7f800000)))) : wf_maxf(wf_maxf(w.b.cw.x, ((w.b.step == 0u) ? 0.0f : (((p.b > 0.0f) || (p.b < 0.0f)) ? wf_maxf((w.b.cw.y / p.b), (w.b.cw.x / p.b)) : __int_as_float(0x7f800000)))), ((w.b.step == 0u) ? 0.0f : (((p.a > 0.0f) || (p.a < 0.0f)) ? wf_maxf((w.b.cw.y / p.a), (wf_back_weight(g, w.b.cur, w.b.prev, 0) / p.a)) : __int_as_float(0x7f800000)))));
 }
 
 // S: an estimate of the sum of this step's weights (cost model only).
 __device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return ((w.b.step == 0u) ? wf_wsum(g, w.b.cur) : __fadd_rn(__fmul_rn(wf_wsum(g, w.b.cur), 0.5f), __fmul_rn(__fmul_rn((1.0f / p.b), wf_wsum(g, w.b.cur)), 0.5f)));
+    return ((w.b.step == 0u) ? w.b.cw.z : __fadd_rn(__fmul_rn(w.b.cw.z, 0.5f), __fmul_rn(__fmul_rn((1.0f / p.b), w.b.cw.z), 0.5f)));
 }
 
 // Structured proposals: the plan's terms (none: WF_NUM_TERMS 0).

@@ -20,14 +20,15 @@ struct WfWalker {
 #define WF_STATIC_WEIGHT 1
 #define WF_NUM_PROPS 0u
 
-__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {
+__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x) {
+    (void)x;
     return wf_h(g, e);
 }
 
 #define WF_HAS_ENVELOPE 0
 // Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).
-__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {
-    (void)g; (void)p; (void)w; (void)e;
+__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x, float* lo, float* hi) {
+    (void)g; (void)p; (void)w; (void)e; (void)x;
     *lo = 0.0f;
     *hi = 0.0f;
 }
@@ -35,13 +36,13 @@ __device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p,
 // B: every weight of this step is at most this (infinite: no bound, eRVS only).
 __device__ __forceinline__ float wf_bound(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return wf_wmax(g, w.b.cur);
+    return w.b.cw.x;
 }
 
 // S: an estimate of the sum of this step's weights (cost model only).
 __device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p, const WfWalker& w) {
     (void)g; (void)p; (void)w;
-    return wf_wsum(g, w.b.cur);
+    return w.b.cw.z;
 }
 
 // Structured proposals: the plan's terms (none: WF_NUM_TERMS 0).

@@ -20,14 +20,15 @@ struct WfWalker {
 #define WF_STATIC_WEIGHT 0
 #define WF_NUM_PROPS 0u
 
-__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e) {
-    return ((w.b.prev == 4294967295u) ? 1.0f : (wf_has_edge(g, w.b.prev, wf_dst(g, e)) ? __fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev))))) : (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
+__device__ __forceinline__ float wf_weight(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x) {
+    (void)x;
+    return ((w.b.prev == 4294967295u) ? 1.0f : (wf_has_edge(g, w.b.prev, x) ? __fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev))))) : (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
 }
 
 #define WF_HAS_ENVELOPE 1
 // Squeeze: lo <= weight <= hi without the expensive part (eRJS decides most trials by it).
-__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, float* lo, float* hi) {
-    (void)g; (void)p; (void)w; (void)e;
+__device__ __forceinline__ void wf_envelope(const WfGraph& g, const WfParams& p, const WfWalker& w, u64 e, u32 x, float* lo, float* hi) {
+    (void)g; (void)p; (void)w; (void)e; (void)x;
     *lo = ((w.b.prev == 4294967295u) ? 1.0f : wf_minf(__fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev))))), (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
     *hi = ((w.b.prev == 4294967295u) ? 1.0f : wf_maxf(__fadd_rn((__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))), (p.gamma / ((float)(wf_degree(g, w.b.prev))))), (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))));
 }
