@@ -4,7 +4,8 @@
 # replacement, on R-MAT (Graph500 parameters, edge factor 16, seed 1, symmetrized).
 #   scripts/sample-bench.sh SCALE ROWS [OUT.md]
 # ROWS, comma separated: cuda-grouped, cuda-warp (the GPU kernels), cpu (all cores), dgl (DGL's
-# NeighborSampler from the Python at $DGL_PYTHON, default ~/.cache/wayfarer-dgl/bin/python).
+# NeighborSampler from the Python at $DGL_PYTHON, default ~/.cache/wayfarer-dgl/bin/python; when
+# that is absent, the script makes that venv with DGL 2.1.0 and the torch it supports from PyPI).
 # Prints a Markdown table (and appends it to OUT.md when given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,14 @@ WF="${WF:-target/release/wayfarer}"
 [ -x "$WF" ] || WF=.devbin/wayfarer
 DGL_PYTHON="${DGL_PYTHON:-$HOME/.cache/wayfarer-dgl/bin/python}"
 DIR="${BENCH_DIR:-$(mktemp -d)}"
+if [[ ",$ROWS," == *",dgl,"* ]] && [ ! -x "$DGL_PYTHON" ]; then
+    # DGL 2.1.0's wheel carries graphbolt for torch 2.0.0-2.2.1, and graphbolt needs torchdata's
+    # datapipes (0.7.1 pairs with torch 2.1.1) and pandas. Kept in the cache between runs.
+    venv="$(dirname "$(dirname "$DGL_PYTHON")")"
+    echo "installing DGL 2.1.0 into $venv" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "dgl==2.1.0" "torch==2.1.1" "torchdata==0.7.1" "numpy<2" pandas pydantic pyyaml >&2
+fi
 G="$DIR/rmat$SCALE.wfg"
 [ -f "$G" ] || "$WF" gen rmat --scale "$SCALE" --edge-factor 16 --seed 1 -o "$G" >&2
 python3 -c "

@@ -63,7 +63,8 @@ impl PyGraph {
                 (None, false) => Policy::Uniform,
             },
             seed,
-            super_batch: wayfarer::runtime::sample::DEFAULT_SUPER_BATCH,
+            // The backend's default (CPU: 1, GPU: 8).
+            super_batch: 0,
         };
         let job = SampleJob { graph: g, seeds: &seeds, cfg, policy: jit.as_ref(), gpu: Default::default() };
         let (batches, backend_name) = interruptible(py, 0, None, |_| {

@@ -339,6 +339,15 @@ impl StepRng {
         r
     }
 
+    /// [`StepRng::new_at`] with its block `block` already computed (`first` = Philox of that
+    /// block's counter under the seed, e.g. from [`PhiloxLanes`]): the same numbers.
+    #[inline(always)]
+    pub fn new_at_with_block(seed: u64, query: u64, step: u32, purpose: Purpose, block: u32, first: [u32; 4]) -> Self {
+        let mut ctr = Self::first_counter(query, step, purpose);
+        ctr[0] = block.wrapping_add(1);
+        StepRng { key: Self::key(seed), ctr, buf: first, used: 0 }
+    }
+
     /// Computes the stream's next block of four words (what [`StepRng::next_u32`] does when
     /// the block is used up; the engine does it ahead of a compiled turn, which draws only
     /// from the block at hand).

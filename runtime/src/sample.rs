@@ -25,7 +25,7 @@
 
 use crate::error::WalkError;
 use crate::graph::CsrGraph;
-use crate::rng::{Purpose, StepRng};
+use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -71,13 +71,18 @@ pub struct SampleConfig {
     /// The seed of every random draw.
     pub seed: u64,
     /// Mini-batches merged into one super-batch (GARDEN's Super-batch Degree Classifier;
-    /// 0 = [`DEFAULT_SUPER_BATCH`]). Only how the work is grouped: the output is the same for
-    /// any value.
+    /// 0 = the backend's default: [`CPU_SUPER_BATCH`] on the CPU, [`DEFAULT_SUPER_BATCH`] on
+    /// the GPU). Only how the work is grouped: the output is the same for any value.
     pub super_batch: usize,
 }
 
-/// Mini-batches per super-batch by default (GARDEN uses 6 to 10).
+/// Mini-batches per super-batch by default on the GPU (GARDEN uses 6 to 10): larger launches.
 pub const DEFAULT_SUPER_BATCH: usize = 8;
+
+/// Mini-batches per super-batch by default on the CPU: one. Merging buys the CPU no larger
+/// launch, only fewer, uneven tasks and a larger working set (R-MAT 18, fanouts 25,10, 26
+/// mini-batches on 2 threads: 0.039 s at 1, 0.059 s at 8; `bench/results/`).
+pub const CPU_SUPER_BATCH: usize = 1;
 
 /// One layer's message-flow graph.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -147,28 +152,52 @@ pub fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), W
 pub const BLOCKS_PER_DRAW: u32 = 16;
 
 /// The stream of uniform draw `i` of a node: its own sub-stream, so the draws of one node can
-/// be made in parallel (GPU lanes) and still equal the CPU's.
-#[inline(always)]
+/// be made in parallel (GPU lanes) and still equal the CPU's ([`for_each_draw`] makes them).
+#[cfg(test)]
 fn draw_rng(seed: u64, query: u64, layer: u32, i: u32) -> StepRng {
     StepRng::new_at(seed, query, layer, Purpose::Neighbors, i * BLOCKS_PER_DRAW)
 }
 
 /// Floyd's algorithm: a uniformly random `picks.len()`-subset of `0..d`, ascending. Iteration
 /// `i` draws `t` uniform in `[0, j]` for `j = d - k + i` (draw `i`'s own stream) and takes `t`,
-/// or `j` if `t` was taken already; every subset has probability `1 / C(d, k)`.
-fn floyd(seed: u64, query: u64, layer: u32, d: u64, picks: &mut [u64]) {
+/// or `j` if `t` was taken already; every subset has probability `1 / C(d, k)`. The first
+/// block of each draw's stream is computed sixteen draws at a time ([`PhiloxLanes`]).
+fn floyd(lanes: &PhiloxLanes, seed: u64, query: u64, layer: u32, d: u64, picks: &mut [u64]) {
     let k = picks.len() as u64;
-    for i in 0..k as usize {
+    for_each_draw(lanes, seed, query, layer, k as usize, |i, rng| {
         let j = d - k + i as u64;
-        let t = draw_rng(seed, query, layer, i as u32).below(j + 1);
+        let t = rng.below(j + 1);
         picks[i] = if picks[..i].contains(&t) { j } else { t };
-    }
+    });
     picks.sort_unstable();
+}
+
+/// Calls `f(i, stream)` for draws `i` in `0..count`, in order, with draw `i`'s own stream
+/// ([`draw_rng`]), whose first blocks are computed sixteen at a time.
+#[inline(always)]
+fn for_each_draw(lanes: &PhiloxLanes, seed: u64, query: u64, layer: u32, count: usize, mut f: impl FnMut(usize, &mut StepRng)) {
+    let first = StepRng::first_counter(query, layer, Purpose::Neighbors);
+    let mut ctr = [[0u32; LANES]; 4];
+    for (w, word) in ctr.iter_mut().enumerate().skip(1) {
+        *word = [first[w]; LANES];
+    }
+    for at in (0..count).step_by(LANES) {
+        for (lane, c) in ctr[0].iter_mut().enumerate() {
+            *c = ((at + lane) as u32).wrapping_mul(BLOCKS_PER_DRAW);
+        }
+        let blocks = lanes.blocks(&ctr);
+        for i in at..(at + LANES).min(count) {
+            let lane = i - at;
+            let block = [blocks[0][lane], blocks[1][lane], blocks[2][lane], blocks[3][lane]];
+            f(i, &mut StepRng::new_at_with_block(seed, query, layer, Purpose::Neighbors, ctr[0][lane], block));
+        }
+    }
 }
 
 /// The sampled edges of `v`'s row (global edge ids), for layer `layer` of batch `batch`.
 #[allow(clippy::too_many_arguments)]
 fn sample_row(
+    lanes: &PhiloxLanes,
     g: &CsrGraph,
     v: u32,
     fanout: u32,
@@ -216,12 +245,14 @@ fn sample_row(
         (Policy::Uniform, Replacement::Without) => {
             let start = out.len();
             out.resize(start + k as usize, 0);
-            floyd(cfg.seed, query, layer, d, &mut out[start..]);
+            floyd(lanes, cfg.seed, query, layer, d, &mut out[start..]);
             for x in &mut out[start..] {
                 *x += base;
             }
         }
-        (Policy::Uniform, Replacement::With) => out.extend((0..k as u32).map(|i| base + draw_rng(cfg.seed, query, layer, i).below(d))),
+        (Policy::Uniform, Replacement::With) => {
+            for_each_draw(lanes, cfg.seed, query, layer, k as usize, |_, rng| out.push(base + rng.below(d)));
+        }
         (Policy::EdgeWeight | Policy::Custom, Replacement::Without) => {
             out.extend(crate::sampler::reservoir_top_k(w, k as usize, &mut rng).into_iter().map(|i| base + i as u64));
         }
@@ -266,13 +297,14 @@ pub fn reference_batch(
     let mut blocks = Vec::with_capacity(cfg.fanouts.len());
     let mut edges = Vec::new();
     let mut buf = Vec::new();
+    let lanes = PhiloxLanes::new(cfg.seed);
     // Output layer first; reversed at the end.
     for (depth, &fanout) in cfg.fanouts.iter().rev().enumerate() {
         let mut block = Block { src_nodes: frontier.clone(), num_dst: frontier.len(), ..Default::default() };
         let mut local: HashMap<u32, u32> = frontier.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
         for (di, &v) in frontier.iter().enumerate() {
             edges.clear();
-            sample_row(g, v, fanout, cfg, policy, batch, depth as u32, &mut buf, &mut edges)?;
+            sample_row(&lanes, g, v, fanout, cfg, policy, batch, depth as u32, &mut buf, &mut edges)?;
             for &e in &edges {
                 let u = targets[e as usize];
                 let next = block.src_nodes.len() as u32;
@@ -381,12 +413,20 @@ fn sample_layer(
     let mut spans = vec![(0usize, 0usize); n];
     let mut scratch: Vec<u64> = Vec::new();
     let mut buf = Vec::new();
+    let lanes = PhiloxLanes::new(cfg.seed);
     let k = plan.batch_ptr.len() - 1;
+    let offsets = g.offsets();
     for b in 0..k {
-        for &tid in &plan.classified[plan.batch_ptr[b] as usize..plan.batch_ptr[b + 1] as usize] {
+        let (lo, hi) = (plan.batch_ptr[b] as usize, plan.batch_ptr[b + 1] as usize);
+        for (at, &tid) in plan.classified[lo..hi].iter().enumerate() {
+            // The frontier's rows are scattered over the graph: their offsets are fetched a
+            // few nodes ahead.
+            if let Some(&ahead) = plan.classified.get(lo + at + ROW_PREFETCH) {
+                crate::engine::prefetch(offsets.as_ptr().wrapping_add(plan.frontier[ahead as usize] as usize));
+            }
             let v = plan.frontier[tid as usize];
             let start = scratch.len();
-            sample_row(g, v, fanout, cfg, policy, first_batch + b, layer, &mut buf, &mut scratch)?;
+            sample_row(&lanes, g, v, fanout, cfg, policy, first_batch + b, layer, &mut buf, &mut scratch)?;
             spans[tid as usize] = (start, scratch.len() - start);
         }
     }
@@ -400,33 +440,125 @@ fn sample_layer(
     Ok(LayerEdges { edge_ptr, edge_ids })
 }
 
+/// Block-local ids of one sub-batch's nodes: `(node, local id)` entries in an open-addressing
+/// table with linear probing, sized to the sub-batch (at most half full), or, when that would
+/// be about as large as the graph's node count, in a slot per node (no probing). Cleared by the
+/// slots it filled. A general-purpose hash map (SipHash, growth) cost half of the CPU
+/// sampler's time here.
+struct LocalIds {
+    /// `node << 32 | local id`; `EMPTY` where free.
+    slots: Vec<u64>,
+    /// Slots in use, to clear them.
+    filled: Vec<u32>,
+    /// Hashed: the slots in use, less one (a power of two); `usize::MAX`: a slot per node.
+    mask: usize,
+}
+
+impl LocalIds {
+    const EMPTY: u64 = u64::MAX;
+    const PER_NODE: usize = usize::MAX;
+
+    fn new() -> Self {
+        LocalIds { slots: Vec::new(), filled: Vec::new(), mask: 0 }
+    }
+
+    /// Empties the table, with room for `entries` of a graph's `nodes` nodes. Only the first
+    /// slots of its allocation are used, so a small layer after a large one stays in cache.
+    fn reset(&mut self, entries: usize, nodes: usize) {
+        for &s in &self.filled {
+            self.slots[s as usize] = Self::EMPTY;
+        }
+        self.filled.clear();
+        let hashed = (2 * entries.max(1)).next_power_of_two().max(64);
+        let len = if hashed >= nodes { nodes } else { hashed };
+        if len > self.slots.len() {
+            self.slots = vec![Self::EMPTY; len];
+        }
+        self.mask = if len == nodes { Self::PER_NODE } else { len - 1 };
+    }
+
+    /// Where `v`'s probe starts: its own slot, or by Fibonacci hashing (the top bits of the
+    /// product spread consecutive ids).
+    #[inline(always)]
+    fn home(&self, v: u32) -> usize {
+        if self.mask == Self::PER_NODE { v as usize } else { ((v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & self.mask }
+    }
+
+    /// Fetches `v`'s first slot ahead of a lookup (a hint).
+    #[inline(always)]
+    fn prefetch(&self, v: u32) {
+        crate::engine::prefetch(self.slots.as_ptr().wrapping_add(self.home(v)));
+    }
+
+    /// `v`'s local id, or `fresh`'s (given `v` that id) when `v` is new; whether it was new.
+    #[inline(always)]
+    fn get_or_insert(&mut self, v: u32, fresh: u32) -> (u32, bool) {
+        let mut at = self.home(v);
+        loop {
+            let s = self.slots[at];
+            if s == Self::EMPTY {
+                self.slots[at] = (v as u64) << 32 | fresh as u64;
+                self.filled.push(at as u32);
+                return (fresh, true);
+            }
+            if (s >> 32) as u32 == v {
+                return (s as u32, false);
+            }
+            at = (at + 1) & self.mask;
+        }
+    }
+}
+
+/// How many nodes ahead [`sample_layer`] prefetches a frontier node's row offsets.
+const ROW_PREFETCH: usize = 8;
+
+/// How many edges ahead [`next_frontier`] prefetches a sampled edge's target.
+const TARGET_PREFETCH: usize = 64;
+
 /// The next layer's frontier and each sampled edge's source (local id) from the hash table of
 /// every sub-batch: a node's local id is its first appearance among the sub-batch's
 /// destination nodes, then its sampled edges in order.
-pub fn next_frontier(targets: &[u32], plan: &LayerPlan, edges: &LayerEdges) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+pub fn next_frontier(g: &CsrGraph, plan: &LayerPlan, edges: &LayerEdges) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let (targets, nodes) = (g.targets(), g.num_nodes());
     let k = plan.batch_ptr.len() - 1;
     let mut frontier = Vec::with_capacity(plan.frontier.len() + edges.edge_ids.len());
     let mut batch_ptr = vec![0u32];
     let mut edge_src = vec![0u32; edges.edge_ids.len()];
-    let mut local: HashMap<u32, u32> = HashMap::new();
-    for b in 0..k {
-        local.clear();
-        let (lo, hi) = (plan.batch_ptr[b] as usize, plan.batch_ptr[b + 1] as usize);
-        let base = frontier.len();
-        for (i, &v) in plan.frontier[lo..hi].iter().enumerate() {
-            local.insert(v, i as u32);
-            frontier.push(v);
-        }
-        for j in edges.edge_ptr[lo] as usize..edges.edge_ptr[hi] as usize {
-            let u = targets[edges.edge_ids[j] as usize];
-            let next = (frontier.len() - base) as u32;
-            edge_src[j] = *local.entry(u).or_insert_with(|| {
-                frontier.push(u);
-                next
-            });
-        }
-        batch_ptr.push(frontier.len() as u32);
+    // One table per thread, kept between calls: a fresh one per layer cost its zeroing and
+    // page faults (megabytes for a wide last layer), more than the lookups.
+    thread_local! {
+        static LOCAL: std::cell::RefCell<LocalIds> = std::cell::RefCell::new(LocalIds::new());
     }
+    LOCAL.with_borrow_mut(|local| {
+        for b in 0..k {
+            let (lo, hi) = (plan.batch_ptr[b] as usize, plan.batch_ptr[b + 1] as usize);
+            let (elo, ehi) = (edges.edge_ptr[lo] as usize, edges.edge_ptr[hi] as usize);
+            local.reset(hi - lo + ehi - elo, nodes);
+            let base = frontier.len();
+            for (i, &v) in plan.frontier[lo..hi].iter().enumerate() {
+                // Distinct within a sub-batch (merge_seeds, and the frontiers made here).
+                local.get_or_insert(v, i as u32);
+                frontier.push(v);
+            }
+            for j in elo..ehi {
+                // The targets are scattered over the graph and the table larger than the
+                // caches: a target is fetched a few edges ahead, and its slot half as many.
+                if let Some(&e) = edges.edge_ids.get(j + TARGET_PREFETCH) {
+                    crate::engine::prefetch(targets.as_ptr().wrapping_add(e as usize));
+                }
+                if j + TARGET_PREFETCH / 2 < ehi {
+                    local.prefetch(targets[edges.edge_ids[j + TARGET_PREFETCH / 2] as usize]);
+                }
+                let u = targets[edges.edge_ids[j] as usize];
+                let (id, new) = local.get_or_insert(u, (frontier.len() - base) as u32);
+                if new {
+                    frontier.push(u);
+                }
+                edge_src[j] = id;
+            }
+            batch_ptr.push(frontier.len() as u32);
+        }
+    });
     (frontier, batch_ptr, edge_src)
 }
 
@@ -480,7 +612,7 @@ fn sample_super_batch(
     for (depth, &fanout) in cfg.fanouts.iter().rev().enumerate() {
         let plan = classify(g, frontier, batch_ptr, fanout, cfg.replacement);
         let edges = sample_layer(g, &plan, fanout, cfg, policy, first_batch, depth as u32)?;
-        let (next, next_ptr, edge_src) = next_frontier(g.targets(), &plan, &edges);
+        let (next, next_ptr, edge_src) = next_frontier(g, &plan, &edges);
         for (mb, block) in out.iter_mut().zip(split_blocks(&plan, &edges, &next, &next_ptr, &edge_src)) {
             mb.blocks.push(block);
         }
@@ -540,7 +672,7 @@ pub fn sample_by(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: Option
     if (cfg.policy == Policy::Custom) != policy.is_some() {
         return Err(WalkError::Config("Policy::Custom goes with a policy function, and only it".into()));
     }
-    let k = if cfg.super_batch == 0 { DEFAULT_SUPER_BATCH } else { cfg.super_batch };
+    let k = if cfg.super_batch == 0 { CPU_SUPER_BATCH } else { cfg.super_batch };
     let per_super = cfg.batch_size.saturating_mul(k);
     let supers: Vec<Vec<MiniBatch>> = seeds
         .par_chunks(per_super)
@@ -585,6 +717,24 @@ mod tests {
 
     fn cfg(fanouts: &[u32], replacement: Replacement, policy: Policy) -> SampleConfig {
         SampleConfig { fanouts: fanouts.to_vec(), batch_size: 1, replacement, policy, seed: 9, super_batch: 0 }
+    }
+
+    #[test]
+    fn draws_made_sixteen_at_a_time_are_each_draws_own_stream() {
+        let lanes = PhiloxLanes::new(0xDEAD_BEEF_1234);
+        for (query, layer, count) in [(7u64, 0u32, 1usize), ((3 << 32) | 12, 1, 16), (99, 2, 40)] {
+            let mut seen = 0;
+            for_each_draw(&lanes, 0xDEAD_BEEF_1234, query, layer, count, |i, rng| {
+                assert_eq!(i, seen);
+                seen += 1;
+                let mut want = draw_rng(0xDEAD_BEEF_1234, query, layer, i as u32);
+                // Past the first block as well (Lemire's rejection may read on).
+                for _ in 0..9 {
+                    assert_eq!(rng.next_u32(), want.next_u32(), "draw {i} of query {query}");
+                }
+            });
+            assert_eq!(seen, count);
+        }
     }
 
     #[test]

@@ -36,9 +36,10 @@ pub(crate) struct SampleArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
     /// Mini-batches merged into one super-batch (GARDEN's Super-batch Degree Classifier);
-    /// changes only how work is grouped, never the output.
-    #[arg(long, default_value_t = wayfarer::runtime::sample::DEFAULT_SUPER_BATCH)]
-    pub(crate) super_batch: usize,
+    /// changes only how work is grouped, never the output [default: 8 on the GPU, 1 on the
+    /// CPU].
+    #[arg(long)]
+    pub(crate) super_batch: Option<usize>,
     /// auto (the GPU when there is a usable one and the sampling is uniform, else all CPU
     /// cores), cpu, or cuda. Both give the same blocks; weighted policies run on the CPU only.
     #[arg(long, default_value = "auto")]
@@ -89,9 +90,10 @@ pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
         replacement: if a.replace { Replacement::With } else { Replacement::Without },
         policy: if a.weighted { Policy::EdgeWeight } else { Policy::Uniform },
         seed: a.seed,
-        super_batch: a.super_batch,
+        // 0: the backend's default.
+        super_batch: a.super_batch.unwrap_or(0),
     };
-    if a.super_batch == 0 {
+    if a.super_batch == Some(0) {
         bail!("--super-batch 0: merge at least 1 mini-batch");
     }
     let policy = match &a.policy {
