@@ -60,7 +60,7 @@ for scale in $SCALES; do
         tri="$(echo "$line" | grep -o '[a-z-]*: [0-9]*' | head -1 | grep -o '[0-9]*$')"
         edges="$(echo "$line" | grep -o 'among [0-9]*' | grep -o '[0-9]*' || true)"
         secs="$(echo "$line" | grep -o 'in [0-9.]* s' | cut -d' ' -f2)"
-        rate="$(echo "$line" | grep -o '[0-9.]* M edges/s' | cut -d' ' -f1)"
+        rate="$(echo "$line" | grep -o '[0-9.]* M edges/s' | head -1 | cut -d' ' -f1)"
         case "$row" in
             *-mask) if [ -z "$want_mask" ]; then want_mask="$tri"; elif [ "$tri" != "$want_mask" ]; then echo "$name: $row counts $tri, the first masked row $want_mask" >&2; exit 1; fi;;
             *) if [ -z "$want" ]; then want="$tri"; elif [ "$tri" != "$want" ]; then echo "$name: $row counts $tri, the first row $want" >&2; exit 1; fi;;

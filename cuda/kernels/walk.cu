@@ -389,7 +389,11 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
     // done moves on to its next step (or walker) while others still draw (warps stay busy
     // instead of waiting for the lane with the most trials).
     bool in_trials = false;
-    WfRng rng;
+    // Where a step's Sample stream stands between loop iterations: the counter of its next
+    // block and how many words of the block at hand were used (4: none left). The block
+    // itself is computed again when the step's trials resume: held across the loop it cost
+    // four registers, and at three blocks per multiprocessor every register counts.
+    u32 rng_next = 0, rng_used = 4;
     float bound = 0.0f;
     u32 cap = 0, t = 0;
     u64 base = 0;
@@ -445,6 +449,17 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
         }
 
         const u64 gq = WF_GLOBAL_QUERY(a, q);
+        // The step's stream, where the last iteration left it (a new step starts it afresh).
+        WfRng rng = wf_rng(a.seed, gq, w.b.step, WF_SAMPLE);
+        if (in_trials) {
+            rng.ctr.x = rng_next;
+            rng.used = (int)rng_used;
+            if (rng_used < 4) {
+                WfU32x4 c = rng.ctr;
+                c.x = rng_next - 1u;
+                rng.buf = wf_philox(c, rng.k0, rng.k1);
+            }
+        }
         int picked = -1;        // index in the row, or -1
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {
@@ -462,7 +477,6 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             } else if (a.mode == 2) {
                 need_ervs = true;
             } else {
-                rng = wf_rng(a.seed, gq, w.b.step, WF_SAMPLE);
                 bool use_erjs = false;
                 // The step's estimate, computed once: the adaptive rule's (both halves) and the
                 // exact-sum dead-end test's; the forced samplers never read it otherwise.
@@ -583,6 +597,9 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
                 stats[WF_STAT_FALLBACKS] += 1;
             }
         }
+
+        rng_next = rng.ctr.x;
+        rng_used = (u32)rng.used;
 
         // eRVS with jumps: the warp serves each lane that needs it. Lane L reads items L, L+32,
         // ... (one coalesced 8-byte load per lane per round) and runs A-ExpJ over its share:

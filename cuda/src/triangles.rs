@@ -71,8 +71,11 @@ pub struct GpuTriangleReport {
     /// Seconds uploading to the GPUs (the slowest GPU's when they upload in parallel).
     pub upload_seconds: f64,
     /// Seconds orienting (and masking) the graph on the device, the slowest GPU's (0 when the
-    /// host oriented it).
+    /// host oriented it), by the host's clock: its kernels, and what the host does between them.
     pub orient_seconds: f64,
+    /// Seconds in the orientation's kernels alone (CUDA events around them: count, scan, fill,
+    /// hub bitmaps), the slowest GPU's (0 when the host oriented the graph).
+    pub orient_kernel_seconds: f64,
     /// Oriented edges counted by a warp each.
     pub warp_edges: u64,
     /// Oriented edges counted by a thread each.
@@ -376,6 +379,7 @@ pub fn count_graph_with(
         report.kernel_seconds = report.kernel_seconds.max(r.kernel_seconds);
         report.upload_seconds = report.upload_seconds.max(r.upload_seconds);
         report.orient_seconds = report.orient_seconds.max(r.orient_seconds);
+        report.orient_kernel_seconds = report.orient_kernel_seconds.max(r.orient_kernel_seconds);
         report.warp_edges += r.warp_edges;
         report.thread_edges += r.thread_edges;
         report.hub_rows = r.hub_rows;
@@ -442,8 +446,14 @@ fn count_share(
     // The CSR pointers are live uploads of the graph's n + 1 offsets and its targets; counts
     // holds n entries, bad 4; gp/pp are this module's WfGraph image and WfParams (or 0 when no
     // mask is compiled in, and then unread).
+    // The orientation's kernels are timed by events around them (the host's clock also counts
+    // its allocations and copies in between).
+    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let mut orient_kernels = 0.0f64;
+    let ev = s.record_event(timing)?;
     Launch::new(s, &count_fn, &kernels::T_ORIENT_COUNT).arg(&args).arg(&gp).arg(&pp).run(grid(n as u64 * 32))?;
     let offsets = scan.exclusive(s, &counts, n)?;
+    orient_kernels += ev.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
     let kept = at(s, &offsets, n)? as usize;
     if let Some(m) = mask {
         let b = s.clone_dtoh(&bad)?;
@@ -464,7 +474,9 @@ fn count_share(
     args.out_targets = dptr(s, &targets);
     args.out_src = dptr(s, &src);
     // As above; the outputs hold `kept` entries, the scan's total.
+    let ev = s.record_event(timing)?;
     Launch::new(s, &fill_fn, &kernels::T_ORIENT_FILL).arg(&args).arg(&gp).arg(&pp).run(grid(n as u64 * 32))?;
+    orient_kernels += ev.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
     s.synchronize()?;
     drop(_keep);
     // The longest oriented rows as bitmaps.
@@ -487,6 +499,7 @@ fn count_share(
         let func = f(&kernels::T_HUB_BITS)?;
         // hub_bits holds count * words zeroed words, hub_slot n entries; the hubs are nodes
         // whose oriented rows are in offsets/targets.
+        let ev = s.record_event(timing)?;
         Launch::new(s, &func, &kernels::T_HUB_BITS)
             .arg(&offsets)
             .arg(&targets)
@@ -496,10 +509,12 @@ fn count_share(
             .arg(&words64)
             .arg(&hub_slot)
             .run(LaunchConfig { grid_dim: (count.min(sms as u32 * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 })?;
+        orient_kernels += ev.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
         s.synchronize()?;
     }
     report.hub_rows = hub_rows.len();
     report.orient_seconds = t_orient.elapsed().as_secs_f64();
+    report.orient_kernel_seconds = orient_kernels;
 
     // This GPU's node range, by the prefix of the rows' estimated work (every GPU computes the
     // same prefix, so the ranges tile the nodes).
@@ -568,7 +583,6 @@ fn count_share(
         hub_bits: dptr(s, &hub_bits),
         hub_words: words as u64,
     };
-    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
     let start = s.record_event(timing)?;
     launch_counting(s, &module, base, (&light_list, light_count), (&heavy_list, heavy_count), &grid)?;
     let end = s.record_event(timing)?;

@@ -74,12 +74,19 @@ impl TriangleRunner for CpuTriangles {
         let counts = plan.count(job.detail);
         let count_ms = t.elapsed().as_secs_f64() * 1e3;
         let backend = format!(
-            "cpu, {} threads; orientation {orient_ms:.3} ms ({}), counting {count_ms:.3} ms",
+            "cpu, {} threads; orientation {orient_ms:.3} ms ({}), counting {count_ms:.3} ms: {}",
             rayon::current_num_threads(),
-            plan.describe()
+            plan.describe(),
+            rates(&counts, count_ms / 1e3)
         );
         Ok(TriangleReport { counts, backend, gpu: None })
     }
+}
+
+/// The counting's rates: oriented edges and triangles per second of counting.
+fn rates(counts: &crate::triangles::TriangleCounts, secs: f64) -> String {
+    let per = |x: u64| x as f64 / secs.max(1e-9) / 1e6;
+    format!("{:.2} M edges/s, {:.2} M triangles/s", per(counts.kept_edges), per(counts.total))
 }
 
 /// One or more CUDA GPUs.
@@ -118,11 +125,13 @@ impl TriangleRunner for CudaTriangles {
         })?;
         let masked = job.mask.is_some();
         let backend = format!(
-            "{} (upload {:.3} s, orientation {:.3} s, kernels {:.3} s; {} edges by warps, {} by threads, {} rows as bitmaps; {})",
+            "{} (upload {:.3} s; orientation kernels {:.3} ms ({:.3} ms with the host's work), counting kernels {:.3} ms: {}; {} edges by warps, {} by threads, {} rows as bitmaps; {})",
             gpus_name(&self.devices),
             r.upload_seconds,
-            r.orient_seconds,
-            r.kernel_seconds,
+            r.orient_kernel_seconds * 1e3,
+            r.orient_seconds * 1e3,
+            r.kernel_seconds * 1e3,
+            rates(&counts, r.kernel_seconds),
             r.warp_edges,
             r.thread_edges,
             r.hub_rows,
