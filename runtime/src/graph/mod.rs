@@ -396,9 +396,7 @@ impl CsrGraph {
     pub fn has_edge(&self, u: u32, v: u32) -> bool {
         if let Some(f) = self.edge_filter.get() {
             let (lo, hi) = (self.offsets[u as usize], self.offsets[u as usize + 1]);
-            if !f.may_have(lo, hi, v) {
-                return false;
-            }
+            return f.may_have(lo, hi, v) && f.find(&self.targets, lo as usize, hi as usize, v).is_some();
         }
         self.find_edge(u, v).is_some()
     }
