@@ -113,25 +113,30 @@ impl EdgeFilter {
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_edge_passes_and_most_absent_ones_do_not() {
-        // Rows of 0, 1, 7, 64 and 3000 entries over 10,000 nodes (3072 entries).
-        let mut offsets = vec![0u64];
-        let mut targets = Vec::new();
-        let mut x = 12345u64;
-        for d in [0u32, 1, 7, 64, 3000] {
+    /// Sorted rows of the given lengths over `0..range` (xorshift from `seed`, repeats kept),
+    /// as CSR offsets and targets.
+    fn random_rows(lengths: &[u32], range: u64, seed: u64) -> (Vec<u64>, Vec<u32>) {
+        let (mut offsets, mut targets, mut x) = (vec![0u64], Vec::new(), seed);
+        for &d in lengths {
             let mut row: Vec<u32> = (0..d)
                 .map(|_| {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    (x % 10_000) as u32
+                    (x % range) as u32
                 })
                 .collect();
             row.sort_unstable();
             targets.extend(row);
             offsets.push(targets.len() as u64);
         }
+        (offsets, targets)
+    }
+
+    #[test]
+    fn every_edge_passes_and_most_absent_ones_do_not() {
+        // Rows of 0, 1, 7, 64 and 3000 entries over 10,000 nodes (3072 entries).
+        let (offsets, targets) = random_rows(&[0, 1, 7, 64, 3000], 10_000, 12345);
         let f = EdgeFilter::build(&offsets, &targets);
         for u in 0..5usize {
             let (lo, hi) = (offsets[u], offsets[u + 1]);
@@ -156,22 +161,7 @@ mod tests {
     fn a_search_through_the_separators_finds_what_a_plain_search_finds() {
         // Rows of many lengths (across the separated threshold), at offsets that are not
         // multiples of the stride, with repeated entries; every value in range and past it.
-        let mut offsets = vec![0u64];
-        let mut targets = Vec::new();
-        let mut x = 99u64;
-        for d in [3u32, 127, 128, 129, 200, 1000, 4097, 17] {
-            let mut row: Vec<u32> = (0..d)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x % 3000) as u32
-                })
-                .collect();
-            row.sort_unstable();
-            targets.extend(row);
-            offsets.push(targets.len() as u64);
-        }
+        let (offsets, targets) = random_rows(&[3, 127, 128, 129, 200, 1000, 4097, 17], 3000, 99);
         let f = EdgeFilter::build(&offsets, &targets);
         for u in 0..offsets.len() - 1 {
             let (lo, hi) = (offsets[u] as usize, offsets[u + 1] as usize);
