@@ -998,6 +998,10 @@ fn factor_table(
 }
 
 fn max_multiplicity(g: &CsrGraph) -> u32 {
+    // Most graphs have no repeated entries, and the loader knows it.
+    if !g.has_repeated_entries() {
+        return 1;
+    }
     (0..g.num_nodes() as u32)
         .into_par_iter()
         .map(|v| {

@@ -13,7 +13,7 @@
 //! edges' graph: `c(v) = 2 T(v) / (d(v) (d(v) - 1))`, `d(v)` the kept distinct neighbors.
 
 use crate::error::WalkError;
-use crate::graph::intersect::{BITMAP_ROW, LINEAR_SEARCH, RowMarks, intersect, intersect_count, intersect_count_from_end};
+use crate::graph::intersect::{BITMAP_ROW, RowMarks, intersect, intersect_count, intersect_count_from_end};
 use crate::graph::{CsrGraph, Orientation};
 use crate::sample::exclusive_sum;
 use rayon::prelude::*;
@@ -101,10 +101,7 @@ pub trait OrientedRows: Sync {
     fn count_row(&self, a: u32, marks: &mut RowMarks) -> (u64, u64) {
         let ra = self.row(a);
         let found = if ra.len() >= BITMAP_ROW {
-            marks.mark(ra);
-            let found = ra.iter().map(|&b| self.row(b).iter().map(|&w| marks.has(w) as u64).sum::<u64>()).sum();
-            marks.clear(ra);
-            found
+            count_marked(self, ra, marks)
         } else if ra.len() >= 2 {
             // See `for_each_triangle`.
             let mut found = 0;
@@ -176,14 +173,6 @@ impl<'g> IdOrder<'g> {
     }
 }
 
-/// Where the sorted row `r` stops satisfying `pred`: a count of short rows (independent
-/// compares, no chain of loads and branches as in a binary search), a binary search of long
-/// ones.
-#[inline(always)]
-fn split(r: &[u32], pred: impl Fn(u32) -> bool) -> usize {
-    if r.len() <= LINEAR_SEARCH { r.iter().map(|&x| pred(x) as usize).sum() } else { r.partition_point(|&x| pred(x)) }
-}
-
 impl OrientedRows for IdOrder<'_> {
     fn num_nodes(&self) -> usize {
         self.offsets.len() - 1
@@ -193,7 +182,7 @@ impl OrientedRows for IdOrder<'_> {
     #[inline(always)]
     fn row(&self, a: u32) -> &[u32] {
         let r = self.full_row(a);
-        if self.upward { &r[split(r, |x| x <= a)..] } else { &r[..split(r, |x| x < a)] }
+        if self.upward { &r[r.partition_point(|&x| x <= a)..] } else { &r[..r.partition_point(|&x| x < a)] }
     }
     /// A pass over the rows ([`count_oriented`] counts them as it goes instead).
     fn num_edges(&self) -> u64 {
@@ -218,10 +207,7 @@ impl OrientedRows for IdOrder<'_> {
         if r.len() >= BITMAP_ROW {
             let ra = self.row(a);
             if ra.len() >= BITMAP_ROW {
-                marks.mark(ra);
-                let found = ra.iter().map(|&b| self.row(b).iter().map(|&w| marks.has(w) as u64).sum::<u64>()).sum();
-                marks.clear(ra);
-                return (found, ra.len() as u64);
+                return (count_marked(self, ra, marks), ra.len() as u64);
             }
         }
         let mut found = 0;
@@ -486,11 +472,21 @@ fn kept_entries(row: &[u32], mut above: impl FnMut(u32) -> bool, mut f: impl FnM
     }
 }
 
+/// The triangles closed by `a`'s long oriented row `ra`: marked in `marks`, each `b`'s row
+/// tested against it (the counting form of [`for_each_triangle`]'s bitmap branch).
+#[inline]
+fn count_marked<O: OrientedRows + ?Sized>(o: &O, ra: &[u32], marks: &mut RowMarks) -> u64 {
+    marks.mark(ra);
+    let found = ra.iter().map(|&b| o.row(b).iter().map(|&w| marks.has(w) as u64).sum::<u64>()).sum();
+    marks.clear(ra);
+    found
+}
+
 /// Calls `f(b, w)` for every triangle whose lowest-ranked node is `a` (edges `a → b`, `a → w`,
 /// `b → w`): a long row of `a` is marked in a bitmap and each `b`'s row tested against it;
-/// a short one is intersected with each `b`'s row.
+/// a short one is intersected with each `b`'s row. Returns the length of `a`'s oriented row.
 #[inline]
-fn for_each_triangle<O: OrientedRows + ?Sized>(o: &O, a: u32, marks: &mut RowMarks, mut f: impl FnMut(u32, u32)) {
+fn for_each_triangle<O: OrientedRows + ?Sized>(o: &O, a: u32, marks: &mut RowMarks, mut f: impl FnMut(u32, u32)) -> usize {
     let ra = o.row(a);
     if ra.len() >= BITMAP_ROW {
         marks.mark(ra);
@@ -511,6 +507,7 @@ fn for_each_triangle<O: OrientedRows + ?Sized>(o: &O, a: u32, marks: &mut RowMar
             }
         }
     }
+    ra.len()
 }
 
 /// Counts the triangles of `g` (symmetrized first if directed), all edges kept, with per-node
@@ -562,7 +559,7 @@ pub fn count_oriented<O: OrientedRows>(o: &O, detail: Detail) -> TriangleCounts 
                 let mut here = 0u64;
                 // `b` changes rarely between calls: its adds are batched.
                 let (mut last_b, mut at_b) = (u32::MAX, 0u64);
-                for_each_triangle(o, a, marks, |b, w| {
+                let edges = for_each_triangle(o, a, marks, |b, w| {
                     here += 1;
                     if b != last_b {
                         if at_b > 0 {
@@ -579,7 +576,7 @@ pub fn count_oriented<O: OrientedRows>(o: &O, detail: Detail) -> TriangleCounts 
                 if here > 0 {
                     per_node[a as usize].fetch_add(here, Ordering::Relaxed);
                 }
-                (here, o.row(a).len() as u64)
+                (here, edges as u64)
             },
         )
         .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));

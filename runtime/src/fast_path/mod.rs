@@ -112,7 +112,7 @@ impl AliasRows {
     fn build<W: Walk>(walk: &W, ctx: &Ctx) -> Result<Self, WalkError> {
         let t = Instant::now();
         let g = ctx.graph;
-        let off = g.offsets();
+        let (off, tg) = (g.offsets(), g.targets());
         let mut entries = vec![[0u32; 4]; g.num_edges() as usize];
         let chunks = crate::graph::build::row_chunks(off, 1 << 16);
         // Disjoint slices of `entries`, one per chunk of rows.
@@ -159,7 +159,6 @@ impl AliasRows {
                     if broken {
                         p *= 0.5;
                     }
-                    let tg = g.targets();
                     *s = [crate::proposal::threshold(p), alias[i], tg[row.start + i], tg[row.start + alias[i] as usize]];
                 }
             }
