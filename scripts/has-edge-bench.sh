@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The GPU's one has_edge / intersection primitive (cuda/kernels/prelude.cuh: wf_lower_bound, and
-# bitmaps for hub rows) measured where it is used: Node2Vec walks (has_edge(prev, dst) in
-# every weight) and triangle counting (the warp kernel's tests), each with the hub-row
-# bitmaps (default) and without them (binary search only).
+# The GPU's has_edge primitive (cuda/kernels/prelude.cuh: wf_lower_bound, and bitmaps for hub
+# rows) measured where it is used: Node2Vec walks (has_edge(prev, dst) in every weight), with
+# the hub-row bitmaps (default) and without them (binary search only). (Triangle counting has
+# its own hash tables in shared memory: scripts/triangle-bench.sh.)
 #   scripts/has-edge-bench.sh SCALE [OUT.md]      (uses .devbin/wayfarer or target/release/wayfarer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,12 +28,6 @@ for mode in bitmaps binary; do
         table+="
 | node2vec${extra:+ unweighted} | $mode | $kernel | walks checksum $sum |"
     done
-    line="$(WAYFARER_TRI_HUB_BUDGET=$budget "$WF" triangles --graph "$G" --backend cuda 2>&1 >/dev/null | grep '^triangles')"
-    echo "triangles $mode: $line" >&2
-    kernel="$(echo "$line" | grep -o 'kernels [0-9.]* s' | grep -o '[0-9.]*' | python3 -c 'import sys; print(f"{float(sys.stdin.read()) * 1e3:.1f}")')"
-    tri="$(echo "$line" | grep -o 'triangles: [0-9]*' | grep -o '[0-9]*')"
-    table+="
-| triangles | $mode | $kernel | $tri triangles |"
 done
 echo "$table"
 if [ -n "$OUT" ]; then echo "$table" >>"$OUT"; fi

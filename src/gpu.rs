@@ -276,17 +276,19 @@ pub(crate) fn count_triangles_with<W: crate::Walk>(
     graph: &CsrGraph,
     mask: Option<(&W, wayfarer_cuda::triangles::GpuMask)>,
     detail: crate::triangles::Detail,
+    share: crate::triangles::Share,
 ) -> Result<(crate::triangles::TriangleCounts, GpuTriangleReport), CudaError> {
     use crate::triangles;
+    use wayfarer_cuda::triangles::CountTuning;
     if graph.orientation() == crate::graph::Orientation::Directed {
         let oriented = match mask {
             Some((m, _)) => triangles::orient_with(graph, m)?,
             None => triangles::orient(graph, None),
         };
-        return wayfarer_cuda::triangles::count(devs, &oriented, detail);
+        return wayfarer_cuda::triangles::count_share(devs, &oriented, detail, CountTuning::from_env()?, share);
     }
     if let Some((m, _)) = mask {
         m.check(graph)?;
     }
-    wayfarer_cuda::triangles::count_graph(devs, graph, mask.map(|(_, g)| g), detail)
+    wayfarer_cuda::triangles::count_graph_share(devs, graph, mask.map(|(_, g)| g), detail, CountTuning::from_env()?, share)
 }

@@ -72,10 +72,10 @@ fn error_chain(e: &anyhow::Error) -> String {
 
 fn main() {
     let cli = Cli::parse();
-    // Only `walk` splits its work over MPI processes; any other command started by an MPI
-    // launcher would run N times over.
-    if !matches!(cli.cmd, Cmd::Walk(_)) && procs::launched_size().is_some_and(|n| n > 1) {
-        eprintln!("error: only `wayfarer walk` runs across MPI processes; run this command once, without mpirun");
+    // Only `walk` and `triangles` split their work over MPI processes; any other command
+    // started by an MPI launcher would run N times over.
+    if !matches!(cli.cmd, Cmd::Walk(_) | Cmd::Triangles(_)) && procs::launched_size().is_some_and(|n| n > 1) {
+        eprintln!("error: only `wayfarer walk` and `wayfarer triangles` run across MPI processes; run this command once, without mpirun");
         std::process::exit(2);
     }
     if let Some(t) = cli.threads {
@@ -103,7 +103,7 @@ fn main() {
         Cmd::Info { graph } => cli::graph::cmd_info(graph),
         Cmd::Walk(a) => Procs::init().and_then(|p| cli::walk::cmd_walk(a, &p)),
         Cmd::Sample(a) => cli::sample::cmd_sample(a),
-        Cmd::Triangles(a) => cli::triangles::cmd_triangles(a),
+        Cmd::Triangles(a) => Procs::init().and_then(|p| cli::triangles::cmd_triangles(a, &p)),
         Cmd::Partition(a) => cli::partition::cmd_partition(a),
         Cmd::Explain(a) => cli::emit::cmd_explain(a),
         Cmd::Emit(a) => cli::emit::cmd_emit(a),

@@ -1,5 +1,6 @@
-//! Several processes (`mpirun -np N wayfarer walk ...`): which rank this process is, the
-//! shard of the queries it runs, the file it writes, and the manifest rank 0 writes.
+//! Several processes (`mpirun -np N wayfarer walk ...` or `wayfarer triangles`): which rank
+//! this process is, the shard of the queries it runs, the file it writes, and the manifest
+//! rank 0 writes; for triangles, the sums of the ranks' counts.
 //!
 //! Query `q` of the whole run is the same walk whichever process runs it (its streams are
 //! keyed by the seed and `q`), so the shards' union, in rank order, is the single-process
@@ -105,6 +106,20 @@ impl Procs {
         }
         cfg.cost_ratio = CostRatio::Model(wayfarer::engine::CostModel { ratio: m[0], fixed: m[1], ratio_short: m[2] });
         Ok(())
+    }
+
+    /// Sums `xs` element-wise over every process; each process gets the sums (alone: `xs`
+    /// unchanged).
+    pub fn sum_u64(&self, xs: &mut [u64]) {
+        #[cfg(feature = "mpi")]
+        if let Some(u) = &self.universe {
+            use mpi::collective::SystemOperation;
+            use mpi::traits::CommunicatorCollectives;
+            let mine = xs.to_vec();
+            u.world().all_reduce_into(&mine[..], xs, SystemOperation::sum());
+        }
+        #[cfg(not(feature = "mpi"))]
+        let _ = xs;
     }
 
     /// Whether the run is split over processes.

@@ -587,8 +587,30 @@ fn gpu_neighbor_sampling_equals_the_cpu() {
     eprintln!("{checked} GPU sampling configurations equal the CPU's");
 }
 
-/// Triangle counting on the GPU (thread-per-edge and warp-per-edge kernels, work split over
-/// "two GPUs" — the same device opened twice) equals the CPU's count, per-node counts
+/// The counting kernel's three ways of looking an entry up, each forced on these small graphs:
+/// warps' tables only where they can (the default), blocks' tables for every row longer than 4,
+/// and block rows longer than 16 binary-searched (tables of 32 slots).
+fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 3] {
+    use wayfarer_cuda::triangles::CountTuning;
+    [
+        (CountTuning::default(), "default"),
+        (CountTuning { warp_rows: 4, ..Default::default() }, "block tables"),
+        (CountTuning { warp_rows: 4, block_slots_max: 32 }, "searched rows"),
+    ]
+}
+
+/// Checks that a count took the paths its tuning asks for (on a graph with rows longer than 16).
+fn assert_paths(report: &wayfarer::gpu::GpuTriangleReport, how: &str) {
+    assert!(report.lookups > 0 && report.warp_units > 0, "{how}: {report:?}");
+    match how {
+        "default" => assert!(!report.searched_rows(), "{report:?}"),
+        "block tables" => assert!(report.block_units > 0 && !report.searched_rows(), "{report:?}"),
+        _ => assert!(report.block_units > 0 && report.searched_rows(), "{report:?}"),
+    }
+}
+
+/// Triangle counting on the GPU (warps' and blocks' hash tables and searched rows, work split
+/// over "two GPUs" — the same device opened twice) equals the CPU's count, per-node counts
 /// included, with and without a mask, on graphs with hub rows.
 #[test]
 fn gpu_triangle_counts_equal_the_cpu() {
@@ -606,15 +628,17 @@ fn gpu_triangle_counts_equal_the_cpu() {
             let o = orient(&g, keep);
             let want = count_oriented(&o, Detail::PerNode);
             assert!(want.total > 0);
-            for k in [1, 2] {
-                let (got, report) = wayfarer_cuda::triangles::count(&devs[..k], &o, Detail::PerNode).unwrap();
-                assert_eq!(got, want, "R-MAT {scale}, mask {}, {k} GPU(s)", keep.is_some());
-                let (total, _) = wayfarer_cuda::triangles::count(&devs[..k], &o, Detail::Total).unwrap();
-                assert_eq!(total.total, want.total);
-                if scale == 15 {
-                    assert!(report.warp_edges > 0 && report.thread_edges > 0, "both kernels exercised: {report:?}");
+            for (tuning, how) in triangle_tunings() {
+                for k in [1, 2] {
+                    let (got, report) = wayfarer_cuda::triangles::count_with(&devs[..k], &o, Detail::PerNode, tuning).unwrap();
+                    assert_eq!(got, want, "R-MAT {scale}, mask {}, {k} GPU(s), {how}", keep.is_some());
+                    let (total, _) = wayfarer_cuda::triangles::count_with(&devs[..k], &o, Detail::Total, tuning).unwrap();
+                    assert_eq!(total.total, want.total);
+                    if scale >= 13 {
+                        assert_paths(&report, how);
+                    }
+                    checked += 1;
                 }
-                checked += 1;
             }
         }
     }
@@ -637,8 +661,13 @@ fn gpu_count<W: wayfarer::Walk>(
         let jit = wayfarer_jit::JitWalk::compile(&program, &info, &values, g.weights().is_some()).unwrap();
         (CompiledProgram { program, info, values }, jit)
     });
-    let job =
-        TriangleJob { graph: g, mask: compiled.as_ref().map(|(program, jit)| EdgeMask { jit, program }), detail, gpus: Default::default() };
+    let job = TriangleJob {
+        graph: g,
+        mask: compiled.as_ref().map(|(program, jit)| EdgeMask { jit, program }),
+        detail,
+        gpus: Default::default(),
+        share: wayfarer::triangles::Share::WHOLE,
+    };
     let done = runner.count(&job).unwrap();
     (done.counts, done.gpu.expect("CUDA counted"))
 }
@@ -679,18 +708,27 @@ fn gpu_orientation_and_masks_equal_the_cpu() {
             let (got, report) = gpu_count(&counters[k - 1], &g, none, Detail::PerNode);
             assert_eq!(got, want, "R-MAT {scale}, no mask, {k} GPU(s)");
             assert!(report.orient_seconds > 0.0);
-            if scale == 15 {
-                assert!(report.warp_edges > 0 && report.thread_edges > 0, "both kernels exercised: {report:?}");
+            // Shares of a count over processes (mpirun), each on these GPUs: they sum to it.
+            for parts in [2usize, 3] {
+                let (mut total, mut kept, mut per_node) = (0, 0, vec![0u64; g.num_nodes()]);
+                for part in 0..parts {
+                    let share = wayfarer::triangles::Share::new(part, parts).unwrap();
+                    let tuning = Default::default();
+                    let (got, _) =
+                        wayfarer_cuda::triangles::count_graph_share(&devs[..k], &g, None, Detail::PerNode, tuning, share).unwrap();
+                    total += got.total;
+                    kept += got.kept_edges;
+                    per_node.iter_mut().zip(&got.per_node).for_each(|(a, b)| *a += b);
+                    assert_eq!(got.degree.is_empty(), part != 0, "degrees in share 0 only");
+                }
+                assert_eq!((total, kept, &per_node), (want.total, want.kept_edges, &want.per_node), "{parts} shares, {k} GPU(s)");
             }
-            // Bitmap rows forced on (every oriented row of 16+ entries) and off.
-            for (budget, min_len) in [(None, 16), (Some(0), 16)] {
-                let hubs = wayfarer_cuda::triangles::HubRows { budget, min_len };
-                let (got, report) = wayfarer_cuda::triangles::count_graph_with(&devs[..k], &g, None, Detail::PerNode, hubs).unwrap();
-                assert_eq!(got, want, "R-MAT {scale}, no mask, {k} GPU(s), bitmaps {budget:?}");
-                if budget == Some(0) {
-                    assert_eq!(report.hub_rows, 0);
-                } else if scale >= 13 {
-                    assert!(report.hub_rows > 0, "{report:?}");
+            // Each lookup path forced.
+            for (tuning, how) in triangle_tunings() {
+                let (got, report) = wayfarer_cuda::triangles::count_graph_with(&devs[..k], &g, None, Detail::PerNode, tuning).unwrap();
+                assert_eq!(got, want, "R-MAT {scale}, no mask, {k} GPU(s), {how}");
+                if scale >= 13 {
+                    assert_paths(&report, how);
                 }
             }
             let want = count_with(&g, &heavy, Detail::PerNode).unwrap();

@@ -102,7 +102,13 @@ fn sampling_and_triangles_take_the_same_device_rule() {
     use wayfarer::job::triangles::{TriangleJob, select as select_triangles};
     use wayfarer::sample::{Policy, Replacement, SampleConfig};
     let g = graph();
-    let tri = TriangleJob { graph: &g, mask: None, detail: wayfarer::triangles::Detail::Total, gpus: Default::default() };
+    let tri = TriangleJob {
+        graph: &g,
+        mask: None,
+        detail: wayfarer::triangles::Detail::Total,
+        gpus: Default::default(),
+        share: wayfarer::triangles::Share::WHOLE,
+    };
     let e = select_triangles(Backend::Wgpu, &tri).err().expect("wgpu counts no triangles").to_string();
     assert!(e.contains("wgpu runs walks only") && e.contains("wayfarer triangles"), "{e}");
     let cpu = select_triangles(Backend::Cpu, &tri).unwrap().runner.count(&tri).unwrap();

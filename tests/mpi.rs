@@ -2,7 +2,8 @@
 //! and rank 0 a manifest; the shards in rank order are the single-process output byte for byte,
 //! for a library walk and a walk program compiled at run time, on 2 and 3 ranks, with the
 //! adaptive rule's cost model taken from rank 0 (the other ranks have empty caches and would
-//! profile their own). Without `mpirun` on the machine
+//! profile their own). `mpirun -np N wayfarer triangles` counts the same totals and per-node
+//! counts as one process, with and without a mask. Without `mpirun` on the machine
 //! the test says so and passes, unless `WAYFARER_REQUIRE_MPI=1` (set by scripts/test.sh).
 #![cfg(feature = "mpi")]
 
@@ -112,7 +113,7 @@ fn ranks_write_shards_whose_union_is_one_process_output() {
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", env!("CARGO_BIN_EXE_wayfarer"), "info", gs])
         .output()
         .unwrap();
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("only `wayfarer walk` runs across MPI processes"));
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("run across MPI processes"));
     let o = Command::new("mpirun")
         .args([
             "--allow-run-as-root",
@@ -129,5 +130,51 @@ fn ranks_write_shards_whose_union_is_one_process_output() {
         .output()
         .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("-o is needed"));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// `wayfarer triangles` under `mpirun -np 2` and `3`: each rank counts its share of the rows
+/// and rank 0 prints the sum and writes the per-node counts, the same as one process's, with
+/// and without a mask, on the CPU.
+#[test]
+fn ranks_count_the_triangles_of_one_process() {
+    if !mpirun_present() {
+        return;
+    }
+    let d = dir().join("triangles");
+    std::fs::create_dir_all(&d).unwrap();
+    let g = d.join("g.wfg");
+    let gs = g.to_str().unwrap();
+    run(0, &["gen", "rmat", "--scale", "11", "--edge-factor", "12", "--seed", "4", "--weights", "uniform", "-o", gs], &d.join("c"));
+    let mask = d.join("heavy.rs");
+    std::fs::write(&mask, "#[mask]\nfn heavy(s: &Step, t: f32) -> bool {\n    s.weight() > t\n}\n").unwrap();
+    let count = |ranks: usize, extra: &[&str], out: &Path| -> String {
+        let bin = env!("CARGO_BIN_EXE_wayfarer");
+        let mut cmd = if ranks == 0 {
+            Command::new(bin)
+        } else {
+            let mut c = Command::new("mpirun");
+            c.args(["--allow-run-as-root", "--oversubscribe", "-np", &ranks.to_string(), bin]);
+            c
+        };
+        cmd.args(["triangles", "--graph", gs, "--backend", "cpu", "--per-node", out.to_str().unwrap()]).args(extra);
+        let o = cmd.env("RAYON_NUM_THREADS", "1").output().expect("runs");
+        assert!(o.status.success(), "{ranks} ranks, {extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(stdout.lines().count(), 1, "one total, from rank 0 only: {stdout}");
+        stdout
+    };
+    let with_mask = ["--mask", mask.to_str().unwrap(), "-p", "t=2.5"];
+    for extra in [&[][..], &with_mask[..]] {
+        let one = d.join("one.npz");
+        let want = count(0, extra, &one);
+        assert!(want.trim().parse::<u64>().unwrap() > 0);
+        let want_counts = std::fs::read(&one).unwrap();
+        for ranks in [2usize, 3] {
+            let many = d.join(format!("many{ranks}.npz"));
+            assert_eq!(count(ranks, extra, &many), want, "{ranks} ranks, {extra:?}: the total");
+            assert!(std::fs::read(&many).unwrap() == want_counts, "{ranks} ranks, {extra:?}: the per-node counts differ");
+        }
+    }
     std::fs::remove_dir_all(d).unwrap();
 }

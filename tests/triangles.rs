@@ -256,3 +256,42 @@ fn a_mask_with_a_negative_weight_is_an_error() {
     let e = count_with(&g, &NegativeMask, Detail::Total).unwrap_err().to_string();
     assert!(e.contains("negative_mask"), "{e}");
 }
+
+/// Shares of a count (the rows' parts that `mpirun -np N wayfarer triangles` gives each
+/// process) sum to the whole count, totals, per-node counts and kept edges, for both CPU
+/// orientations (id order in place, and the oriented copy), and cover every row once.
+#[test]
+fn shares_sum_to_the_whole_count() {
+    use wayfarer::triangles::{Plan, Share, orient, plan};
+    let g = rmat(11, 12, 9).unwrap();
+    let flat = erdos_renyi(3000, 0.01, 9).unwrap();
+    let plans = [plan(&flat, None), plan(&g, None), Plan::Built(orient(&g, None))];
+    assert!(matches!(plans[0], Plan::InPlace(_)), "a flat graph is counted in place");
+    for p in &plans {
+        for detail in [Detail::Total, Detail::PerNode] {
+            let whole = p.count(detail);
+            assert!(whole.total > 0);
+            for parts in [1usize, 2, 3, 5] {
+                let (mut total, mut kept, mut per_node) = (0, 0, vec![0u64; whole.per_node.len()]);
+                for part in 0..parts {
+                    let c = p.count_share(detail, Share::new(part, parts).unwrap());
+                    total += c.total;
+                    kept += c.kept_edges;
+                    per_node.iter_mut().zip(&c.per_node).for_each(|(a, b)| *a += b);
+                    assert_eq!(c.degree, whole.degree);
+                }
+                assert_eq!((total, kept, &per_node), (whole.total, whole.kept_edges, &whole.per_node), "{}, {parts} parts", p.describe());
+            }
+        }
+    }
+    // The rows of the parts tile the nodes.
+    let o = orient(&g, None);
+    let mut next = 0;
+    for part in 0..4 {
+        let rows = Share::new(part, 4).unwrap().rows(&o);
+        assert_eq!(rows.start, next);
+        next = rows.end;
+    }
+    assert_eq!(next, g.num_nodes());
+    assert!(Share::new(3, 3).is_err());
+}

@@ -9,15 +9,15 @@
 // of the counts, a fill pass (a warp per row, kept edges placed by ballot ranks, so rows stay
 // ascending).
 //
-// Counting: edge (a -> b) closes one triangle per w in out(a) ∩ out(b).
-//
-// Two kernels, chosen per edge by the rows' lengths (the split-edge idea): edges whose rows
-// are short go to wf_t_edges (a thread per edge, grid-stride over the flattened edge list,
-// a sequential merge); edges with a long row go to wf_t_edges_warp (a warp per edge: lanes
-// stride over the shorter row and test each entry against the longer one: a bit test when
-// the longer row is one of the bitmaps built for the longest rows, else a binary search with
-// wf_lower_bound — the prelude's has_edge primitives, shared with the walks). Per-node
-// counts, when asked for, are atomic adds; the total is reduced per warp, then one atomic add.
+// Counting: oriented edge (a -> b) closes one triangle per w in out(a) ∩ out(b). Of the two
+// rows, the shorter is scanned and each of its entries looked up in a hash table of the longer,
+// held in shared memory: the edge is *owned* by the node of the longer row (a on ties), and
+// each owner x gets a list of *partners*, the nodes whose rows are scanned against x's table.
+// A warp (rows of at most `warp_rows` entries) or a whole block (longer rows) builds x's table
+// once and scans a unit of its partners' rows flattened across the lanes, so short rows keep
+// every lane busy. The work is min(|out(a)|, |out(b)|) lookups per edge; a unit's work is
+// bounded (its rows are no longer than x's), and units are taken from global counters, block
+// units first. A row too long for the block's table is binary-searched instead.
 
 // ---- orientation ---------------------------------------------------------------------------
 
@@ -87,27 +87,47 @@ __device__ __forceinline__ void wf_t_orient_rows(const WfTriOrient& o, const voi
 extern "C" __global__ void wf_t_orient_count(WfTriOrient o, const void* gp, const void* pp) { wf_t_orient_rows<false>(o, gp, pp); }
 extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const void* pp) { wf_t_orient_rows<true>(o, gp, pp); }
 
-// ---- splitting the work (several GPUs) and the two kernels' edge lists ------------------------
+// ---- owners, partners, units ----------------------------------------------------------------
 
-// Mirrors cuda/src/triangles.rs `edge_cost`.
-__device__ __forceinline__ u64 wf_t_edge_cost(u64 la, u64 lb) {
-    if (la + lb <= WF_T_WARP_EDGE) return 1 + la + lb;
-    u64 s = la < lb ? la : lb, l = la < lb ? lb : la;
-    return 8 * (1 + (s + 31) / 32) * (u64)(64 - __clzll((long long)l));
+// (The #ifndef knobs can be swept with WAYFARER_CUDA_DEFINES.)
+#ifndef WF_T_WARP_UNIT
+#define WF_T_WARP_UNIT 64ull     // partners per warp unit
+#endif
+#ifndef WF_T_BLOCK_UNIT
+#define WF_T_BLOCK_UNIT 1024ull  // partners per block unit
+#endif
+#define WF_T_EMPTY 0xffffffffu
+#define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
+#define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4
+#define WF_T_WARP_GROUP 4        // warp units taken per counter increment
+#ifndef WF_T_TASK
+#define WF_T_TASK 4              // consecutive row entries per lane and round
+#endif
+
+// Oriented edge e (a -> b): its owner (the node of the longer row, a on ties), the partner whose
+// row is scanned, and that row's length (0: the edge closes no triangle).
+__device__ __forceinline__ void wf_t_owner(const u64* offsets, const u32* targets, const u32* src, u64 e, u32& owner, u32& partner, u32& len) {
+    u32 a = src[e], b = targets[e];
+    u64 la = offsets[a + 1] - offsets[a], lb = offsets[b + 1] - offsets[b];
+    bool at_a = lb <= la;
+    owner = at_a ? a : b;
+    partner = at_a ? b : a;
+    // Oriented rows are at most sqrt(2m) long, far below 2^32.
+    len = (u32)(at_a ? lb : la);
 }
 
-// cost[a] = the estimated work of a's oriented edges (a warp per row).
-extern "C" __global__ void wf_t_row_cost(const u64* offsets, const u32* targets, u64 n, u64* cost) {
-    u32 lane = threadIdx.x & 31;
-    u64 warp = (blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5, warps = ((u64)gridDim.x * blockDim.x) >> 5;
-    for (u64 a = warp; a < n; a += warps) {
-        u64 first = offsets[a], end = offsets[a + 1], c = 0;
-        for (u64 e = first + lane; e < end; e += 32) {
-            u32 b = targets[e];
-            c += wf_t_edge_cost(end - first, offsets[b + 1] - offsets[b]);
-        }
-        for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(0xffffffffu, c, o);
-        if (lane == 0) cost[a] = c;
+__device__ __forceinline__ u64 wf_t_warp_sum(u64 x) {
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
+    return x;
+}
+
+// cost[x] += the lookups (plus one) of every edge x owns (splitting the work over GPUs).
+extern "C" __global__ void wf_t_owner_cost(const u64* offsets, const u32* targets, const u32* src, u64 m, u64* cost) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 e = blockIdx.x * (u64)blockDim.x + threadIdx.x; e < m; e += stride) {
+        u32 owner, partner, len;
+        wf_t_owner(offsets, targets, src, e, owner, partner, len);
+        if (len) atomicAdd((unsigned long long*)&cost[owner], (unsigned long long)len + 1ull);
     }
 }
 
@@ -126,22 +146,62 @@ extern "C" __global__ void wf_t_cuts(const u64* prefix, u64 n, u32 parts, u64* c
     cuts[p] = lo;
 }
 
-// heavy[i] = 1 when oriented edge first + i goes to the warp kernel.
-extern "C" __global__ void wf_t_classify(const u64* offsets, const u32* targets, const u32* src, u64 first, u64 count, u32* heavy) {
+// counts[x] = the partners of owner x (owners in [lo, hi) only); lookups[0] += their rows'
+// total length.
+extern "C" __global__ void wf_t_owner_count(const u64* offsets, const u32* targets, const u32* src, u64 m, u64 lo, u64 hi, u32* counts, u64* lookups) {
+    u64 stride = (u64)gridDim.x * blockDim.x, mine = 0;
+    for (u64 e = blockIdx.x * (u64)blockDim.x + threadIdx.x; e < m; e += stride) {
+        u32 owner, partner, len;
+        wf_t_owner(offsets, targets, src, e, owner, partner, len);
+        if (len && owner >= lo && owner < hi) {
+            atomicAdd(&counts[owner], 1u);
+            mine += len;
+        }
+    }
+    u64 s = wf_t_warp_sum(mine);
+    if ((threadIdx.x & 31) == 0 && s) atomicAdd((unsigned long long*)lookups, (unsigned long long)s);
+}
+
+// partners[poff[x] ..] = owner x's partners, in no particular order (counts[x] counts down to 0).
+extern "C" __global__ void wf_t_owner_fill(const u64* offsets, const u32* targets, const u32* src, u64 m, u64 lo, u64 hi, const u64* poff, u32* counts, u32* partners) {
     u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < count; i += stride) {
-        u64 e = first + i;
-        u32 a = src[e], b = targets[e];
-        heavy[i] = (offsets[a + 1] - offsets[a]) + (offsets[b + 1] - offsets[b]) > WF_T_WARP_EDGE;
+    for (u64 e = blockIdx.x * (u64)blockDim.x + threadIdx.x; e < m; e += stride) {
+        u32 owner, partner, len;
+        wf_t_owner(offsets, targets, src, e, owner, partner, len);
+        if (len && owner >= lo && owner < hi) {
+            u32 k = atomicSub(&counts[owner], 1u) - 1u;
+            partners[poff[owner] + k] = partner;
+        }
     }
 }
 
-// The two kernels' edge lists, in edge order: light[i - rank] or heavy[rank].
-extern "C" __global__ void wf_t_scatter(const u32* heavy, const u64* rank, u64 first, u64 count, u64* light_list, u64* heavy_list) {
+// Units of work: owner x with a row of at most warp_rows entries gets ceil(partners / WU)
+// warp units, a longer one ceil(partners / BU) block units; longest[0] = the longest such row.
+extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 warp_rows, u32* warp_units, u32* block_units, u32* longest) {
     u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < count; i += stride) {
-        if (heavy[i]) heavy_list[rank[i]] = first + i;
-        else light_list[i - rank[i]] = first + i;
+    for (u64 x = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; x < hi; x += stride) {
+        u64 p = poff[x + 1] - poff[x];
+        u64 d = offsets[x + 1] - offsets[x];
+        if (p == 0) continue;
+        if (d <= warp_rows) {
+            warp_units[x] = (u32)((p + WF_T_WARP_UNIT - 1) / WF_T_WARP_UNIT);
+        } else {
+            block_units[x] = (u32)((p + WF_T_BLOCK_UNIT - 1) / WF_T_BLOCK_UNIT);
+            atomicMax(longest, (u32)d);
+        }
+    }
+}
+
+// The unit lists: node x in the low 32 bits, the unit's index within x's partners above.
+extern "C" __global__ void wf_t_unit_fill(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 warp_rows, const u64* warp_at, const u64* block_at, u64* warp_list, u64* block_list) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 x = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; x < hi; x += stride) {
+        u64 p = poff[x + 1] - poff[x];
+        if (p == 0) continue;
+        bool warp = offsets[x + 1] - offsets[x] <= warp_rows;
+        u64 unit = warp ? WF_T_WARP_UNIT : WF_T_BLOCK_UNIT;
+        u64* out = warp ? warp_list + warp_at[x] : block_list + block_at[x];
+        for (u64 k = 0; k * unit < p; ++k) out[k] = x | (k << 32);
     }
 }
 
@@ -156,98 +216,176 @@ extern "C" __global__ void wf_t_degree(const u32* targets, const u32* src, u64 m
 
 // ---- counting --------------------------------------------------------------------------------
 
-struct WfTri {
-    const u64* offsets;  // oriented rows
+struct WfTriCount {
+    const u64* offsets;    // oriented rows
     const u32* targets;
-    const u32* src;      // per oriented edge: its row
-    const u64* edges;    // the edges this launch takes (indices into targets)
-    u64 count;           // how many
-    u64* total;          // one counter
-    u64* per_node;       // or null
-    const u32* hub_slot; // per node: 1 + its oriented row's bitmap, or 0 (null: no bitmaps)
-    const u32* hub_bits;
-    u64 hub_words;
+    const u64* poff;       // per owner: its partners' range in `partners`
+    const u32* partners;
+    const u64* warp_units; // (node, unit) lists, see wf_t_unit_fill
+    u64 warp_count;
+    const u64* block_units;
+    u64 block_count;
+    u64* next;             // [0]: block units taken, [1]: groups of warp units taken
+    u64* total;            // one counter
+    u64* per_node;         // or null
+    u32 block_slots;       // slots of the block's table in shared memory (a power of two)
+    u32 pad;
 };
 
-// Bitmaps of the longest oriented rows (the host picks them by length).
-extern "C" __global__ void wf_t_hub_bits(const u64* offsets, const u32* targets, const u32* hubs, u32 count, u32* bits, u64 words, u32* slot) {
-    if (blockIdx.x == 0)
-        for (u32 k = threadIdx.x; k < count; k += blockDim.x) slot[hubs[k]] = k + 1;
-    wf_fill_hub_bits(offsets, targets, hubs, count, bits, words);
+
+__device__ __forceinline__ u64 wf_t_min(u64 a, u64 b) { return a < b ? a : b; }
+
+__device__ __forceinline__ u32 wf_t_slot(u32 v, u32 bits) { return (v * 2654435769u) >> (32 - bits); }
+
+// The table's size (log2) for a row of d entries within `slots`: load at most 1/8 where that
+// fits, else 1/4, else 1/2; 0 when even that does not fit (the row is searched instead).
+__device__ __forceinline__ u32 wf_t_table_bits(u64 d, u32 slots) {
+    u32 bits = 5;
+    while ((1ull << bits) < 8 * d) ++bits;
+    while (bits > 5 && (1u << bits) > slots && (1ull << (bits - 1)) >= 2 * d) --bits;
+    return (1u << bits) <= slots ? bits : 0;
 }
 
-__device__ __forceinline__ u64 wf_t_warp_sum(u64 x) {
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
-    return x;
-}
-
-extern "C" __global__ void wf_t_edges(WfTri t) {
-    u64 mine = 0;
-    u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 k = blockIdx.x * (u64)blockDim.x + threadIdx.x; k < t.count; k += stride) {
-        u64 e = t.edges[k];
-        u32 a = t.src[e], b = t.targets[e];
-        const u32* ra = t.targets + t.offsets[a];
-        const u32* rb = t.targets + t.offsets[b];
-        u64 la = t.offsets[a + 1] - t.offsets[a], lb = t.offsets[b + 1] - t.offsets[b];
-        u64 i = 0, j = 0, found = 0;
-        while (i < la && j < lb) {
-            u32 x = __ldg(&ra[i]), y = __ldg(&rb[j]);
-            if (x == y) {
-                ++found;
-                if (t.per_node) atomicAdd(&t.per_node[x], 1ull);
-            }
-            i += x <= y;
-            j += y <= x;
+// Linear probing from the even slot at or below the hash, so a lookup reads two slots at a
+// time (one 8-byte load: tables start 8-byte aligned) and, at load 1/8, nearly always stops
+// after the first pair.
+// Whether v is in the row: a lookup in the table (bits > 0), else a binary search of the row.
+__device__ __forceinline__ bool wf_t_has(const u32* tab, u32 bits, const u32* row, u64 d, u32 v) {
+    if (bits) {
+        u32 mask = (1u << bits) - 1u, h = wf_t_slot(v, bits) & ~1u;
+        while (true) {
+            uint2 k = *reinterpret_cast<const uint2*>(tab + h);
+            if (k.x == v || k.y == v) return true;
+            if (k.x == WF_T_EMPTY || k.y == WF_T_EMPTY) return false;
+            h = (h + 2) & mask;
         }
-        if (found && t.per_node) {
-            atomicAdd(&t.per_node[a], found);
-            atomicAdd(&t.per_node[b], found);
-        }
-        mine += found;
     }
-    u64 s = wf_t_warp_sum(mine);
-    if ((threadIdx.x & 31) == 0 && s) atomicAdd(t.total, s);
+    u64 p = wf_lower_bound(row, 0, d, v);
+    return p < d && __ldg(&row[p]) == v;
 }
 
-extern "C" __global__ void wf_t_edges_warp(WfTri t) {
+// Threads `first`, `first + step`, ... insert the row into the table (cleared before).
+__device__ __forceinline__ void wf_t_insert(u32* tab, u32 bits, const u32* row, u64 d, u32 first, u32 step) {
+    u32 mask = (1u << bits) - 1u;
+    for (u64 i = first; i < d; i += step) {
+        u32 v = __ldg(&row[i]), h = wf_t_slot(v, bits) & ~1u;
+        while (atomicCAS(&tab[h], WF_T_EMPTY, v) != WF_T_EMPTY) h = (h + 1) & mask;
+    }
+}
+
+// One warp: up to 32 partners partners[i0 .. i1) of owner x, their rows cut into tasks of
+// WF_T_TASK consecutive entries and the tasks flattened over the lanes (lane q of a round takes
+// the q-th task of the concatenated rows), so short rows keep every lane busy and each lane has
+// WF_T_TASK loads in flight; each entry is looked up in x's table. Returns this lane's hits.
+__device__ __forceinline__ u64 wf_t_scan_partners(const WfTriCount& t, u32 x, const u32* tab, u32 bits, const u32* row, u64 d, u64 i0, u64 i1) {
     u32 lane = threadIdx.x & 31;
-    u64 warp = (blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5, warps = ((u64)gridDim.x * blockDim.x) >> 5;
-    u64 mine = 0;
-    for (u64 k = warp; k < t.count; k += warps) {
-        u64 e = t.edges[k];
-        u32 a = t.src[e], b = t.targets[e];
-        const u32* ra = t.targets + t.offsets[a];
-        const u32* rb = t.targets + t.offsets[b];
-        u64 la = t.offsets[a + 1] - t.offsets[a], lb = t.offsets[b + 1] - t.offsets[b];
-        const u32* s = la <= lb ? ra : rb;
-        const u32* l = la <= lb ? rb : ra;
-        u64 ls = la <= lb ? la : lb, ll = la <= lb ? lb : la;
-        // The longer row as a bitmap when it has one (one load per test), else searched.
-        u32 slot = t.hub_slot ? __ldg(&t.hub_slot[la <= lb ? b : a]) : 0u;
-        u64 found = 0;
-        for (u64 i = lane; i < ls; i += 32) {
-            u32 v = __ldg(&s[i]);
-            bool hit;
-            if (slot) {
-                hit = wf_hub_bit(t.hub_bits, t.hub_words, slot - 1, v);
-            } else {
-                u64 p = wf_lower_bound(l, 0, ll, v);
-                hit = p < ll && __ldg(&l[p]) == v;
-            }
-            if (hit) {
-                ++found;
-                if (t.per_node) atomicAdd(&t.per_node[v], 1ull);
-            }
-        }
-        u64 edge_total = wf_t_warp_sum(found);
-        edge_total = __shfl_sync(0xffffffffu, edge_total, 0);
-        if (lane == 0 && edge_total && t.per_node) {
-            atomicAdd(&t.per_node[a], edge_total);
-            atomicAdd(&t.per_node[b], edge_total);
-        }
-        mine += found;
+    u64 i = i0 + lane;
+    bool have = i < i1;
+    u32 p = have ? __ldg(&t.partners[i]) : 0u;
+    u64 op = have ? t.offsets[p] : 0;
+    // A partner's row is no longer than x's (at most sqrt(2m)), so 32 of them fit in 32 bits.
+    u32 lp = have ? (u32)(t.offsets[p + 1] - op) : 0u;
+    u32 tasks = (lp + WF_T_TASK - 1) / WF_T_TASK;
+    u32 incl = tasks;
+    for (int o = 1; o < 32; o <<= 1) {
+        u32 y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= (u32)o) incl += y;
     }
-    u64 s = wf_t_warp_sum(mine);
-    if (lane == 0 && s) atomicAdd(t.total, s);
+    u32 start = incl - tasks, total = __shfl_sync(0xffffffffu, incl, 31);
+    // In entries of the flattened rows: the row's entry at flattened position f is
+    // targets[base + f], and the row ends before flattened position `end`.
+    u64 base = op - (u64)start * WF_T_TASK;
+    u32 end = start * WF_T_TASK + lp;
+    u32 le = (2u << lane) - 1u;
+    u64 hits = 0;
+    // Every partner has a non-empty row, so partners occupy lanes 0.. in order and start at
+    // distinct tasks: task q's partner is (partners starting at or before q) - 1.
+    for (u32 t0 = 0; t0 < total; t0 += 32) {
+        u32 here = __reduce_or_sync(0xffffffffu, (have && start >= t0 && start - t0 < 32) ? 1u << (start - t0) : 0u);
+        u32 before = __popc(__ballot_sync(0xffffffffu, have && start < t0));
+        u32 src_lane = (before + __popc(here & le) - 1u) & 31u;
+        u64 b = __shfl_sync(0xffffffffu, base, src_lane);
+        u32 e = __shfl_sync(0xffffffffu, end, src_lane);
+        u32 owner_partner = t.per_node ? __shfl_sync(0xffffffffu, p, src_lane) : 0u;
+        u32 q = t0 + lane, f0 = q * WF_T_TASK;
+        if (q >= total) e = 0;
+        u32 v[WF_T_TASK];
+#pragma unroll
+        for (int j = 0; j < WF_T_TASK; ++j) v[j] = f0 + j < e ? __ldg(&t.targets[b + f0 + j]) : 0u;
+#pragma unroll
+        for (int j = 0; j < WF_T_TASK; ++j) {
+            if (f0 + j < e && wf_t_has(tab, bits, row, d, v[j])) {
+                ++hits;
+                if (t.per_node) {
+                    atomicAdd((unsigned long long*)&t.per_node[v[j]], 1ull);
+                    atomicAdd((unsigned long long*)&t.per_node[x], 1ull);
+                    atomicAdd((unsigned long long*)&t.per_node[owner_partner], 1ull);
+                }
+            }
+        }
+    }
+    return hits;
+}
+
+extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
+    extern __shared__ __align__(16) u32 wf_t_smem[];
+    __shared__ u64 unit_s;
+    __shared__ u32 batch_s;
+    u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u64 hits = 0;
+    // Block units first (the longest rows): the block's table is all of shared memory, and its
+    // warps take the unit's batches of 32 partners as they finish the last.
+    while (true) {
+        if (threadIdx.x == 0) {
+            unit_s = atomicAdd((unsigned long long*)&t.next[0], 1ull);
+            batch_s = 0;
+        }
+        __syncthreads();
+        u64 k = unit_s;
+        if (k >= t.block_count) break;
+        u64 u = t.block_units[k];
+        u32 x = (u32)u;
+        u64 ox = t.offsets[x], d = t.offsets[x + 1] - ox;
+        const u32* row = t.targets + ox;
+        u32 bits = wf_t_table_bits(d, t.block_slots);
+        if (bits) {
+            for (u32 i = threadIdx.x; i < (1u << bits); i += blockDim.x) wf_t_smem[i] = WF_T_EMPTY;
+            __syncthreads();
+            wf_t_insert(wf_t_smem, bits, row, d, threadIdx.x, blockDim.x);
+        }
+        __syncthreads();
+        u64 i0 = t.poff[x] + (u >> 32) * WF_T_BLOCK_UNIT, i1 = wf_t_min(t.poff[x + 1], i0 + WF_T_BLOCK_UNIT);
+        while (true) {
+            u32 batch = 0;
+            if (lane == 0) batch = atomicAdd(&batch_s, 1u);
+            u64 i = i0 + 32ull * __shfl_sync(0xffffffffu, batch, 0);
+            if (i >= i1) break;
+            hits += wf_t_scan_partners(t, x, wf_t_smem, bits, row, d, i, wf_t_min(i1, i + 32));
+        }
+        __syncthreads();  // the table is rebuilt, and unit_s rewritten, only after every warp is done
+    }
+    // Then warp units: each warp its own table.
+    u32* tab = wf_t_smem + warp * WF_T_WARP_SLOTS;
+    while (true) {
+        u64 g = 0;
+        if (lane == 0) g = atomicAdd((unsigned long long*)&t.next[1], 1ull);
+        u64 k0 = __shfl_sync(0xffffffffu, g, 0) * WF_T_WARP_GROUP;
+        if (k0 >= t.warp_count) break;
+        for (u64 k = k0; k < wf_t_min(k0 + WF_T_WARP_GROUP, t.warp_count); ++k) {
+            u64 u = t.warp_units[k];
+            u32 x = (u32)u;
+            u64 ox = t.offsets[x], d = t.offsets[x + 1] - ox;
+            const u32* row = t.targets + ox;
+            u32 bits = wf_t_table_bits(d, WF_T_WARP_SLOTS);
+            for (u32 i = lane; i < (1u << bits); i += 32) tab[i] = WF_T_EMPTY;
+            __syncwarp();
+            wf_t_insert(tab, bits, row, d, lane, 32);
+            __syncwarp();
+            u64 i0 = t.poff[x] + (u >> 32) * WF_T_WARP_UNIT, i1 = wf_t_min(t.poff[x + 1], i0 + WF_T_WARP_UNIT);
+            for (u64 i = i0; i < i1; i += 32) hits += wf_t_scan_partners(t, x, tab, bits, row, d, i, wf_t_min(i1, i + 32));
+            __syncwarp();
+        }
+    }
+    u64 s = wf_t_warp_sum(hits);
+    if (lane == 0 && s) atomicAdd((unsigned long long*)t.total, (unsigned long long)s);
 }

@@ -135,6 +135,15 @@ fn host_layout(c_name: &str) -> (Vec<(&'static str, usize)>, usize) {
             short_row, per_node_starts, starts, out, lens, counter, stats, error, query_ids, struct_cost),
         "WfSampleArgs" => fields!(WfSampleArgs: frontier, classified, batch_ptr, bound_ptr, full_before, edge_ptr,
             offsets, targets, out_eid, out_nbr, out_dst, seed, k, n, first_batch, layer, fanout, with_replacement),
+        "WfTriCount" => {
+            use crate::triangles::CountArgs;
+            fields!(CountArgs: offsets, targets, poff, partners, warp_units, warp_count, block_units, block_count, next, total,
+                per_node, block_slots, pad)
+        }
+        "WfTriOrient" => {
+            use crate::triangles::OrientArgs;
+            fields!(OrientArgs: offsets, targets, n, counts, out_offsets, out_targets, out_src, bad)
+        }
         other => panic!("no host struct mirrors `{other}`"),
     }
 }
@@ -188,8 +197,13 @@ mod tests {
     /// Every host struct against the C declaration the kernels are compiled with.
     #[test]
     fn host_structs_match_the_kernels_declarations() {
-        let sources =
-            [("WfGraph", crate::codegen::PRELUDE), ("WfRunArgs", crate::WALK_KERNEL), ("WfSampleArgs", crate::sample::SAMPLE_KERNELS)];
+        let sources = [
+            ("WfGraph", crate::codegen::PRELUDE),
+            ("WfRunArgs", crate::WALK_KERNEL),
+            ("WfSampleArgs", crate::sample::SAMPLE_KERNELS),
+            ("WfTriCount", crate::triangles::TRIANGLE_KERNELS),
+            ("WfTriOrient", crate::triangles::TRIANGLE_KERNELS),
+        ];
         for (name, src) in sources {
             let (host, host_size) = host_layout(name);
             let (c, c_size) = c_layout(src, name).unwrap();

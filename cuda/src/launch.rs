@@ -82,14 +82,14 @@ pub(crate) mod kernels {
         S_EDGE_SRC = "wf_s_edge_src"(Ptr, U64, Ptr, U32, Struct("WfTable"), Ptr);
         T_ORIENT_COUNT = "wf_t_orient_count"(Struct("WfTriOrient"), Ptr, Ptr);
         T_ORIENT_FILL = "wf_t_orient_fill"(Struct("WfTriOrient"), Ptr, Ptr);
-        T_HUB_BITS = "wf_t_hub_bits"(Ptr, Ptr, Ptr, U32, Ptr, U64, Ptr);
-        T_ROW_COST = "wf_t_row_cost"(Ptr, Ptr, U64, Ptr);
+        T_OWNER_COST = "wf_t_owner_cost"(Ptr, Ptr, Ptr, U64, Ptr);
         T_CUTS = "wf_t_cuts"(Ptr, U64, U32, Ptr);
-        T_CLASSIFY = "wf_t_classify"(Ptr, Ptr, Ptr, U64, U64, Ptr);
-        T_SCATTER = "wf_t_scatter"(Ptr, Ptr, U64, U64, Ptr, Ptr);
+        T_OWNER_COUNT = "wf_t_owner_count"(Ptr, Ptr, Ptr, U64, U64, U64, Ptr, Ptr);
+        T_OWNER_FILL = "wf_t_owner_fill"(Ptr, Ptr, Ptr, U64, U64, U64, Ptr, Ptr, Ptr);
+        T_UNIT_COUNT = "wf_t_unit_count"(Ptr, Ptr, U64, U64, U32, Ptr, Ptr, Ptr);
+        T_UNIT_FILL = "wf_t_unit_fill"(Ptr, Ptr, U64, U64, U32, Ptr, Ptr, Ptr, Ptr);
         T_DEGREE = "wf_t_degree"(Ptr, Ptr, U64, Ptr);
-        T_EDGES = "wf_t_edges"(Struct("WfTri"));
-        T_EDGES_WARP = "wf_t_edges_warp"(Struct("WfTri"));
+        T_COUNT = "wf_t_count"(Struct("WfTriCount"));
         ADAPTIVE_PROBE = "wf_adaptive_probe"(Ptr, Ptr, Ptr, Ptr, U32, Ptr);
     }
 }
@@ -133,8 +133,8 @@ impl KernelArg for crate::abi::WfSampleArgs {
 impl KernelArg for crate::sample::Table {
     const PARAM: Param = Param::Struct("WfTable");
 }
-impl KernelArg for crate::triangles::TriArgs {
-    const PARAM: Param = Param::Struct("WfTri");
+impl KernelArg for crate::triangles::CountArgs {
+    const PARAM: Param = Param::Struct("WfTriCount");
 }
 impl KernelArg for crate::triangles::OrientArgs {
     const PARAM: Param = Param::Struct("WfTriOrient");
@@ -152,7 +152,7 @@ unsafe impl DeviceRepr for crate::abi::WfRunArgs {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for crate::sample::Table {}
 // SAFETY: as above.
-unsafe impl DeviceRepr for crate::triangles::TriArgs {}
+unsafe impl DeviceRepr for crate::triangles::CountArgs {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for crate::triangles::OrientArgs {}
 
@@ -284,7 +284,7 @@ mod tests {
                         "WfGraph" => Param::Struct("WfGraph"),
                         "WfRunArgs" => Param::Struct("WfRunArgs"),
                         "WfTable" => Param::Struct("WfTable"),
-                        "WfTri" => Param::Struct("WfTri"),
+                        "WfTriCount" => Param::Struct("WfTriCount"),
                         "WfTriOrient" => Param::Struct("WfTriOrient"),
                         other => panic!("a kernel parameter of a type this test does not know: `{other}` in `{p}`"),
                     }

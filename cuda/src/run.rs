@@ -883,10 +883,10 @@ pub(crate) enum Residency {
     Split { hot_bytes: usize },
 }
 
-/// `WAYFARER_CUDA_DEFINES="WF_NAME=VALUE,..."`: compile-time knobs of the walk kernel for
-/// benchmark sweeps. Names must be `WF_` identifiers and values plain tokens, so nothing else
+/// `WAYFARER_CUDA_DEFINES="WF_NAME=VALUE,..."`: compile-time knobs of the walk kernel (and of
+/// the triangle kernels) for benchmark sweeps. Names must be `WF_` identifiers and values plain tokens, so nothing else
 /// can be spliced into the source.
-fn extra_kernel_defines() -> Result<Vec<(String, String)>, CudaError> {
+pub(crate) fn extra_kernel_defines() -> Result<Vec<(String, String)>, CudaError> {
     const VAR: &str = "WAYFARER_CUDA_DEFINES";
     let Ok(text) = std::env::var(VAR) else { return Ok(Vec::new()) };
     parse_kernel_defines(&text).map_err(|why| CudaError::Setting { name: VAR, why })

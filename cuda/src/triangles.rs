@@ -6,11 +6,12 @@
 //! [`count`] counts a graph the host already oriented (`wayfarer_runtime::triangles::orient`:
 //! directed input, which is symmetrized there, or a mask only the CPU has).
 //!
-//! Work is split across GPUs into contiguous ranges of equal estimated work ([`edge_cost`]),
-//! each GPU holding the whole oriented graph; within a GPU an edge whose rows are short goes to
-//! the thread-per-edge kernel, one with a long row to the warp-per-edge kernel. Totals and
-//! per-node counts are integers summed over GPUs, so the result is the same for any number of
-//! GPUs.
+//! Counting is node-centric: each oriented edge is owned by the end with the longer row, whose
+//! row becomes a hash table in shared memory (a warp's for rows up to [`WARP_ROWS`] entries, a
+//! block's beyond), and the shorter row is scanned against it; the kernels' comment has the
+//! details. Work is split across GPUs into contiguous ranges of owners of about equal lookups,
+//! each GPU holding the whole oriented graph. Totals and per-node counts are integers summed
+//! over GPUs, so the result is the same for any number of GPUs.
 
 use crate::launch::{DevPtr, Kernel, Launch, kernels};
 use crate::scan::{SCAN_KERNELS, Scan};
@@ -22,7 +23,7 @@ use wayfarer_compiler::WalkInfo;
 use wayfarer_compiler::eval::ParamValue;
 use wayfarer_compiler::ir::Program;
 use wayfarer_runtime::graph::Orientation;
-use wayfarer_runtime::triangles::{Detail, Oriented, OrientedRows, TriangleCounts};
+use wayfarer_runtime::triangles::{Detail, Oriented, OrientedRows, Share, TriangleCounts};
 use wayfarer_runtime::{CsrGraph, WalkError};
 
 /// The kernels, compiled after the prelude (whose `wf_lower_bound` they share with the walks'
@@ -31,18 +32,24 @@ pub const TRIANGLE_KERNELS: &str = include_str!("../kernels/triangles.cu");
 
 /// The complete CUDA source of the triangle counter without a mask.
 pub fn triangle_source() -> String {
-    format!("{}\n{}\n#define WF_T_WARP_EDGE {WARP_EDGE}ull\n{}", crate::codegen::PRELUDE, SCAN_KERNELS, TRIANGLE_KERNELS)
+    format!("{}\n{}\n{}", crate::codegen::PRELUDE, SCAN_KERNELS, TRIANGLE_KERNELS)
 }
 
 /// The complete CUDA source of the triangle counter with `mask` (a `#[mask]` program) compiled
 /// in: the mask's generated functions and preprocessing kernels, then the counter.
 pub fn masked_triangle_source(mask: &Program, info: &WalkInfo) -> String {
-    format!(
-        "{}\n{}\n#define WF_TRI_MASK 1\n#define WF_T_WARP_EDGE {WARP_EDGE}ull\n{}",
-        crate::walk_source(mask, info),
-        SCAN_KERNELS,
-        TRIANGLE_KERNELS
-    )
+    format!("{}\n{}\n#define WF_TRI_MASK 1\n{}", crate::walk_source(mask, info), SCAN_KERNELS, TRIANGLE_KERNELS)
+}
+
+/// [`triangle_source`], or with a mask [`masked_triangle_source`], after the knobs of
+/// `WAYFARER_CUDA_DEFINES` (benchmark sweeps).
+fn source_for_run(mask: Option<(&Program, &WalkInfo)>) -> Result<String, CudaError> {
+    let defines: String = crate::run::extra_kernel_defines()?.iter().map(|(k, v)| format!("#define {k} {v}\n")).collect();
+    let body = match mask {
+        None => triangle_source(),
+        Some((p, i)) => masked_triangle_source(p, i),
+    };
+    Ok(format!("{defines}{body}"))
 }
 
 /// An edge mask for [`count_graph`]: a `#[mask]` program (`wayfarer_compiler::lower_mask_source`
@@ -57,203 +64,395 @@ pub struct GpuMask<'a> {
     pub values: &'a [ParamValue],
 }
 
-/// An edge whose two rows hold more than this many entries together is counted by a warp.
-pub const WARP_EDGE: u64 = 96;
+/// Rows of at most this many entries get a warp's hash table (1,024 slots, load at most 1/8 up to
+/// 128 entries, 1/4 beyond);
+/// longer ones a whole block's.
+pub const WARP_ROWS: u32 = 256;
+
+/// The most slots a block's table may take in shared memory (64 KiB); a row whose table does
+/// not fit at load 1/2 (over 8,192 entries) is binary-searched instead.
+pub const BLOCK_SLOTS_MAX: u32 = 16384;
+
+/// The warps' tables together (8 warps of 1,024 slots): the block's table shares this memory,
+/// so it never takes less.
+const WARP_REGION_SLOTS: u32 = 8 * 1024;
+
+/// Where the counting kernel draws the line between its paths (tests force each path on small
+/// graphs; `WAYFARER_TRI_WARP_ROWS` and `WAYFARER_TRI_BLOCK_SLOTS` set them from outside).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountTuning {
+    /// Rows of at most this many entries (at most [`WARP_ROWS`]) get a warp's table.
+    pub warp_rows: u32,
+    /// The most slots of a block's table (a power of two, at least 32, at most
+    /// [`BLOCK_SLOTS_MAX`]); longer rows are searched.
+    pub block_slots_max: u32,
+}
+
+impl Default for CountTuning {
+    fn default() -> Self {
+        CountTuning { warp_rows: WARP_ROWS, block_slots_max: BLOCK_SLOTS_MAX }
+    }
+}
+
+impl CountTuning {
+    /// The defaults, overridden by `WAYFARER_TRI_WARP_ROWS` and `WAYFARER_TRI_BLOCK_SLOTS`.
+    pub fn from_env() -> Result<Self, CudaError> {
+        let mut t = CountTuning::default();
+        if let Some(v) = env_number("WAYFARER_TRI_WARP_ROWS")? {
+            t.warp_rows = u32::try_from(v).unwrap_or(u32::MAX);
+        }
+        if let Some(v) = env_number("WAYFARER_TRI_BLOCK_SLOTS")? {
+            t.block_slots_max = u32::try_from(v).unwrap_or(u32::MAX);
+        }
+        t.check()?;
+        Ok(t)
+    }
+
+    fn check(&self) -> Result<(), CudaError> {
+        if self.warp_rows > WARP_ROWS {
+            return Err(WalkError::param("WAYFARER_TRI_WARP_ROWS", format!("{} is above {WARP_ROWS}", self.warp_rows)).into());
+        }
+        if !self.block_slots_max.is_power_of_two() || !(32..=BLOCK_SLOTS_MAX).contains(&self.block_slots_max) {
+            return Err(WalkError::param(
+                "WAYFARER_TRI_BLOCK_SLOTS",
+                format!("{} is not a power of two in 32..={BLOCK_SLOTS_MAX}", self.block_slots_max),
+            )
+            .into());
+        }
+        Ok(())
+    }
+}
+
+fn env_number(name: &str) -> Result<Option<u64>, CudaError> {
+    match std::env::var(name) {
+        Ok(v) => v.trim().parse().map(Some).map_err(|_| WalkError::param(name, format!("`{v}` is not a whole number")).into()),
+        Err(_) => Ok(None),
+    }
+}
 
 /// What a GPU count did.
 #[derive(Clone, Debug, Default)]
 pub struct GpuTriangleReport {
     /// GPUs used.
     pub devices: usize,
-    /// Seconds in the counting kernels of the slowest GPU (CUDA events around its launches;
-    /// all GPUs start together, after every upload).
+    /// Seconds in the counting kernel of the slowest GPU (CUDA events around it).
     pub kernel_seconds: f64,
     /// Seconds uploading to the GPUs (the slowest GPU's when they upload in parallel).
     pub upload_seconds: f64,
     /// Seconds orienting (and masking) the graph on the device, the slowest GPU's (0 when the
     /// host oriented it), by the host's clock: its kernels, and what the host does between them.
     pub orient_seconds: f64,
-    /// Seconds in the orientation's kernels alone (CUDA events around them: count, scan, fill,
-    /// hub bitmaps), the slowest GPU's (0 when the host oriented the graph).
+    /// Seconds in the orientation's kernels alone (CUDA events around them: count, scan,
+    /// fill), the slowest GPU's (0 when the host oriented the graph).
     pub orient_kernel_seconds: f64,
-    /// Oriented edges counted by a warp each.
-    pub warp_edges: u64,
-    /// Oriented edges counted by a thread each.
-    pub thread_edges: u64,
-    /// Oriented rows held as bitmaps (per GPU).
-    pub hub_rows: usize,
+    /// Seconds in the kernels that list each owner's partners and the units of work (and split
+    /// the work over GPUs), the slowest GPU's (CUDA events around them).
+    pub plan_kernel_seconds: f64,
+    /// Lookups the counting kernel made (the shorter row's length summed over the oriented
+    /// edges), over all GPUs.
+    pub lookups: u64,
+    /// Units of work done by a warp (rows up to the tuning's `warp_rows`), over all GPUs.
+    pub warp_units: u64,
+    /// Units of work done by a block, over all GPUs.
+    pub block_units: u64,
+    /// The longest row a block took (0: none).
+    pub longest_block_row: u64,
+    /// Slots of the blocks' tables; a row of more than half as many entries was searched.
+    pub block_slots: u32,
 }
 
-/// Oriented rows at least this long may become bitmaps (`WAYFARER_TRI_HUB_MIN` overrides).
-pub const TRI_HUB_MIN: u64 = 1024;
+impl GpuTriangleReport {
+    /// Whether some row was too long for a block's table (its lookups were binary searches).
+    pub fn searched_rows(&self) -> bool {
+        self.longest_block_row > 0 && 2 * self.longest_block_row > self.block_slots as u64
+    }
 
-/// The oriented rows to hold as bitmaps of `words` words each: the longest ones of at least
-/// `min_len` entries, as many as `budget` bytes hold, longest first.
-pub fn choose_hub_rows(lengths: &[u32], words: usize, budget: usize, min_len: u64) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..lengths.len() as u32).filter(|&v| lengths[v as usize] as u64 >= min_len.max(1)).collect();
-    order.sort_unstable_by_key(|&v| (std::cmp::Reverse(lengths[v as usize]), v));
-    order.truncate(budget / (words * 4).max(1));
-    order
+    fn merge(&mut self, r: &GpuTriangleReport) {
+        self.kernel_seconds = self.kernel_seconds.max(r.kernel_seconds);
+        self.upload_seconds = self.upload_seconds.max(r.upload_seconds);
+        self.orient_seconds = self.orient_seconds.max(r.orient_seconds);
+        self.orient_kernel_seconds = self.orient_kernel_seconds.max(r.orient_kernel_seconds);
+        self.plan_kernel_seconds = self.plan_kernel_seconds.max(r.plan_kernel_seconds);
+        self.lookups += r.lookups;
+        self.warp_units += r.warp_units;
+        self.block_units += r.block_units;
+        self.longest_block_row = self.longest_block_row.max(r.longest_block_row);
+        self.block_slots = self.block_slots.max(r.block_slots);
+    }
 }
 
-fn env_number(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
-
-/// Mirrors `WfTri`.
+/// Mirrors `WfTriCount`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub(crate) struct TriArgs {
-    offsets: u64,
-    targets: u64,
-    src: u64,
-    edges: u64,
-    count: u64,
+pub(crate) struct CountArgs {
+    pub(crate) offsets: u64,
+    pub(crate) targets: u64,
+    pub(crate) poff: u64,
+    pub(crate) partners: u64,
+    pub(crate) warp_units: u64,
+    pub(crate) warp_count: u64,
+    pub(crate) block_units: u64,
+    pub(crate) block_count: u64,
+    pub(crate) next: u64,
+    pub(crate) total: u64,
+    pub(crate) per_node: u64,
+    pub(crate) block_slots: u32,
+    pub(crate) pad: u32,
+}
+
+/// An oriented graph on one device: rows, and each oriented edge's source row.
+struct DeviceOriented {
+    offsets: CudaSlice<u64>,
+    targets: CudaSlice<u32>,
+    src: CudaSlice<u32>,
+    n: usize,
+    kept: usize,
+}
+
+/// What one GPU counted: its total, per-node counts (empty unless asked for), the oriented
+/// edges of its owners' rows (the parts' sum to all of them) and its report.
+struct Counted {
     total: u64,
-    per_node: u64,
-    hub_slot: u64,
-    hub_bits: u64,
-    hub_words: u64,
-}
-
-/// The estimated cost of counting edge `a → b` with rows of `la` and `lb` entries: a merge
-/// (`la + lb`) for the thread kernel; for the warp kernel, the shorter row in 32-lane rounds of
-/// binary searches over the longer one.
-pub fn edge_cost(la: u64, lb: u64) -> u64 {
-    if la + lb <= WARP_EDGE {
-        1 + la + lb
-    } else {
-        let (short, long) = (la.min(lb), la.max(lb));
-        // Each round: 32 searches in parallel, ~log2(long) dependent loads each.
-        8 * (1 + short.div_ceil(32)) * (64 - long.leading_zeros() as u64)
-    }
-}
-
-/// Contiguous ranges of oriented edges with about equal estimated cost ([`edge_cost`]) each
-/// (`parts` of them, covering every edge once).
-pub fn split_by_work(o: &Oriented, parts: usize) -> Vec<std::ops::Range<usize>> {
-    let m = o.targets.len();
-    let len = |v: u32| o.offsets[v as usize + 1] - o.offsets[v as usize];
-    let mut work = Vec::with_capacity(m + 1);
-    let mut acc = 0u64;
-    work.push(0);
-    for a in 0..o.num_nodes() as u32 {
-        for &b in o.row(a) {
-            acc += edge_cost(len(a), len(b));
-            work.push(acc);
-        }
-    }
-    let parts = parts.max(1);
-    let mut cuts = vec![0usize];
-    for p in 1..parts {
-        let goal = acc * p as u64 / parts as u64;
-        cuts.push(work.partition_point(|&w| w < goal).clamp(*cuts.last().expect("non-empty"), m));
-    }
-    cuts.push(m);
-    cuts.windows(2).map(|w| w[0]..w[1]).collect()
+    per_node: Vec<u64>,
+    kept: u64,
+    report: GpuTriangleReport,
 }
 
 /// Counts the triangles of `o` on `devs` (one or more GPUs): the same result as
 /// `wayfarer_runtime::triangles::count_oriented`.
 pub fn count(devs: &[CudaDevice], o: &Oriented, detail: Detail) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
+    count_with(devs, o, detail, CountTuning::from_env()?)
+}
+
+/// [`count`] with the counting kernel's paths set by `tuning`.
+pub fn count_with(
+    devs: &[CudaDevice],
+    o: &Oriented,
+    detail: Detail,
+    tuning: CountTuning,
+) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
+    count_share(devs, o, detail, tuning, Share::WHOLE)
+}
+
+/// [`count_with`] for one process's `share` of a count split over processes, which its GPUs
+/// split further: the total, per-node counts and kept edges are the share's (they sum over the
+/// shares to the whole count's).
+pub fn count_share(
+    devs: &[CudaDevice],
+    o: &Oriented,
+    detail: Detail,
+    tuning: CountTuning,
+    share: Share,
+) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
     if devs.is_empty() {
         return Err(CudaError::Unavailable("no GPU given".into()));
     }
-    let mut report = GpuTriangleReport { devices: devs.len(), ..Default::default() };
+    tuning.check()?;
     let n = o.num_nodes();
     let mut src = Vec::with_capacity(o.targets.len());
     for a in 0..n as u32 {
         src.extend(std::iter::repeat_n(a, o.row(a).len()));
     }
-    let len = |v: u32| o.offsets[v as usize + 1] - o.offsets[v as usize];
-    let ranges = split_by_work(o, devs.len());
-    struct OnDevice {
-        bufs: (CudaSlice<u64>, CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u64>, CudaSlice<u64>),
-        total: CudaSlice<u64>,
-        per_node: Option<CudaSlice<u64>>,
-    }
-    let mut functions = Vec::with_capacity(devs.len());
-    for dev in devs {
-        functions.push(dev.load_source("triangles", &triangle_source(), "wf_t_edges_warp")?.module);
-    }
-    // Every GPU's share is classified (in parallel) and uploaded before any launch, so the
-    // GPUs start together; each is timed by its own events.
-    use rayon::prelude::*;
-    let shares: Vec<(Vec<u64>, Vec<u64>)> = ranges
-        .iter()
-        .map(|range| {
-            range.clone().into_par_iter().map(|e| e as u64).partition(|&e| len(src[e as usize]) + len(o.targets[e as usize]) <= WARP_EDGE)
-        })
-        .collect();
-    let t_up = Instant::now();
-    let mut launched = Vec::with_capacity(devs.len());
-    for (dev, (light, heavy)) in devs.iter().zip(&shares) {
-        let s = &dev.stream;
-        report.thread_edges += light.len() as u64;
-        report.warp_edges += heavy.len() as u64;
-        let offsets = s.clone_htod(&o.offsets)?;
-        let targets = s.clone_htod(if o.targets.is_empty() { &[0u32][..] } else { &o.targets })?;
-        let src_d = s.clone_htod(if src.is_empty() { &[0u32][..] } else { &src })?;
-        let light_d = s.clone_htod(if light.is_empty() { &[0u64][..] } else { light })?;
-        let heavy_d = s.clone_htod(if heavy.is_empty() { &[0u64][..] } else { heavy })?;
-        let total = s.alloc_zeros::<u64>(1)?;
-        let per_node = if detail == Detail::PerNode { Some(s.alloc_zeros::<u64>(n.max(1))?) } else { None };
-        launched.push(OnDevice { bufs: (offsets, targets, src_d, light_d, heavy_d), total, per_node });
-    }
-    for dev in devs {
-        dev.stream.synchronize()?;
-    }
-    report.upload_seconds = t_up.elapsed().as_secs_f64();
-    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let mut events = Vec::with_capacity(devs.len());
-    for (((dev, (light, heavy)), l), module) in devs.iter().zip(&shares).zip(&launched).zip(&functions) {
-        let s = &dev.stream;
-        let (offsets, targets, src_d, light_d, heavy_d) = &l.bufs;
-        let base = TriArgs {
-            offsets: offsets.device_ptr(s).0,
-            targets: targets.device_ptr(s).0,
-            src: src_d.device_ptr(s).0,
-            edges: 0,
-            count: 0,
-            total: l.total.device_ptr(s).0,
-            per_node: l.per_node.as_ref().map_or(0, |p| p.device_ptr(s).0),
-            hub_slot: 0,
-            hub_bits: 0,
-            hub_words: 0,
-        };
-        let grid = grid_for(dev)?;
-        let start = s.record_event(timing)?;
-        launch_counting(s, module, base, (light_d, light.len()), (heavy_d, heavy.len()), &grid)?;
-        events.push((start, s.record_event(timing)?));
-    }
-    for (start, end) in &events {
-        report.kernel_seconds = report.kernel_seconds.max(start.elapsed_ms(end)? as f64 / 1e3);
-    }
-    let mut total = 0u64;
+    let parts = share.parts * devs.len();
+    // One thread per GPU: each uploads the oriented graph and counts its part.
+    let shares: Vec<Result<Counted, CudaError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = devs
+            .iter()
+            .enumerate()
+            .map(|(i, dev)| {
+                let (src, part) = (&src, share.part * devs.len() + i);
+                scope.spawn(move || {
+                    let s = &dev.stream;
+                    let t_up = Instant::now();
+                    let loaded = dev.load_source("triangles", &source_for_run(None)?, "wf_t_count")?;
+                    let graph = DeviceOriented {
+                        offsets: s.clone_htod(&o.offsets)?,
+                        targets: s.clone_htod(if o.targets.is_empty() { &[0u32][..] } else { &o.targets })?,
+                        src: s.clone_htod(if src.is_empty() { &[0u32][..] } else { src })?,
+                        n,
+                        kept: o.targets.len(),
+                    };
+                    let scan = Scan::load(&loaded.module)?;
+                    s.synchronize()?;
+                    let upload = t_up.elapsed().as_secs_f64();
+                    let mut counted = count_on_device(dev, &loaded.module, &scan, &graph, part, parts, detail, tuning)?;
+                    counted.report.upload_seconds = upload;
+                    Ok(counted)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    let mut report = GpuTriangleReport { devices: devs.len(), ..Default::default() };
+    let (mut total, mut kept) = (0u64, 0u64);
     let mut per_node = if detail == Detail::PerNode { vec![0u64; n] } else { Vec::new() };
-    for (dev, l) in devs.iter().zip(&launched) {
-        total += dev.stream.clone_dtoh(&l.total)?[0];
-        if let Some(p) = &l.per_node {
-            for (acc, x) in per_node.iter_mut().zip(dev.stream.clone_dtoh(p)?) {
-                *acc += x;
-            }
+    for counted in shares {
+        let counted = counted?;
+        total += counted.total;
+        kept += counted.kept;
+        for (acc, x) in per_node.iter_mut().zip(&counted.per_node) {
+            *acc += x;
         }
+        report.merge(&counted.report);
     }
-    Ok((o.counts(total, per_node), report))
+    let mut counts = o.counts(total, per_node);
+    counts.kept_edges = kept;
+    Ok((counts, report))
+}
+
+/// Counts share `part` of `parts` of the oriented graph `g` on `dev` (whose `module` holds the
+/// triangle kernels): the owners of a contiguous node range of about equal lookups, their
+/// partner lists, units of work, then the counting kernel.
+#[allow(clippy::too_many_arguments)]
+fn count_on_device(
+    dev: &CudaDevice,
+    module: &Arc<cudarc::driver::CudaModule>,
+    scan: &Scan,
+    g: &DeviceOriented,
+    part: usize,
+    parts: usize,
+    detail: Detail,
+    tuning: CountTuning,
+) -> Result<Counted, CudaError> {
+    let s = &dev.stream;
+    let f = |k: &Kernel| module.load_function(k.name);
+    let grid = grid_for(dev)?;
+    let (n, n64, m64) = (g.n, g.n as u64, g.kept as u64);
+    let mut report = GpuTriangleReport { devices: 1, ..Default::default() };
+    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let plan_start = s.record_event(timing)?;
+    // Every kernel below reads g's rows (n + 1 offsets, `kept` targets and sources) and writes
+    // arrays allocated here with the lengths it indexes: per node n (+ 1 for scans), per owner
+    // range the scans' totals.
+    let (lo, hi) = if parts == 1 {
+        (0u64, n64)
+    } else {
+        let cost = zeros::<u64>(s, n)?;
+        let func = f(&kernels::T_OWNER_COST)?;
+        Launch::new(s, &func, &kernels::T_OWNER_COST).arg(&g.offsets).arg(&g.targets).arg(&g.src).arg(&m64).arg(&cost).run(grid(m64))?;
+        let prefix = scan.exclusive(s, &cost, n)?;
+        let cuts = zeros::<u64>(s, parts + 1)?;
+        let parts32 = parts as u32;
+        let func = f(&kernels::T_CUTS)?;
+        let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32 * parts32.div_ceil(32), 1, 1), shared_mem_bytes: 0 };
+        Launch::new(s, &func, &kernels::T_CUTS).arg(&prefix).arg(&n64).arg(&parts32).arg(&cuts).run(one_block)?;
+        let cuts = s.clone_dtoh(&cuts)?;
+        (cuts[part], cuts[part + 1])
+    };
+    // Partners per owner.
+    let counts = zeros::<u32>(s, n)?;
+    let lookups = zeros::<u64>(s, 1)?;
+    let func = f(&kernels::T_OWNER_COUNT)?;
+    // The owner kernels take the oriented edges and the owner range first.
+    let owner_launch = |func, kernel| Launch::new(s, func, kernel).arg(&g.offsets).arg(&g.targets).arg(&g.src).arg(&m64).arg(&lo).arg(&hi);
+    owner_launch(&func, &kernels::T_OWNER_COUNT).arg(&counts).arg(&lookups).run(grid(m64))?;
+    let poff = scan.exclusive(s, &counts, n)?;
+    let partner_count = at(s, &poff, n)? as usize;
+    let partners = zeros::<u32>(s, partner_count)?;
+    let func = f(&kernels::T_OWNER_FILL)?;
+    owner_launch(&func, &kernels::T_OWNER_FILL).arg(&poff).arg(&counts).arg(&partners).run(grid(m64))?;
+    drop(counts);
+    // Units of work.
+    let warp_units = zeros::<u32>(s, n)?;
+    let block_units = zeros::<u32>(s, n)?;
+    let longest = zeros::<u32>(s, 1)?;
+    let warp_rows = tuning.warp_rows;
+    let func = f(&kernels::T_UNIT_COUNT)?;
+    Launch::new(s, &func, &kernels::T_UNIT_COUNT)
+        .arg(&g.offsets)
+        .arg(&poff)
+        .arg(&lo)
+        .arg(&hi)
+        .arg(&warp_rows)
+        .arg(&warp_units)
+        .arg(&block_units)
+        .arg(&longest)
+        .run(grid(hi - lo))?;
+    let warp_at = scan.exclusive(s, &warp_units, n)?;
+    let block_at = scan.exclusive(s, &block_units, n)?;
+    drop((warp_units, block_units));
+    let (warp_count, block_count) = (at(s, &warp_at, n)?, at(s, &block_at, n)?);
+    let warp_list = zeros::<u64>(s, warp_count as usize)?;
+    let block_list = zeros::<u64>(s, block_count as usize)?;
+    let func = f(&kernels::T_UNIT_FILL)?;
+    Launch::new(s, &func, &kernels::T_UNIT_FILL)
+        .arg(&g.offsets)
+        .arg(&poff)
+        .arg(&lo)
+        .arg(&hi)
+        .arg(&warp_rows)
+        .arg(&warp_at)
+        .arg(&block_at)
+        .arg(&warp_list)
+        .arg(&block_list)
+        .run(grid(hi - lo))?;
+    drop((warp_at, block_at));
+    let longest = at(s, &longest, 0)? as u64;
+    let kept = if parts == 1 { m64 } else { at(s, &g.offsets, hi as usize)? - at(s, &g.offsets, lo as usize)? };
+    report.plan_kernel_seconds = plan_start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
+    report.lookups = at(s, &lookups, 0)?;
+    report.warp_units = warp_count;
+    report.block_units = block_count;
+    report.longest_block_row = longest;
+    // The block's table: load 1/8 where it fits, within the tuning's limit (it shares the
+    // warps' memory, so it takes at least that much).
+    let block_slots =
+        (8 * longest).next_power_of_two().clamp(WARP_REGION_SLOTS as u64, BLOCK_SLOTS_MAX as u64).min(tuning.block_slots_max as u64) as u32;
+    report.block_slots = block_slots;
+    let shared = block_slots.max(WARP_REGION_SLOTS) * 4;
+    let func = f(&kernels::T_COUNT)?;
+    func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
+    let next = zeros::<u64>(s, 2)?;
+    let total = zeros::<u64>(s, 1)?;
+    let per_node = if detail == Detail::PerNode { Some(zeros::<u64>(s, n)?) } else { None };
+    let args = CountArgs {
+        offsets: dptr(s, &g.offsets),
+        targets: dptr(s, &g.targets),
+        poff: dptr(s, &poff),
+        partners: dptr(s, &partners),
+        warp_units: dptr(s, &warp_list),
+        warp_count,
+        block_units: dptr(s, &block_list),
+        block_count,
+        next: dptr(s, &next),
+        total: dptr(s, &total),
+        per_node: per_node.as_ref().map_or(0, |p| dptr(s, p)),
+        block_slots,
+        pad: 0,
+    };
+    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    let cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: shared };
+    let start = s.record_event(timing)?;
+    // The argument struct's pointers: the rows above; poff (n + 1) and partners (its total);
+    // the unit lists (their counts); next (2), total (1), per_node (n) zeroed here. The kernel
+    // uses `shared` bytes of dynamic shared memory, as allowed just above.
+    if warp_count + block_count > 0 {
+        Launch::new(s, &func, &kernels::T_COUNT).arg(&args).run(cfg)?;
+    }
+    report.kernel_seconds = start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
+    let per_node = match per_node {
+        Some(p) => {
+            let mut v = s.clone_dtoh(&p)?;
+            v.truncate(n);
+            v
+        }
+        None => Vec::new(),
+    };
+    Ok(Counted { total: at(s, &total, 0)?, per_node, kept, report })
 }
 
 /// Mirrors `WfTriOrient`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub(crate) struct OrientArgs {
-    offsets: u64,
-    targets: u64,
-    n: u64,
-    counts: u64,
-    out_offsets: u64,
-    out_targets: u64,
-    out_src: u64,
-    bad: u64,
+    pub(crate) offsets: u64,
+    pub(crate) targets: u64,
+    pub(crate) n: u64,
+    pub(crate) counts: u64,
+    pub(crate) out_offsets: u64,
+    pub(crate) out_targets: u64,
+    pub(crate) out_src: u64,
+    pub(crate) bad: u64,
 }
 
 fn dptr<T>(s: &CudaStream, x: &CudaSlice<T>) -> u64 {
@@ -277,12 +476,9 @@ struct CompiledMask {
 }
 
 /// What one GPU of [`count_graph`] found.
-struct Share {
-    total: u64,
-    per_node: Vec<u64>,
+struct Part {
+    counted: Counted,
     degree: Vec<u64>,
-    kept: u64,
-    report: GpuTriangleReport,
 }
 
 /// Counts the triangles of the undirected `graph` on `devs`, orienting it and applying `mask`
@@ -295,35 +491,37 @@ pub fn count_graph(
     mask: Option<GpuMask>,
     detail: Detail,
 ) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
-    let hubs = HubRows {
-        budget: env_number("WAYFARER_TRI_HUB_BUDGET").map(|b| b as usize),
-        min_len: env_number("WAYFARER_TRI_HUB_MIN").unwrap_or(TRI_HUB_MIN),
-    };
-    count_graph_with(devs, graph, mask, detail, hubs)
+    count_graph_with(devs, graph, mask, detail, CountTuning::from_env()?)
 }
 
-/// Which oriented rows [`count_graph_with`] holds as bitmaps.
-#[derive(Clone, Copy, Debug)]
-pub struct HubRows {
-    /// Device memory for the bitmaps (`None`: an eighth of what is free; 0: no bitmaps).
-    pub budget: Option<usize>,
-    /// Rows at least this long may become bitmaps.
-    pub min_len: u64,
-}
-
-/// [`count_graph`] with the bitmap rows chosen by `hubs` (`count_graph` reads them from
-/// `WAYFARER_TRI_HUB_BUDGET` and `WAYFARER_TRI_HUB_MIN`, defaulting to an eighth of free
-/// memory and [`TRI_HUB_MIN`]).
+/// [`count_graph`] with the counting kernel's paths set by `tuning` (`count_graph` reads it
+/// from the environment: [`CountTuning::from_env`]).
 pub fn count_graph_with(
     devs: &[CudaDevice],
     graph: &CsrGraph,
     mask: Option<GpuMask>,
     detail: Detail,
-    hubs: HubRows,
+    tuning: CountTuning,
+) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
+    count_graph_share(devs, graph, mask, detail, tuning, Share::WHOLE)
+}
+
+/// [`count_graph_with`] for one process's `share` of a count split over processes, which its
+/// GPUs split further: the total, per-node counts and kept edges are the share's (they sum
+/// over the shares to the whole count's); the degrees (per-node counts only) are the whole
+/// graph's in share 0 and empty in the others.
+pub fn count_graph_share(
+    devs: &[CudaDevice],
+    graph: &CsrGraph,
+    mask: Option<GpuMask>,
+    detail: Detail,
+    tuning: CountTuning,
+    share: Share,
 ) -> Result<(TriangleCounts, GpuTriangleReport), CudaError> {
     if devs.is_empty() {
         return Err(CudaError::Unavailable("no GPU given".into()));
     }
+    tuning.check()?;
     if graph.orientation() == Orientation::Directed {
         return Err(WalkError::Config(
             "the GPU orients undirected graphs only: symmetrize a directed graph on the host (triangles::orient) and use triangles::count"
@@ -338,75 +536,70 @@ pub fn count_graph_with(
             }
         }
     }
-    let parts = devs.len();
+    let parts = share.parts * devs.len();
     // The mask compiled for each GPU here (the IR holds spans, which stay on this thread).
-    let mut compiled = Vec::with_capacity(parts);
+    let mut compiled = Vec::with_capacity(devs.len());
     for dev in devs {
         compiled.push(match mask {
             None => None,
             Some(m) => Some(CompiledMask {
-                walk: dev.compile_source(m.program, m.info, &masked_triangle_source(m.program, m.info), "wf_t_orient_count")?,
+                walk: dev.compile_source(m.program, m.info, &source_for_run(Some((m.program, m.info)))?, "wf_t_orient_count")?,
                 params: crate::layout::params(m.program, m.values),
                 name: m.program.name.clone(),
             }),
         });
     }
     // One thread per GPU: each uploads, orients and counts on its own.
-    let shares: Vec<Result<Share, CudaError>> = std::thread::scope(|scope| {
+    let shares: Vec<Result<Part, CudaError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = devs
             .iter()
             .zip(&compiled)
             .enumerate()
-            .map(|(i, (dev, mask))| scope.spawn(move || count_share(dev, i, parts, graph, mask.as_ref(), detail, hubs)))
+            .map(|(i, (dev, mask))| {
+                let part = share.part * devs.len() + i;
+                scope.spawn(move || count_part(dev, part, parts, graph, mask.as_ref(), detail, tuning))
+            })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
-    let mut report = GpuTriangleReport { devices: parts, ..Default::default() };
-    let mut total = 0u64;
+    let mut report = GpuTriangleReport { devices: devs.len(), ..Default::default() };
+    let (mut total, mut kept) = (0u64, 0u64);
     let mut per_node = if detail == Detail::PerNode { vec![0u64; graph.num_nodes()] } else { Vec::new() };
-    let (mut degree, mut kept) = (Vec::new(), 0);
-    for (i, share) in shares.into_iter().enumerate() {
-        let share = share?;
-        total += share.total;
-        for (acc, x) in per_node.iter_mut().zip(&share.per_node) {
+    let mut degree = Vec::new();
+    for part in shares {
+        let part = part?;
+        total += part.counted.total;
+        kept += part.counted.kept;
+        for (acc, x) in per_node.iter_mut().zip(&part.counted.per_node) {
             *acc += x;
         }
-        if i == 0 {
-            degree = share.degree;
-            kept = share.kept;
+        if !part.degree.is_empty() {
+            degree = part.degree;
         }
-        let r = share.report;
-        report.kernel_seconds = report.kernel_seconds.max(r.kernel_seconds);
-        report.upload_seconds = report.upload_seconds.max(r.upload_seconds);
-        report.orient_seconds = report.orient_seconds.max(r.orient_seconds);
-        report.orient_kernel_seconds = report.orient_kernel_seconds.max(r.orient_kernel_seconds);
-        report.warp_edges += r.warp_edges;
-        report.thread_edges += r.thread_edges;
-        report.hub_rows = r.hub_rows;
+        report.merge(&part.counted.report);
     }
     Ok((TriangleCounts { total, per_node, degree, kept_edges: kept, symmetrized: false }, report))
 }
 
 /// GPU `part` of `parts`: upload, orient (every GPU orients the whole graph, the same way),
-/// then count the oriented edges of its node range.
-fn count_share(
+/// then count the triangles of its owners.
+fn count_part(
     dev: &CudaDevice,
     part: usize,
     parts: usize,
     graph: &CsrGraph,
     mask: Option<&CompiledMask>,
     detail: Detail,
-    hubs: HubRows,
-) -> Result<Share, CudaError> {
+    tuning: CountTuning,
+) -> Result<Part, CudaError> {
     let s = &dev.stream;
     let n = graph.num_nodes();
-    let mut report = GpuTriangleReport { devices: 1, ..Default::default() };
     // The module, and the graph as the kernels see it: the CSR alone, or (with a mask) every
     // array the mask reads, with its WfGraph image and parameters.
     let t_up = Instant::now();
     let (module, csr, mask_ptrs, _keep) = match mask {
         None => {
-            let loaded = dev.load_source("triangles", &triangle_source(), "wf_t_orient_count")?;
+            let loaded = dev.load_source("triangles", &source_for_run(None)?, "wf_t_orient_count")?;
             let offsets = s.clone_htod(graph.offsets())?;
             let targets = s.clone_htod(if graph.targets().is_empty() { &[0u32][..] } else { graph.targets() })?;
             let csr = (dptr(s, &offsets), dptr(s, &targets));
@@ -423,8 +616,7 @@ fn count_share(
     let f = |k: &Kernel| module.load_function(k.name);
     let scan = Scan::load(&module)?;
     s.synchronize()?;
-    report.upload_seconds = t_up.elapsed().as_secs_f64();
-    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u64;
+    let upload_seconds = t_up.elapsed().as_secs_f64();
     let grid = grid_for(dev)?;
 
     // Orientation: count, scan, fill.
@@ -478,137 +670,28 @@ fn count_share(
     Launch::new(s, &fill_fn, &kernels::T_ORIENT_FILL).arg(&args).arg(&gp).arg(&pp).run(grid(n as u64 * 32))?;
     orient_kernels += ev.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
     s.synchronize()?;
-    drop(_keep);
-    // The longest oriented rows as bitmaps.
-    let words = n.div_ceil(32);
-    let budget = match hubs.budget {
-        Some(b) => b,
-        None => dev.ctx.mem_get_info()?.0 / 8,
-    };
-    let hub_rows = if budget >= words * 4 && kept > 0 {
-        choose_hub_rows(&s.clone_dtoh(&counts)?[..n], words, budget, hubs.min_len)
-    } else {
-        Vec::new()
-    };
-    drop(counts);
-    let hub_slot = zeros::<u32>(s, if hub_rows.is_empty() { 0 } else { n })?;
-    let hub_bits = zeros::<u32>(s, hub_rows.len() * words)?;
-    if !hub_rows.is_empty() {
-        let hubs = s.clone_htod(&hub_rows)?;
-        let (count, words64) = (hub_rows.len() as u32, words as u64);
-        let func = f(&kernels::T_HUB_BITS)?;
-        // hub_bits holds count * words zeroed words, hub_slot n entries; the hubs are nodes
-        // whose oriented rows are in offsets/targets.
-        let ev = s.record_event(timing)?;
-        Launch::new(s, &func, &kernels::T_HUB_BITS)
-            .arg(&offsets)
-            .arg(&targets)
-            .arg(&hubs)
-            .arg(&count)
-            .arg(&hub_bits)
-            .arg(&words64)
-            .arg(&hub_slot)
-            .run(LaunchConfig { grid_dim: (count.min(sms as u32 * 8), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 })?;
-        orient_kernels += ev.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
-        s.synchronize()?;
-    }
-    report.hub_rows = hub_rows.len();
-    report.orient_seconds = t_orient.elapsed().as_secs_f64();
-    report.orient_kernel_seconds = orient_kernels;
+    drop((_keep, counts));
+    let orient_seconds = t_orient.elapsed().as_secs_f64();
 
-    // This GPU's node range, by the prefix of the rows' estimated work (every GPU computes the
-    // same prefix, so the ranges tile the nodes).
-    let (first_edge, last_edge) = if parts == 1 {
-        (0, kept)
-    } else {
-        let cost = zeros::<u64>(s, n)?;
-        let cuts = zeros::<u64>(s, parts + 1)?;
-        let (n64, parts32) = (n as u64, parts as u32);
-        // The oriented rows are the arrays just filled; cost holds n entries, cuts parts + 1,
-        // the prefix n + 1.
-        let func = f(&kernels::T_ROW_COST)?;
-        Launch::new(s, &func, &kernels::T_ROW_COST).arg(&offsets).arg(&targets).arg(&n64).arg(&cost).run(grid(n64 * 32))?;
-        let prefix = scan.exclusive(s, &cost, n)?;
-        let func = f(&kernels::T_CUTS)?;
-        let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32 * (parts as u32).div_ceil(32), 1, 1), shared_mem_bytes: 0 };
-        Launch::new(s, &func, &kernels::T_CUTS).arg(&prefix).arg(&n64).arg(&parts32).arg(&cuts).run(one_block)?;
-        drop(prefix);
-        let cuts = s.clone_dtoh(&cuts)?;
-        (at(s, &offsets, cuts[part] as usize)? as usize, at(s, &offsets, cuts[part + 1] as usize)? as usize)
-    };
-    let mine = last_edge - first_edge;
-
-    // The two kernels' edge lists, then the counting kernels.
-    let heavy = zeros::<u32>(s, mine)?;
-    let (first64, mine64) = (first_edge as u64, mine as u64);
-    // heavy holds `mine` entries; edges first_edge.. first_edge + mine are oriented edges.
-    let func = f(&kernels::T_CLASSIFY)?;
-    Launch::new(s, &func, &kernels::T_CLASSIFY)
-        .arg(&offsets)
-        .arg(&targets)
-        .arg(&src)
-        .arg(&first64)
-        .arg(&mine64)
-        .arg(&heavy)
-        .run(grid(mine64))?;
-    let rank = scan.exclusive(s, &heavy, mine)?;
-    let heavy_count = at(s, &rank, mine)? as usize;
-    let light_count = mine - heavy_count;
-    let light_list = zeros::<u64>(s, light_count)?;
-    let heavy_list = zeros::<u64>(s, heavy_count)?;
-    // rank holds mine + 1 entries; the lists hold the light and heavy counts.
-    let func = f(&kernels::T_SCATTER)?;
-    Launch::new(s, &func, &kernels::T_SCATTER)
-        .arg(&heavy)
-        .arg(&rank)
-        .arg(&first64)
-        .arg(&mine64)
-        .arg(&light_list)
-        .arg(&heavy_list)
-        .run(grid(mine64))?;
-    drop((heavy, rank));
-    report.thread_edges = light_count as u64;
-    report.warp_edges = heavy_count as u64;
-    let total = zeros::<u64>(s, 1)?;
-    let per_node = if detail == Detail::PerNode { Some(zeros::<u64>(s, n)?) } else { None };
-    let base = TriArgs {
-        offsets: dptr(s, &offsets),
-        targets: dptr(s, &targets),
-        src: dptr(s, &src),
-        edges: 0,
-        count: 0,
-        total: dptr(s, &total),
-        per_node: per_node.as_ref().map_or(0, |p| dptr(s, p)),
-        hub_slot: if hub_rows.is_empty() { 0 } else { dptr(s, &hub_slot) },
-        hub_bits: dptr(s, &hub_bits),
-        hub_words: words as u64,
-    };
-    let start = s.record_event(timing)?;
-    launch_counting(s, &module, base, (&light_list, light_count), (&heavy_list, heavy_count), &grid)?;
-    let end = s.record_event(timing)?;
-    report.kernel_seconds = start.elapsed_ms(&end)? as f64 / 1e3;
-    let degree = match (&per_node, part) {
-        (Some(_), 0) => {
+    let oriented = DeviceOriented { offsets, targets, src, n, kept };
+    let mut counted = count_on_device(dev, &module, &scan, &oriented, part, parts, detail, tuning)?;
+    counted.report.upload_seconds = upload_seconds;
+    counted.report.orient_seconds = orient_seconds;
+    counted.report.orient_kernel_seconds = orient_kernels;
+    let degree = match (detail, part) {
+        (Detail::PerNode, 0) => {
             let d = zeros::<u64>(s, n)?;
             let k64 = kept as u64;
             // targets and src hold `kept` oriented edges, d one entry per node.
             let func = f(&kernels::T_DEGREE)?;
-            Launch::new(s, &func, &kernels::T_DEGREE).arg(&targets).arg(&src).arg(&k64).arg(&d).run(grid(k64))?;
+            Launch::new(s, &func, &kernels::T_DEGREE).arg(&oriented.targets).arg(&oriented.src).arg(&k64).arg(&d).run(grid(k64))?;
             let mut d = s.clone_dtoh(&d)?;
             d.truncate(n);
             d
         }
         _ => Vec::new(),
     };
-    let per_node = match per_node {
-        Some(p) => {
-            let mut v = s.clone_dtoh(&p)?;
-            v.truncate(n);
-            v
-        }
-        None => Vec::new(),
-    };
-    Ok(Share { total: at(s, &total, 0)?, per_node, degree, kept: kept as u64, report })
+    Ok(Part { counted, degree })
 }
 
 /// Launch configurations of 256-thread blocks for `threads` threads, grid-strided beyond 16
@@ -622,65 +705,17 @@ fn grid_for(dev: &CudaDevice) -> Result<impl Fn(u64) -> LaunchConfig, CudaError>
     })
 }
 
-/// Launches the thread-per-edge kernel over `light` and the warp-per-edge kernel over `heavy`.
-fn launch_counting(
-    s: &Arc<CudaStream>,
-    module: &Arc<cudarc::driver::CudaModule>,
-    base: TriArgs,
-    light: (&CudaSlice<u64>, usize),
-    heavy: (&CudaSlice<u64>, usize),
-    grid: &dyn Fn(u64) -> LaunchConfig,
-) -> Result<(), CudaError> {
-    let light_args = TriArgs { edges: dptr(s, light.0), count: light.1 as u64, ..base };
-    let heavy_args = TriArgs { edges: dptr(s, heavy.0), count: heavy.1 as u64, ..base };
-    let (thread_fn, warp_fn) = (module.load_function(kernels::T_EDGES.name)?, module.load_function(kernels::T_EDGES_WARP.name)?);
-    // Every pointer in the argument structs is a live allocation on this device of the length
-    // the kernels index (edges < count, rows within offsets, nodes < n).
-    if light.1 > 0 {
-        Launch::new(s, &thread_fn, &kernels::T_EDGES).arg(&light_args).run(grid(light.1 as u64))?;
-    }
-    if heavy.1 > 0 {
-        Launch::new(s, &warp_fn, &kernels::T_EDGES_WARP).arg(&heavy_args).run(grid(heavy.1 as u64 * 32))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn hub_rows_are_the_longest_within_the_budget() {
-        let lengths = [5u32, 900, 40, 900, 3000, 511, 512];
-        // Rows >= 512, longest first (ties by id), as many as 3 bitmaps of 10 words fit.
-        assert_eq!(choose_hub_rows(&lengths, 10, 3 * 40, 512), vec![4, 1, 3]);
-        assert_eq!(choose_hub_rows(&lengths, 10, 10 * 40, 512), vec![4, 1, 3, 6]);
-        assert_eq!(choose_hub_rows(&lengths, 10, 39, 512), Vec::<u32>::new());
-        assert_eq!(choose_hub_rows(&lengths, 10, 1000, 10_000), Vec::<u32>::new());
-    }
-
-    #[test]
-    fn work_splits_cover_every_edge_once_with_balanced_cost() {
-        let g = wayfarer_runtime::graph::generate::rmat(12, 16, 1).unwrap();
-        let o = wayfarer_runtime::triangles::orient(&g, None);
-        let len = |v: u32| o.offsets[v as usize + 1] - o.offsets[v as usize];
-        let mut src = Vec::new();
-        for a in 0..o.num_nodes() as u32 {
-            src.extend(std::iter::repeat_n(a, o.row(a).len()));
-        }
-        let cost = |r: &std::ops::Range<usize>| r.clone().map(|e| edge_cost(len(src[e]), len(o.targets[e]))).sum::<u64>();
-        let total = cost(&(0..o.targets.len()));
-        for parts in [1, 2, 3, 4, 8] {
-            let ranges = split_by_work(&o, parts);
-            assert_eq!(ranges.len(), parts);
-            assert_eq!(ranges[0].start, 0);
-            assert_eq!(ranges.last().unwrap().end, o.targets.len());
-            for w in ranges.windows(2) {
-                assert_eq!(w[0].end, w[1].start, "contiguous");
-            }
-            let biggest = ranges.iter().map(cost).max().unwrap();
-            let max_edge = (0..o.targets.len()).map(|e| edge_cost(len(src[e]), len(o.targets[e]))).max().unwrap();
-            assert!(biggest <= total / parts as u64 + max_edge, "{parts} parts: {biggest} of {total}");
+    fn tuning_is_checked() {
+        assert!(CountTuning::default().check().is_ok());
+        assert!(CountTuning { warp_rows: 0, block_slots_max: 32 }.check().is_ok());
+        assert!(CountTuning { warp_rows: WARP_ROWS + 1, ..Default::default() }.check().is_err());
+        for slots in [0, 16, 48, 2 * BLOCK_SLOTS_MAX] {
+            assert!(CountTuning { block_slots_max: slots, ..Default::default() }.check().is_err(), "{slots}");
         }
     }
 }

@@ -122,6 +122,7 @@ impl PyGraph {
             mask: compiled.as_ref().map(|(c, jit)| EdgeMask { jit, program: c }),
             detail: if per_node { Detail::PerNode } else { Detail::Total },
             gpus: wayfarer::job::Gpus { count: gpus, ..Default::default() },
+            share: wayfarer::triangles::Share::WHOLE,
         };
         if backend == Backend::Wgpu {
             return Err(errors::value("backend: wgpu runs walks only; triangles run on cpu or cuda"));

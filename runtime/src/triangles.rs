@@ -254,9 +254,14 @@ pub enum Plan<'g> {
 impl Plan<'_> {
     /// Counts the triangles (see [`count_oriented`]).
     pub fn count(&self, detail: Detail) -> TriangleCounts {
+        self.count_share(detail, Share::WHOLE)
+    }
+
+    /// Counts the triangles found at `share`'s rows (see [`count_oriented_share`]).
+    pub fn count_share(&self, detail: Detail, share: Share) -> TriangleCounts {
         match self {
-            Plan::InPlace(o) => count_oriented(o, detail),
-            Plan::Built(o) => count_oriented(o, detail),
+            Plan::InPlace(o) => count_oriented_share(o, detail, share),
+            Plan::Built(o) => count_oriented_share(o, detail, share),
         }
     }
 
@@ -525,21 +530,84 @@ pub fn count_masked(g: &CsrGraph, keep: Option<KeepFn>, detail: Detail) -> Trian
 /// Rows per task of [`count_oriented`]'s total count.
 const COUNT_CHUNK: usize = 1024;
 
+/// One process's part of a count split over several (`mpirun -np N wayfarer triangles`): part
+/// `part` of `parts` contiguous ranges of rows of about equal estimated work. Each triangle is
+/// found at one row, so the parts' totals, per-node counts and kept edges sum to the whole
+/// count's, for any number of parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Share {
+    /// Which part (0-based).
+    pub part: usize,
+    /// Of how many.
+    pub parts: usize,
+}
+
+impl Share {
+    /// The whole count.
+    pub const WHOLE: Share = Share { part: 0, parts: 1 };
+
+    /// Part `part` of `parts` (an error unless `part < parts`).
+    pub fn new(part: usize, parts: usize) -> Result<Share, WalkError> {
+        if part >= parts {
+            return Err(WalkError::param("share", format!("part {part} of {parts} does not exist")));
+        }
+        Ok(Share { part, parts })
+    }
+
+    /// The rows of `o` this part counts: cut where the prefix of the rows' estimated merge
+    /// work (each oriented edge a -> b: both rows' lengths) crosses `part / parts` of the
+    /// total, the same on every process.
+    pub fn rows<O: OrientedRows>(&self, o: &O) -> std::ops::Range<usize> {
+        let n = o.num_nodes();
+        if self.parts <= 1 {
+            return 0..n;
+        }
+        let len = |v: u32| o.row(v).len() as u64;
+        let work: Vec<u64> = (0..n as u32).into_par_iter().map(|a| o.row(a).iter().map(|&b| len(a) + len(b) + 1).sum()).collect();
+        let total: u64 = work.iter().sum();
+        let cut = |p: usize| {
+            if p == 0 {
+                return 0;
+            }
+            if p >= self.parts {
+                return n;
+            }
+            let goal = (total as u128 * p as u128 / self.parts as u128) as u64;
+            let mut acc = 0u64;
+            work.iter()
+                .position(|&w| {
+                    acc += w;
+                    acc > goal
+                })
+                .unwrap_or(n)
+        };
+        cut(self.part)..cut(self.part + 1)
+    }
+}
+
 /// [`count_masked`] on an already oriented graph.
 pub fn count_oriented<O: OrientedRows>(o: &O, detail: Detail) -> TriangleCounts {
+    count_oriented_share(o, detail, Share::WHOLE)
+}
+
+/// [`count_oriented`] at `share`'s rows only: its total, per-node counts and kept edges are
+/// that part's (they sum over the parts to the whole count's); the degrees are the whole
+/// graph's.
+pub fn count_oriented_share<O: OrientedRows>(o: &O, detail: Detail, share: Share) -> TriangleCounts {
     let n = o.num_nodes();
+    let rows = share.rows(o);
     if detail == Detail::Total {
         // for_each_triangle's work, counting only; the oriented edges are counted as the
         // rows are read.
         // Rows in chunks with a plain inner loop: a call per row cost as much as a short
         // row's work.
-        let (total, edges) = (0..n.div_ceil(COUNT_CHUNK))
+        let (total, edges) = (0..rows.len().div_ceil(COUNT_CHUNK))
             .into_par_iter()
             .map_init(
                 || RowMarks::new(n),
                 |marks, c| {
                     let mut sum = (0, 0);
-                    for a in c * COUNT_CHUNK..n.min((c + 1) * COUNT_CHUNK) {
+                    for a in rows.start + c * COUNT_CHUNK..rows.end.min(rows.start + (c + 1) * COUNT_CHUNK) {
                         let (found, edges) = o.count_row(a as u32, marks);
                         sum = (sum.0 + found, sum.1 + edges);
                     }
@@ -550,7 +618,7 @@ pub fn count_oriented<O: OrientedRows>(o: &O, detail: Detail) -> TriangleCounts 
         return o.counts_of(total, Vec::new(), edges);
     }
     let per_node: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let (total, edges) = (0..n as u32)
+    let (total, edges) = (rows.start as u32..rows.end as u32)
         .into_par_iter()
         .with_min_len(64)
         .map_init(

@@ -38,13 +38,17 @@ pub(crate) struct TrianglesArgs {
     pub(crate) quiet: bool,
 }
 
-pub(crate) fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
+/// Counts the triangles; under `mpirun`, each process counts its rank's share of the rows (on
+/// the GPU of its local rank, or the CPU), the shares are summed, and rank 0 prints and writes
+/// the outputs (the counts are the same for any number of processes).
+pub(crate) fn cmd_triangles(a: TrianglesArgs, procs: &crate::procs::Procs) -> Result<()> {
     use wayfarer::output::NpyArray;
     let backend = a.backend.parse::<wayfarer::gpu::Backend>().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
     let g = load_graph(a.graph.as_deref(), a.quiet)?;
     // Created before the count, so a bad path fails at once.
-    let per_node_file = a.per_node.as_deref().map(|p| PerNodeFile::create(p, &g, "per-node")).transpose()?;
-    let clustering_file = a.clustering.as_deref().map(|p| PerNodeFile::create(p, &g, "clustering")).transpose()?;
+    let writer = procs.rank == 0;
+    let per_node_file = a.per_node.as_deref().filter(|_| writer).map(|p| PerNodeFile::create(p, &g, "per-node")).transpose()?;
+    let clustering_file = a.clustering.as_deref().filter(|_| writer).map(|p| PerNodeFile::create(p, &g, "clustering")).transpose()?;
     let mask = match &a.mask {
         Some(path) => Some(compile_edge_program(path, wayfarer_compiler::lower_mask_source, &a.params, &g)?),
         None if !a.params.is_empty() => bail!("-p sets a --mask parameter; there is no --mask"),
@@ -57,7 +61,8 @@ pub(crate) fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
         graph: &g,
         mask: mask.as_ref().map(|m| EdgeMask { jit: &m.jit, program: &m.compiled }),
         detail,
-        gpus: wayfarer::job::Gpus { count: a.gpus, ..Default::default() },
+        gpus: wayfarer::job::Gpus { count: a.gpus, only: procs.sharded().then_some(procs.local_rank), ..Default::default() },
+        share: wayfarer::triangles::Share::new(procs.rank, procs.size)?,
     };
     let chosen = select(backend, &job)?;
     if !a.quiet {
@@ -67,8 +72,20 @@ pub(crate) fn cmd_triangles(a: TrianglesArgs) -> Result<()> {
     }
     let t = Instant::now();
     let done = chosen.runner.count(&job)?;
-    let (counts, where_) = (done.counts, done.backend);
+    let (mut counts, mut where_) = (done.counts, done.backend);
+    if procs.sharded() {
+        // The shares' sums: the total and kept edges, then the per-node counts (the degrees
+        // are the whole graph's on rank 0 already).
+        let mut sums = [counts.total, counts.kept_edges];
+        procs.sum_u64(&mut sums);
+        [counts.total, counts.kept_edges] = sums;
+        procs.sum_u64(&mut counts.per_node);
+        where_ = format!("{} processes; rank 0: {where_}", procs.size);
+    }
     let secs = t.elapsed().as_secs_f64();
+    if !writer {
+        return Ok(());
+    }
     println!("{}", counts.total);
     if !a.quiet {
         if counts.symmetrized {

@@ -3,7 +3,7 @@
 
 use super::{Device, Gpus, Selected, choose, gpus_name};
 use crate::gpu::{Backend, CudaDevice, CudaError};
-use crate::triangles::{Detail, TriangleCounts};
+use crate::triangles::{Detail, Share, TriangleCounts};
 use crate::{CsrGraph, WalkError};
 
 /// An edge mask (`#[mask]`), as the CPU runs it (compiled by Cranelift) and as the GPU does
@@ -25,6 +25,9 @@ pub struct TriangleJob<'a> {
     pub detail: Detail,
     /// GPU: which devices (the work is split over them by estimated cost).
     pub gpus: Gpus,
+    /// The part of the count this process does (`Share::WHOLE` alone; under `mpirun`, its
+    /// rank's): the counts found are that part's, summed over the processes by the caller.
+    pub share: Share,
 }
 
 /// What a count found and where it ran, in words.
@@ -33,7 +36,7 @@ pub struct TriangleReport {
     pub counts: TriangleCounts,
     /// The backend and its timings, for the summary line.
     pub backend: String,
-    /// The GPU's own report (kernel times, rows as bitmaps), when CUDA counted.
+    /// The GPU's own report (kernel times, lookups, units of work), when CUDA counted.
     pub gpu: Option<crate::gpu::GpuTriangleReport>,
 }
 
@@ -71,7 +74,7 @@ impl TriangleRunner for CpuTriangles {
         };
         let orient_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = std::time::Instant::now();
-        let counts = plan.count(job.detail);
+        let counts = plan.count_share(job.detail, job.share);
         let count_ms = t.elapsed().as_secs_f64() * 1e3;
         let backend = format!(
             "cpu, {} threads; orientation {orient_ms:.3} ms ({}), counting {count_ms:.3} ms: {}",
@@ -119,22 +122,25 @@ impl TriangleRunner for CudaTriangles {
             let c = m.program;
             (m.jit, wayfarer_cuda::triangles::GpuMask { program: &c.program, info: &c.info, values: &c.values })
         });
-        let (counts, r) = crate::gpu::count_triangles_with(&self.devices, job.graph, both, job.detail).map_err(|e| match e {
+        let (counts, r) = crate::gpu::count_triangles_with(&self.devices, job.graph, both, job.detail, job.share).map_err(|e| match e {
             CudaError::Walk(w) => w,
             other => WalkError::Config(other.to_string()),
         })?;
         let masked = job.mask.is_some();
         let backend = format!(
-            "{} (upload {:.3} s; orientation kernels {:.3} ms ({:.3} ms with the host's work), counting kernels {:.3} ms: {}; {} edges by warps, {} by threads, {} rows as bitmaps; {})",
+            "{} (upload {:.3} s; orientation kernels {:.3} ms ({:.3} ms with the host's work), work lists {:.3} ms, counting kernels {:.3} ms: {}; {} lookups in {} warp and {} block units, block tables of {} slots{}; {})",
             gpus_name(&self.devices),
             r.upload_seconds,
             r.orient_kernel_seconds * 1e3,
             r.orient_seconds * 1e3,
+            r.plan_kernel_seconds * 1e3,
             r.kernel_seconds * 1e3,
             rates(&counts, r.kernel_seconds),
-            r.warp_edges,
-            r.thread_edges,
-            r.hub_rows,
+            r.lookups,
+            r.warp_units,
+            r.block_units,
+            r.block_slots,
+            if r.searched_rows() { format!(", rows up to {} entries searched", r.longest_block_row) } else { String::new() },
             if on_host {
                 format!("directed input: symmetrized and oriented{} on the CPU", if masked { ", mask evaluated" } else { "" })
             } else {
