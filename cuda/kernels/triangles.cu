@@ -237,27 +237,44 @@ __device__ __forceinline__ u64 wf_t_min(u64 a, u64 b) { return a < b ? a : b; }
 
 __device__ __forceinline__ u32 wf_t_slot(u32 v, u32 bits) { return (v * 2654435769u) >> (32 - bits); }
 
-// The table's size (log2) for a row of d entries within `slots`: load at most 1/8 where that
-// fits, else 1/4, else 1/2; 0 when even that does not fit (the row is searched instead).
+// WF_T_PAIR_PROBES (a sweep knob, off by default and not yet measured on the GPU): tables at
+// load 1/8 where they fit, probed two slots per 8-byte load (linear probing from the even slot
+// at or below the hash), so a lookup nearly always stops after its first load.
+#ifdef WF_T_PAIR_PROBES
+#define WF_T_LOAD_SHIFT 3
+#define WF_T_START(h) ((h) & ~1u)
+#else
+#define WF_T_LOAD_SHIFT 2
+#define WF_T_START(h) (h)
+#endif
+
+// The table's size (log2) for a row of d entries within `slots`: load at most 1/4 (1/8 with
+// pair probes) where that fits, down to 1/2; 0 when even that does not fit (the row is
+// searched instead).
 __device__ __forceinline__ u32 wf_t_table_bits(u64 d, u32 slots) {
     u32 bits = 5;
-    while ((1ull << bits) < 8 * d) ++bits;
+    while ((1ull << bits) < (d << WF_T_LOAD_SHIFT)) ++bits;
     while (bits > 5 && (1u << bits) > slots && (1ull << (bits - 1)) >= 2 * d) --bits;
     return (1u << bits) <= slots ? bits : 0;
 }
 
-// Linear probing from the even slot at or below the hash, so a lookup reads two slots at a
-// time (one 8-byte load: tables start 8-byte aligned) and, at load 1/8, nearly always stops
-// after the first pair.
-// Whether v is in the row: a lookup in the table (bits > 0), else a binary search of the row.
+// Whether v is in the row: a lookup in the table (bits > 0; linear probing), else a binary
+// search of the row.
 __device__ __forceinline__ bool wf_t_has(const u32* tab, u32 bits, const u32* row, u64 d, u32 v) {
     if (bits) {
-        u32 mask = (1u << bits) - 1u, h = wf_t_slot(v, bits) & ~1u;
+        u32 mask = (1u << bits) - 1u, h = WF_T_START(wf_t_slot(v, bits));
         while (true) {
-            uint2 k = *reinterpret_cast<const uint2*>(tab + h);
+#ifdef WF_T_PAIR_PROBES
+            uint2 k = *reinterpret_cast<const uint2*>(tab + h);  // tables start 8-byte aligned
             if (k.x == v || k.y == v) return true;
             if (k.x == WF_T_EMPTY || k.y == WF_T_EMPTY) return false;
             h = (h + 2) & mask;
+#else
+            u32 k = tab[h];
+            if (k == v) return true;
+            if (k == WF_T_EMPTY) return false;
+            h = (h + 1) & mask;
+#endif
         }
     }
     u64 p = wf_lower_bound(row, 0, d, v);
@@ -268,7 +285,7 @@ __device__ __forceinline__ bool wf_t_has(const u32* tab, u32 bits, const u32* ro
 __device__ __forceinline__ void wf_t_insert(u32* tab, u32 bits, const u32* row, u64 d, u32 first, u32 step) {
     u32 mask = (1u << bits) - 1u;
     for (u64 i = first; i < d; i += step) {
-        u32 v = __ldg(&row[i]), h = wf_t_slot(v, bits) & ~1u;
+        u32 v = __ldg(&row[i]), h = WF_T_START(wf_t_slot(v, bits));
         while (atomicCAS(&tab[h], WF_T_EMPTY, v) != WF_T_EMPTY) h = (h + 1) & mask;
     }
 }

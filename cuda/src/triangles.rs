@@ -64,8 +64,7 @@ pub struct GpuMask<'a> {
     pub values: &'a [ParamValue],
 }
 
-/// Rows of at most this many entries get a warp's hash table (1,024 slots, load at most 1/8 up to
-/// 128 entries, 1/4 beyond);
+/// Rows of at most this many entries get a warp's hash table (1,024 slots, load at most 1/4);
 /// longer ones a whole block's.
 pub const WARP_ROWS: u32 = 256;
 
@@ -394,10 +393,8 @@ fn count_on_device(
     report.warp_units = warp_count;
     report.block_units = block_count;
     report.longest_block_row = longest;
-    // The block's table: load 1/8 where it fits, within the tuning's limit (it shares the
-    // warps' memory, so it takes at least that much).
-    let block_slots =
-        (8 * longest).next_power_of_two().clamp(WARP_REGION_SLOTS as u64, BLOCK_SLOTS_MAX as u64).min(tuning.block_slots_max as u64) as u32;
+    // The block's table: load 1/4 where it fits, within the tuning's limit.
+    let block_slots = (4 * longest).next_power_of_two().clamp(32, tuning.block_slots_max as u64) as u32;
     report.block_slots = block_slots;
     let shared = block_slots.max(WARP_REGION_SLOTS) * 4;
     let func = f(&kernels::T_COUNT)?;
