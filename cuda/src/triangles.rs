@@ -96,12 +96,23 @@ impl Default for CountTuning {
 impl CountTuning {
     /// The defaults, overridden by `WAYFARER_TRI_WARP_ROWS` and `WAYFARER_TRI_BLOCK_SLOTS`.
     pub fn from_env() -> Result<Self, CudaError> {
+        let var = |name| std::env::var(name).ok();
+        Self::from_settings(var("WAYFARER_TRI_WARP_ROWS").as_deref(), var("WAYFARER_TRI_BLOCK_SLOTS").as_deref())
+    }
+
+    /// The defaults, overridden by the two settings' texts where given (errors name them).
+    fn from_settings(warp_rows: Option<&str>, block_slots: Option<&str>) -> Result<Self, CudaError> {
+        let number = |name: &str, text: Option<&str>| -> Result<Option<u32>, CudaError> {
+            let Some(text) = text else { return Ok(None) };
+            let v: u64 = text.trim().parse().map_err(|_| WalkError::param(name, format!("`{text}` is not a whole number")))?;
+            Ok(Some(u32::try_from(v).unwrap_or(u32::MAX)))
+        };
         let mut t = CountTuning::default();
-        if let Some(v) = env_number("WAYFARER_TRI_WARP_ROWS")? {
-            t.warp_rows = u32::try_from(v).unwrap_or(u32::MAX);
+        if let Some(v) = number("WAYFARER_TRI_WARP_ROWS", warp_rows)? {
+            t.warp_rows = v;
         }
-        if let Some(v) = env_number("WAYFARER_TRI_BLOCK_SLOTS")? {
-            t.block_slots_max = u32::try_from(v).unwrap_or(u32::MAX);
+        if let Some(v) = number("WAYFARER_TRI_BLOCK_SLOTS", block_slots)? {
+            t.block_slots_max = v;
         }
         t.check()?;
         Ok(t)
@@ -119,13 +130,6 @@ impl CountTuning {
             .into());
         }
         Ok(())
-    }
-}
-
-fn env_number(name: &str) -> Result<Option<u64>, CudaError> {
-    match std::env::var(name) {
-        Ok(v) => v.trim().parse().map(Some).map_err(|_| WalkError::param(name, format!("`{v}` is not a whole number")).into()),
-        Err(_) => Ok(None),
     }
 }
 
@@ -356,17 +360,11 @@ fn count_on_device(
     let block_units = zeros::<u32>(s, n)?;
     let longest = zeros::<u32>(s, 1)?;
     let warp_rows = tuning.warp_rows;
+    // The unit kernels take the rows, the partners' offsets, the owner range and the warp rows'
+    // limit first.
+    let unit_launch = |func, kernel| Launch::new(s, func, kernel).arg(&g.offsets).arg(&poff).arg(&lo).arg(&hi).arg(&warp_rows);
     let func = f(&kernels::T_UNIT_COUNT)?;
-    Launch::new(s, &func, &kernels::T_UNIT_COUNT)
-        .arg(&g.offsets)
-        .arg(&poff)
-        .arg(&lo)
-        .arg(&hi)
-        .arg(&warp_rows)
-        .arg(&warp_units)
-        .arg(&block_units)
-        .arg(&longest)
-        .run(grid(hi - lo))?;
+    unit_launch(&func, &kernels::T_UNIT_COUNT).arg(&warp_units).arg(&block_units).arg(&longest).run(grid(hi - lo))?;
     let warp_at = scan.exclusive(s, &warp_units, n)?;
     let block_at = scan.exclusive(s, &block_units, n)?;
     drop((warp_units, block_units));
@@ -374,17 +372,7 @@ fn count_on_device(
     let warp_list = zeros::<u64>(s, warp_count as usize)?;
     let block_list = zeros::<u64>(s, block_count as usize)?;
     let func = f(&kernels::T_UNIT_FILL)?;
-    Launch::new(s, &func, &kernels::T_UNIT_FILL)
-        .arg(&g.offsets)
-        .arg(&poff)
-        .arg(&lo)
-        .arg(&hi)
-        .arg(&warp_rows)
-        .arg(&warp_at)
-        .arg(&block_at)
-        .arg(&warp_list)
-        .arg(&block_list)
-        .run(grid(hi - lo))?;
+    unit_launch(&func, &kernels::T_UNIT_FILL).arg(&warp_at).arg(&block_at).arg(&warp_list).arg(&block_list).run(grid(hi - lo))?;
     drop((warp_at, block_at));
     let longest = at(s, &longest, 0)? as u64;
     let kept = if parts == 1 { m64 } else { at(s, &g.offsets, hi as usize)? - at(s, &g.offsets, lo as usize)? };
@@ -713,6 +701,18 @@ mod tests {
         assert!(CountTuning { warp_rows: WARP_ROWS + 1, ..Default::default() }.check().is_err());
         for slots in [0, 16, 48, 2 * BLOCK_SLOTS_MAX] {
             assert!(CountTuning { block_slots_max: slots, ..Default::default() }.check().is_err(), "{slots}");
+        }
+        // The settings' texts: errors name the setting.
+        assert_eq!(CountTuning::from_settings(None, None).unwrap(), CountTuning::default());
+        assert_eq!(CountTuning::from_settings(Some(" 4 "), Some("32")).unwrap(), CountTuning { warp_rows: 4, block_slots_max: 32 });
+        for (warp, slots, name) in [
+            (Some("many"), None, "WAYFARER_TRI_WARP_ROWS"),
+            (Some("300"), None, "WAYFARER_TRI_WARP_ROWS"),
+            (None, Some("-1"), "WAYFARER_TRI_BLOCK_SLOTS"),
+            (None, Some("48"), "WAYFARER_TRI_BLOCK_SLOTS"),
+        ] {
+            let e = CountTuning::from_settings(warp, slots).unwrap_err().to_string();
+            assert!(e.contains(name), "{warp:?} {slots:?}: {e}");
         }
     }
 }
