@@ -25,9 +25,16 @@
 
 use crate::error::WalkError;
 use crate::graph::CsrGraph;
-use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
+use crate::rng::{PhiloxLanes, Purpose, StepRng};
 use rayon::prelude::*;
 use std::collections::HashMap;
+
+mod draws;
+mod local_ids;
+
+pub use draws::BLOCKS_PER_DRAW;
+use draws::{uniform_count, uniform_row};
+use local_ids::{LocalIds, number_sources};
 
 /// Whether a node's neighbors are drawn with or without replacement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -147,53 +154,6 @@ pub fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), W
     Ok(())
 }
 
-/// Philox blocks reserved for each uniform draw (Lemire's rejection rarely needs a second
-/// word, never 64).
-pub const BLOCKS_PER_DRAW: u32 = 16;
-
-/// The stream of uniform draw `i` of a node: its own sub-stream, so the draws of one node can
-/// be made in parallel (GPU lanes) and still equal the CPU's ([`for_each_draw`] makes them).
-#[cfg(test)]
-fn draw_rng(seed: u64, query: u64, layer: u32, i: u32) -> StepRng {
-    StepRng::new_at(seed, query, layer, Purpose::Neighbors, i * BLOCKS_PER_DRAW)
-}
-
-/// Floyd's algorithm: a uniformly random `picks.len()`-subset of `0..d`, ascending. Iteration
-/// `i` draws `t` uniform in `[0, j]` for `j = d - k + i` (draw `i`'s own stream) and takes `t`,
-/// or `j` if `t` was taken already; every subset has probability `1 / C(d, k)`. The first
-/// block of each draw's stream is computed sixteen draws at a time ([`PhiloxLanes`]).
-fn floyd(lanes: &PhiloxLanes, seed: u64, query: u64, layer: u32, d: u64, picks: &mut [u64]) {
-    let k = picks.len() as u64;
-    for_each_draw(lanes, seed, query, layer, k as usize, |i, rng| {
-        let j = d - k + i as u64;
-        let t = rng.below(j + 1);
-        picks[i] = if picks[..i].contains(&t) { j } else { t };
-    });
-    picks.sort_unstable();
-}
-
-/// Calls `f(i, stream)` for draws `i` in `0..count`, in order, with draw `i`'s own stream
-/// ([`draw_rng`]), whose first blocks are computed sixteen at a time.
-#[inline(always)]
-fn for_each_draw(lanes: &PhiloxLanes, seed: u64, query: u64, layer: u32, count: usize, mut f: impl FnMut(usize, &mut StepRng)) {
-    let first = StepRng::first_counter(query, layer, Purpose::Neighbors);
-    let mut ctr = [[0u32; LANES]; 4];
-    for (w, word) in ctr.iter_mut().enumerate().skip(1) {
-        *word = [first[w]; LANES];
-    }
-    for at in (0..count).step_by(LANES) {
-        for (lane, c) in ctr[0].iter_mut().enumerate() {
-            *c = ((at + lane) as u32).wrapping_mul(BLOCKS_PER_DRAW);
-        }
-        let blocks = lanes.blocks(&ctr);
-        for i in at..(at + LANES).min(count) {
-            let lane = i - at;
-            let block = [blocks[0][lane], blocks[1][lane], blocks[2][lane], blocks[3][lane]];
-            f(i, &mut StepRng::new_at_with_block(seed, query, layer, Purpose::Neighbors, ctr[0][lane], block));
-        }
-    }
-}
-
 /// The sampled edges of `v`'s row (global edge ids), for layer `layer` of batch `batch`.
 #[allow(clippy::too_many_arguments)]
 fn sample_row(
@@ -241,17 +201,10 @@ fn sample_row(
     let mut rng = StepRng::new(cfg.seed, query, layer, Purpose::Neighbors);
     let base = row.start as u64;
     match (cfg.policy, cfg.replacement) {
-        (Policy::Uniform, Replacement::Without) if d <= k => out.extend(base..base + d),
-        (Policy::Uniform, Replacement::Without) => {
+        (Policy::Uniform, replacement) => {
             let start = out.len();
-            out.resize(start + k as usize, 0);
-            floyd(lanes, cfg.seed, query, layer, d, &mut out[start..]);
-            for x in &mut out[start..] {
-                *x += base;
-            }
-        }
-        (Policy::Uniform, Replacement::With) => {
-            for_each_draw(lanes, cfg.seed, query, layer, k as usize, |_, rng| out.push(base + rng.below(d)));
+            out.resize(start + uniform_count(d, fanout, replacement) as usize, 0);
+            uniform_row(lanes, cfg.seed, query, layer, row, replacement, &mut out[start..]);
         }
         (Policy::EdgeWeight | Policy::Custom, Replacement::Without) => {
             out.extend(crate::sampler::reservoir_top_k(w, k as usize, &mut rng).into_iter().map(|i| base + i as u64));
@@ -396,10 +349,14 @@ pub struct LayerEdges {
     pub edge_ptr: Vec<u64>,
     /// Global edge ids.
     pub edge_ids: Vec<u64>,
+    /// Per edge: its target, the sampled neighbor (read while the edge's row is at hand).
+    pub neighbors: Vec<u32>,
 }
 
 /// The edges of one super-batch layer: full nodes copied, random nodes sampled (in
-/// `classified` order, as the GPU's two kernels take them).
+/// `classified` order, as the GPU's two kernels take them). Uniform draws know each node's
+/// count from its degree, so they are written in place; weighted ones go through a scratch
+/// list.
 fn sample_layer(
     g: &CsrGraph,
     plan: &LayerPlan,
@@ -409,27 +366,53 @@ fn sample_layer(
     first_batch: usize,
     layer: u32,
 ) -> Result<LayerEdges, WalkError> {
-    let n = plan.frontier.len();
-    let mut spans = vec![(0usize, 0usize); n];
+    let targets = g.targets();
+    let lanes = PhiloxLanes::new(cfg.seed);
+    if cfg.policy == Policy::Uniform {
+        let counts: Vec<u64> = plan.frontier.iter().map(|&v| uniform_count(g.degree(v), fanout, cfg.replacement)).collect();
+        let edge_ptr = exclusive_sum(&counts);
+        let total = edge_ptr[plan.frontier.len()] as usize;
+        let mut edge_ids = vec![0u64; total];
+        let mut neighbors = vec![0u32; total];
+        // A node's sampled targets are scattered over its row: they are fetched as soon as
+        // its edges are drawn and read GATHER_LAG nodes later, so that the misses of several
+        // nodes overlap the draws of the next ones.
+        let mut pending = [(0usize, 0usize); GATHER_LAG];
+        let mut drawn = 0usize;
+        let gather = |(lo, hi): (usize, usize), neighbors: &mut [u32], edge_ids: &[u64]| {
+            for (n, &e) in neighbors[lo..hi].iter_mut().zip(&edge_ids[lo..hi]) {
+                *n = targets[e as usize];
+            }
+        };
+        for_each_classified(g, plan, first_batch, |tid, v, batch| {
+            let (lo, hi) = (edge_ptr[tid] as usize, edge_ptr[tid + 1] as usize);
+            let query = ((batch as u64) << 32) | v as u64;
+            uniform_row(&lanes, cfg.seed, query, layer, g.row(v), cfg.replacement, &mut edge_ids[lo..hi]);
+            for &e in &edge_ids[lo..hi] {
+                crate::engine::prefetch(targets.as_ptr().wrapping_add(e as usize));
+            }
+            let slot = &mut pending[drawn % GATHER_LAG];
+            if drawn >= GATHER_LAG {
+                gather(*slot, &mut neighbors, &edge_ids);
+            }
+            *slot = (lo, hi);
+            drawn += 1;
+            Ok(())
+        })?;
+        for i in drawn.saturating_sub(GATHER_LAG)..drawn {
+            gather(pending[i % GATHER_LAG], &mut neighbors, &edge_ids);
+        }
+        return Ok(LayerEdges { edge_ptr, edge_ids, neighbors });
+    }
+    let mut spans = vec![(0usize, 0usize); plan.frontier.len()];
     let mut scratch: Vec<u64> = Vec::new();
     let mut buf = Vec::new();
-    let lanes = PhiloxLanes::new(cfg.seed);
-    let k = plan.batch_ptr.len() - 1;
-    let offsets = g.offsets();
-    for b in 0..k {
-        let (lo, hi) = (plan.batch_ptr[b] as usize, plan.batch_ptr[b + 1] as usize);
-        for (at, &tid) in plan.classified[lo..hi].iter().enumerate() {
-            // The frontier's rows are scattered over the graph: their offsets are fetched a
-            // few nodes ahead.
-            if let Some(&ahead) = plan.classified.get(lo + at + ROW_PREFETCH) {
-                crate::engine::prefetch(offsets.as_ptr().wrapping_add(plan.frontier[ahead as usize] as usize));
-            }
-            let v = plan.frontier[tid as usize];
-            let start = scratch.len();
-            sample_row(&lanes, g, v, fanout, cfg, policy, first_batch + b, layer, &mut buf, &mut scratch)?;
-            spans[tid as usize] = (start, scratch.len() - start);
-        }
-    }
+    for_each_classified(g, plan, first_batch, |tid, v, batch| {
+        let start = scratch.len();
+        sample_row(&lanes, g, v, fanout, cfg, policy, batch, layer, &mut buf, &mut scratch)?;
+        spans[tid] = (start, scratch.len() - start);
+        Ok(())
+    })?;
     let counts: Vec<u64> = spans.iter().map(|s| s.1 as u64).collect();
     let edge_ptr = exclusive_sum(&counts);
     let mut edge_ids = vec![0u64; scratch.len()];
@@ -437,89 +420,47 @@ fn sample_layer(
         let at = edge_ptr[i] as usize;
         edge_ids[at..at + len].copy_from_slice(&scratch[start..start + len]);
     }
-    Ok(LayerEdges { edge_ptr, edge_ids })
+    let neighbors = edge_ids.iter().map(|&e| targets[e as usize]).collect();
+    Ok(LayerEdges { edge_ptr, edge_ids, neighbors })
 }
 
-/// Block-local ids of one sub-batch's nodes: `(node, local id)` entries in an open-addressing
-/// table with linear probing, sized to the sub-batch (at most half full), or, when that would
-/// be about as large as the graph's node count, in a slot per node (no probing). Cleared by the
-/// slots it filled. A general-purpose hash map (SipHash, growth) cost half of the CPU
-/// sampler's time here.
-struct LocalIds {
-    /// `node << 32 | local id`; `EMPTY` where free.
-    slots: Vec<u64>,
-    /// Slots in use, to clear them.
-    filled: Vec<u32>,
-    /// Hashed: the slots in use, less one (a power of two); `usize::MAX`: a slot per node.
-    mask: usize,
-}
-
-impl LocalIds {
-    const EMPTY: u64 = u64::MAX;
-    const PER_NODE: usize = usize::MAX;
-
-    fn new() -> Self {
-        LocalIds { slots: Vec::new(), filled: Vec::new(), mask: 0 }
-    }
-
-    /// Empties the table, with room for `entries` of a graph's `nodes` nodes. Only the first
-    /// slots of its allocation are used, so a small layer after a large one stays in cache.
-    fn reset(&mut self, entries: usize, nodes: usize) {
-        for &s in &self.filled {
-            self.slots[s as usize] = Self::EMPTY;
-        }
-        self.filled.clear();
-        let hashed = (2 * entries.max(1)).next_power_of_two().max(64);
-        let len = if hashed >= nodes { nodes } else { hashed };
-        if len > self.slots.len() {
-            self.slots = vec![Self::EMPTY; len];
-        }
-        self.mask = if len == nodes { Self::PER_NODE } else { len - 1 };
-    }
-
-    /// Where `v`'s probe starts: its own slot, or by Fibonacci hashing (the top bits of the
-    /// product spread consecutive ids).
-    #[inline(always)]
-    fn home(&self, v: u32) -> usize {
-        if self.mask == Self::PER_NODE { v as usize } else { ((v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & self.mask }
-    }
-
-    /// Fetches `v`'s first slot ahead of a lookup (a hint).
-    #[inline(always)]
-    fn prefetch(&self, v: u32) {
-        crate::engine::prefetch(self.slots.as_ptr().wrapping_add(self.home(v)));
-    }
-
-    /// `v`'s local id, or `fresh`'s (given `v` that id) when `v` is new; whether it was new.
-    #[inline(always)]
-    fn get_or_insert(&mut self, v: u32, fresh: u32) -> (u32, bool) {
-        let mut at = self.home(v);
-        loop {
-            let s = self.slots[at];
-            if s == Self::EMPTY {
-                self.slots[at] = (v as u64) << 32 | fresh as u64;
-                self.filled.push(at as u32);
-                return (fresh, true);
+/// Calls `f(frontier index, node, mini-batch number)` for each node of a layer in `classified`
+/// order. The frontier's rows are scattered over the graph: their offsets are fetched a few
+/// nodes ahead, and their first targets half as many ahead.
+fn for_each_classified(
+    g: &CsrGraph,
+    plan: &LayerPlan,
+    first_batch: usize,
+    mut f: impl FnMut(usize, u32, usize) -> Result<(), WalkError>,
+) -> Result<(), WalkError> {
+    let (offsets, targets) = (g.offsets(), g.targets());
+    for b in 0..plan.batch_ptr.len() - 1 {
+        for at in plan.batch_ptr[b] as usize..plan.batch_ptr[b + 1] as usize {
+            if let Some(&ahead) = plan.classified.get(at + ROW_PREFETCH) {
+                crate::engine::prefetch(offsets.as_ptr().wrapping_add(plan.frontier[ahead as usize] as usize));
             }
-            if (s >> 32) as u32 == v {
-                return (s as u32, false);
+            if let Some(&ahead) = plan.classified.get(at + ROW_PREFETCH / 2) {
+                let start = offsets[plan.frontier[ahead as usize] as usize] as usize;
+                crate::engine::prefetch(targets.as_ptr().wrapping_add(start));
             }
-            at = (at + 1) & self.mask;
+            let tid = plan.classified[at] as usize;
+            f(tid, plan.frontier[tid], first_batch + b)?;
         }
     }
+    Ok(())
 }
 
 /// How many nodes ahead [`sample_layer`] prefetches a frontier node's row offsets.
 const ROW_PREFETCH: usize = 8;
 
-/// How many edges ahead [`next_frontier`] prefetches a sampled edge's target.
-const TARGET_PREFETCH: usize = 64;
+/// How many nodes after drawing its edges [`sample_layer`] reads their targets.
+const GATHER_LAG: usize = 8;
 
 /// The next layer's frontier and each sampled edge's source (local id) from the hash table of
 /// every sub-batch: a node's local id is its first appearance among the sub-batch's
 /// destination nodes, then its sampled edges in order.
 pub fn next_frontier(g: &CsrGraph, plan: &LayerPlan, edges: &LayerEdges) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
-    let (targets, nodes) = (g.targets(), g.num_nodes());
+    let nodes = g.num_nodes();
     let k = plan.batch_ptr.len() - 1;
     let mut frontier = Vec::with_capacity(plan.frontier.len() + edges.edge_ids.len());
     let mut batch_ptr = vec![0u32];
@@ -527,34 +468,19 @@ pub fn next_frontier(g: &CsrGraph, plan: &LayerPlan, edges: &LayerEdges) -> (Vec
     // One table per thread, kept between calls: a fresh one per layer cost its zeroing and
     // page faults (megabytes for a wide last layer), more than the lookups.
     thread_local! {
-        static LOCAL: std::cell::RefCell<LocalIds> = std::cell::RefCell::new(LocalIds::new());
+        static LOCAL: std::cell::RefCell<LocalIds> = std::cell::RefCell::new(LocalIds::default());
     }
     LOCAL.with_borrow_mut(|local| {
         for b in 0..k {
             let (lo, hi) = (plan.batch_ptr[b] as usize, plan.batch_ptr[b + 1] as usize);
             let (elo, ehi) = (edges.edge_ptr[lo] as usize, edges.edge_ptr[hi] as usize);
-            local.reset(hi - lo + ehi - elo, nodes);
-            let base = frontier.len();
-            for (i, &v) in plan.frontier[lo..hi].iter().enumerate() {
-                // Distinct within a sub-batch (merge_seeds, and the frontiers made here).
-                local.get_or_insert(v, i as u32);
-                frontier.push(v);
-            }
-            for j in elo..ehi {
-                // The targets are scattered over the graph and the table larger than the
-                // caches: a target is fetched a few edges ahead, and its slot half as many.
-                if let Some(&e) = edges.edge_ids.get(j + TARGET_PREFETCH) {
-                    crate::engine::prefetch(targets.as_ptr().wrapping_add(e as usize));
-                }
-                if j + TARGET_PREFETCH / 2 < ehi {
-                    local.prefetch(targets[edges.edge_ids[j + TARGET_PREFETCH / 2] as usize]);
-                }
-                let u = targets[edges.edge_ids[j] as usize];
-                let (id, new) = local.get_or_insert(u, (frontier.len() - base) as u32);
-                if new {
-                    frontier.push(u);
-                }
-                edge_src[j] = id;
+            let dst = &plan.frontier[lo..hi];
+            let (neighbors, src) = (&edges.neighbors[elo..ehi], &mut edge_src[elo..ehi]);
+            let len = LocalIds::hashed_len(dst.len() + neighbors.len());
+            if len < nodes {
+                number_sources(&mut local.hashed(len), dst, neighbors, &mut frontier, src);
+            } else {
+                number_sources(&mut local.per_node(nodes), dst, neighbors, &mut frontier, src);
             }
             batch_ptr.push(frontier.len() as u32);
         }
@@ -576,22 +502,35 @@ pub fn merge_seeds<'s>(batches: impl Iterator<Item = &'s [u32]>) -> (Vec<u32>, V
     (frontier, batch_ptr)
 }
 
-/// Cuts one super-batch layer into per-mini-batch blocks.
-pub fn split_blocks(plan: &LayerPlan, edges: &LayerEdges, next: &[u32], next_ptr: &[u32], edge_src: &[u32]) -> Vec<Block> {
+/// Cuts one super-batch layer into per-mini-batch blocks (moved, not copied, when the
+/// super-batch is one mini-batch).
+pub fn split_blocks(plan: &LayerPlan, edges: LayerEdges, next: &[u32], next_ptr: &[u32], edge_src: Vec<u32>) -> Vec<Block> {
     let k = plan.batch_ptr.len() - 1;
+    let edge_dst = |lo: usize, hi: usize| {
+        let mut dst = Vec::with_capacity((edges.edge_ptr[hi] - edges.edge_ptr[lo]) as usize);
+        for i in lo..hi {
+            dst.extend(std::iter::repeat_n((i - lo) as u32, (edges.edge_ptr[i + 1] - edges.edge_ptr[i]) as usize));
+        }
+        dst
+    };
+    if k == 1 {
+        return vec![Block {
+            src_nodes: next.to_vec(),
+            num_dst: plan.frontier.len(),
+            edge_dst: edge_dst(0, plan.frontier.len()),
+            edge_src,
+            edge_ids: edges.edge_ids,
+        }];
+    }
     (0..k)
         .map(|b| {
             let (lo, hi) = (plan.batch_ptr[b] as usize, plan.batch_ptr[b + 1] as usize);
             let (elo, ehi) = (edges.edge_ptr[lo] as usize, edges.edge_ptr[hi] as usize);
-            let mut edge_dst = Vec::with_capacity(ehi - elo);
-            for i in lo..hi {
-                edge_dst.extend(std::iter::repeat_n((i - lo) as u32, (edges.edge_ptr[i + 1] - edges.edge_ptr[i]) as usize));
-            }
             Block {
                 src_nodes: next[next_ptr[b] as usize..next_ptr[b + 1] as usize].to_vec(),
                 num_dst: hi - lo,
                 edge_src: edge_src[elo..ehi].to_vec(),
-                edge_dst,
+                edge_dst: edge_dst(lo, hi),
                 edge_ids: edges.edge_ids[elo..ehi].to_vec(),
             }
         })
@@ -613,7 +552,7 @@ fn sample_super_batch(
         let plan = classify(g, frontier, batch_ptr, fanout, cfg.replacement);
         let edges = sample_layer(g, &plan, fanout, cfg, policy, first_batch, depth as u32)?;
         let (next, next_ptr, edge_src) = next_frontier(g, &plan, &edges);
-        for (mb, block) in out.iter_mut().zip(split_blocks(&plan, &edges, &next, &next_ptr, &edge_src)) {
+        for (mb, block) in out.iter_mut().zip(split_blocks(&plan, edges, &next, &next_ptr, edge_src)) {
             mb.blocks.push(block);
         }
         frontier = next;
@@ -717,24 +656,6 @@ mod tests {
 
     fn cfg(fanouts: &[u32], replacement: Replacement, policy: Policy) -> SampleConfig {
         SampleConfig { fanouts: fanouts.to_vec(), batch_size: 1, replacement, policy, seed: 9, super_batch: 0 }
-    }
-
-    #[test]
-    fn draws_made_sixteen_at_a_time_are_each_draws_own_stream() {
-        let lanes = PhiloxLanes::new(0xDEAD_BEEF_1234);
-        for (query, layer, count) in [(7u64, 0u32, 1usize), ((3 << 32) | 12, 1, 16), (99, 2, 40)] {
-            let mut seen = 0;
-            for_each_draw(&lanes, 0xDEAD_BEEF_1234, query, layer, count, |i, rng| {
-                assert_eq!(i, seen);
-                seen += 1;
-                let mut want = draw_rng(0xDEAD_BEEF_1234, query, layer, i as u32);
-                // Past the first block as well (Lemire's rejection may read on).
-                for _ in 0..9 {
-                    assert_eq!(rng.next_u32(), want.next_u32(), "draw {i} of query {query}");
-                }
-            });
-            assert_eq!(seen, count);
-        }
     }
 
     #[test]
