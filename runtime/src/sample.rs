@@ -34,7 +34,7 @@ mod local_ids;
 
 pub use draws::BLOCKS_PER_DRAW;
 use draws::{uniform_count, uniform_row};
-use local_ids::{LocalIds, number_sources};
+use local_ids::{LocalIds, LocalTable};
 
 /// Whether a node's neighbors are drawn with or without replacement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -478,9 +478,9 @@ pub fn next_frontier(g: &CsrGraph, plan: &LayerPlan, edges: &LayerEdges) -> (Vec
             let (neighbors, src) = (&edges.neighbors[elo..ehi], &mut edge_src[elo..ehi]);
             let len = LocalIds::hashed_len(dst.len() + neighbors.len());
             if len < nodes {
-                number_sources(&mut local.hashed(len), dst, neighbors, &mut frontier, src);
+                local.hashed(len).number(dst, neighbors, &mut frontier, src);
             } else {
-                number_sources(&mut local.per_node(nodes), dst, neighbors, &mut frontier, src);
+                local.per_node(nodes).number(dst, neighbors, &mut frontier, src);
             }
             batch_ptr.push(frontier.len() as u32);
         }

@@ -14,6 +14,9 @@ pub(super) struct LocalIds {
     ids: Vec<u32>,
     /// Slots (hashed) or nodes (per node) in use, to clear them.
     filled: Vec<u32>,
+    /// Per node: where each sampled neighbor is written, new or not, before the new ones
+    /// are kept (only grows).
+    written: Vec<u32>,
 }
 
 /// What a sub-batch's dedup needs of [`LocalIds`].
@@ -22,6 +25,29 @@ pub(super) trait LocalTable {
     fn prefetch(&self, v: u32);
     /// `v`'s local id, or `fresh`'s (given `v` that id) when `v` is new; whether it was new.
     fn get_or_insert(&mut self, v: u32, fresh: u32) -> (u32, bool);
+
+    /// One sub-batch's block-local ids: its destination nodes `dst` first (distinct:
+    /// merge_seeds and the frontiers made here), then each sampled neighbor in order. Appends
+    /// the new nodes to `frontier` and writes each edge's source id to `src`.
+    #[inline(always)]
+    fn number(&mut self, dst: &[u32], neighbors: &[u32], frontier: &mut Vec<u32>, src: &mut [u32]) {
+        let base = frontier.len();
+        for (i, &v) in dst.iter().enumerate() {
+            self.get_or_insert(v, i as u32);
+            frontier.push(v);
+        }
+        for (j, &u) in neighbors.iter().enumerate() {
+            // The table can be larger than the caches: a slot is fetched a few edges ahead.
+            if let Some(&ahead) = neighbors.get(j + SLOT_PREFETCH) {
+                self.prefetch(ahead);
+            }
+            let (id, new) = self.get_or_insert(u, (frontier.len() - base) as u32);
+            if new {
+                frontier.push(u);
+            }
+            src[j] = id;
+        }
+    }
 }
 
 /// [`LocalIds`] as a hash table.
@@ -35,6 +61,7 @@ pub(super) struct HashedIds<'a> {
 pub(super) struct NodeIds<'a> {
     ids: &'a mut [u32],
     filled: &'a mut Vec<u32>,
+    written: &'a mut Vec<u32>,
 }
 
 impl LocalIds {
@@ -58,7 +85,7 @@ impl LocalIds {
         if self.ids.len() < nodes {
             self.ids = vec![u32::MAX; nodes];
         }
-        NodeIds { ids: &mut self.ids, filled: &mut self.filled }
+        NodeIds { ids: &mut self.ids, filled: &mut self.filled, written: &mut self.written }
     }
 }
 
@@ -118,6 +145,36 @@ impl LocalTable for NodeIds<'_> {
         self.filled.push(v);
         (fresh, true)
     }
+
+    /// Without a branch on whether a neighbor is new (about half are, in no order a predictor
+    /// learns): every neighbor is written to `written` and the count moves by one if new.
+    #[inline(always)]
+    fn number(&mut self, dst: &[u32], neighbors: &[u32], frontier: &mut Vec<u32>, src: &mut [u32]) {
+        for (i, &v) in dst.iter().enumerate() {
+            self.ids[v as usize] = i as u32;
+        }
+        self.filled.extend_from_slice(dst);
+        frontier.extend_from_slice(dst);
+        if self.written.len() < neighbors.len() {
+            self.written.resize(neighbors.len(), 0);
+        }
+        let (mut fresh, mut new_nodes) = (dst.len() as u32, 0usize);
+        for (j, &u) in neighbors.iter().enumerate() {
+            if let Some(&ahead) = neighbors.get(j + SLOT_PREFETCH) {
+                self.prefetch(ahead);
+            }
+            let seen = self.ids[u as usize];
+            let new = seen == u32::MAX;
+            let id = if new { fresh } else { seen };
+            self.ids[u as usize] = id;
+            self.written[new_nodes] = u;
+            new_nodes += new as usize;
+            fresh += new as u32;
+            src[j] = id;
+        }
+        self.filled.extend_from_slice(&self.written[..new_nodes]);
+        frontier.extend_from_slice(&self.written[..new_nodes]);
+    }
 }
 
 impl Drop for NodeIds<'_> {
@@ -132,25 +189,54 @@ impl Drop for NodeIds<'_> {
 /// How many edges ahead [`next_frontier`] prefetches a sampled neighbor's table slot.
 const SLOT_PREFETCH: usize = 16;
 
-/// One sub-batch's block-local ids: its destination nodes `dst` first (distinct: merge_seeds
-/// and the frontiers made here), then each sampled neighbor in order. Appends the new nodes to
-/// `frontier` and writes each edge's source id to `src`.
-#[inline(always)]
-pub(super) fn number_sources<T: LocalTable>(table: &mut T, dst: &[u32], neighbors: &[u32], frontier: &mut Vec<u32>, src: &mut [u32]) {
-    let base = frontier.len();
-    for (i, &v) in dst.iter().enumerate() {
-        table.get_or_insert(v, i as u32);
-        frontier.push(v);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// Block-local ids by a plain map: the definition both tables must meet.
+    fn by_map(dst: &[u32], neighbors: &[u32]) -> (Vec<u32>, Vec<u32>) {
+        let mut ids: HashMap<u32, u32> = HashMap::new();
+        let mut frontier = Vec::new();
+        for &v in dst.iter().chain(neighbors) {
+            ids.entry(v).or_insert_with(|| {
+                frontier.push(v);
+                frontier.len() as u32 - 1
+            });
+        }
+        (frontier, neighbors.iter().map(|v| ids[v]).collect())
     }
-    for (j, &u) in neighbors.iter().enumerate() {
-        // The table can be larger than the caches: a slot is fetched a few edges ahead.
-        if let Some(&ahead) = neighbors.get(j + SLOT_PREFETCH) {
-            table.prefetch(ahead);
+
+    #[test]
+    fn both_tables_number_like_a_map_and_clear_between_sub_batches() {
+        let nodes = 5000usize;
+        let mut local = LocalIds::default();
+        let mut x = 12345u64;
+        let mut next = |below: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) as usize % below) as u32
+        };
+        for round in 0..12 {
+            // Distinct destinations, then neighbors with repeats (some of them destinations).
+            let mut dst: Vec<u32> = Vec::new();
+            while dst.len() < 1 + round * 7 {
+                let v = next(nodes);
+                if !dst.contains(&v) {
+                    dst.push(v);
+                }
+            }
+            let neighbors: Vec<u32> = (0..round * 90).map(|i| if i % 5 == 0 { dst[i % dst.len()] } else { next(nodes / 4) }).collect();
+            let (want_frontier, want_src) = by_map(&dst, &neighbors);
+            for hashed in [true, false] {
+                let (mut frontier, mut src) = (vec![7u32], vec![0u32; neighbors.len()]);
+                if hashed {
+                    local.hashed(LocalIds::hashed_len(dst.len() + neighbors.len())).number(&dst, &neighbors, &mut frontier, &mut src);
+                } else {
+                    local.per_node(nodes).number(&dst, &neighbors, &mut frontier, &mut src);
+                }
+                assert_eq!(frontier[1..], want_frontier[..], "round {round}, hashed {hashed}");
+                assert_eq!(src, want_src, "round {round}, hashed {hashed}");
+            }
         }
-        let (id, new) = table.get_or_insert(u, (frontier.len() - base) as u32);
-        if new {
-            frontier.push(u);
-        }
-        src[j] = id;
     }
 }
