@@ -9,7 +9,7 @@ use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
 pub const BLOCKS_PER_DRAW: u32 = 16;
 
 /// The stream of uniform draw `i` of a node: its own sub-stream, so the draws of one node can
-/// be made in parallel (GPU lanes) and still equal the CPU's ([`for_each_draw`] makes them).
+/// be made in parallel (GPU lanes) and still equal the CPU's ([`for_each_below`] makes them).
 #[cfg(test)]
 fn draw_rng(seed: u64, query: u64, layer: u32, i: u32) -> StepRng {
     StepRng::new_at(seed, query, layer, Purpose::Neighbors, i * BLOCKS_PER_DRAW)
@@ -21,45 +21,62 @@ fn draw_rng(seed: u64, query: u64, layer: u32, i: u32) -> StepRng {
 /// block of each draw's stream is computed sixteen draws at a time ([`PhiloxLanes`]).
 fn floyd(lanes: &PhiloxLanes, seed: u64, query: u64, layer: u32, d: u64, picks: &mut [u64]) {
     let k = picks.len() as u64;
+    // Draw i is uniform in [0, j], j = d - k + i.
+    let bound = |i: usize| d - k + i as u64 + 1;
+    if d <= 64 {
+        // One word of bits, held in a register; `j` is above every earlier pick, so its bit
+        // is always free.
+        let mut word = 0u64;
+        for_each_below(lanes, seed, query, layer, k as usize, bound, |i, t| {
+            let j = d - k + i as u64;
+            let pick = if word >> t & 1 != 0 { j } else { t };
+            word |= 1 << pick;
+        });
+        read_out(&[word], picks, 1);
+        return;
+    }
     if d <= FLOYD_BITMAP_MAX as u64 {
         // Rows up to a few thousand entries (nearly all): the picks as bits of a bitmap on
-        // the stack, a test and a set per draw, read out in order at the end. `j` is above
-        // every earlier pick, so its bit is always free.
-        // `used` has a bit per word that holds a pick, so the read-out visits those only
-        // (a hub's picks are a few bits in many words).
+        // the stack, a test and a set per draw, read out in order at the end. `used` has a
+        // bit per word that holds a pick, so the read-out visits those only (a hub's picks
+        // are a few bits in many words).
         let mut bits = [0u64; FLOYD_BITMAP_MAX / 64];
         let words = &mut bits[..(d as usize).div_ceil(64)];
         let mut used = 0u64;
-        for_each_draw(lanes, seed, query, layer, k as usize, |i, rng| {
+        for_each_below(lanes, seed, query, layer, k as usize, bound, |i, t| {
             let j = d - k + i as u64;
-            let t = rng.below(j + 1);
             let taken = words[t as usize / 64] >> (t % 64) & 1 != 0;
             let pick = if taken { j } else { t };
             words[pick as usize / 64] |= 1 << (pick % 64);
             used |= 1 << (pick / 64);
         });
-        let mut n = 0;
-        while used != 0 {
-            let w = used.trailing_zeros() as usize;
-            used &= used - 1;
-            let mut x = words[w];
-            while x != 0 {
-                picks[n] = (w * 64) as u64 + x.trailing_zeros() as u64;
-                n += 1;
-                x &= x - 1;
-            }
-        }
+        read_out(words, picks, used);
         return;
     }
-    for_each_draw(lanes, seed, query, layer, k as usize, |i, rng| {
+    for_each_below(lanes, seed, query, layer, k as usize, bound, |i, t| {
         let j = d - k + i as u64;
-        let t = rng.below(j + 1);
         // Branch-free (a fold, not `contains`): t is taken about k / d of the time, which no
         // predictor learns.
         let taken = picks[..i].iter().fold(false, |any, &p| any | (p == t));
         picks[i] = if taken { j } else { t };
     });
     sort_distinct(picks);
+}
+
+/// Writes the set bits of `words` (those of the words marked in `used`) to `picks`, ascending.
+#[inline(always)]
+fn read_out(words: &[u64], picks: &mut [u64], mut used: u64) {
+    let mut n = 0;
+    while used != 0 {
+        let w = used.trailing_zeros() as usize;
+        used &= used - 1;
+        let mut x = words[w];
+        while x != 0 {
+            picks[n] = (w * 64) as u64 + x.trailing_zeros() as u64;
+            n += 1;
+            x &= x - 1;
+        }
+    }
 }
 
 /// Rows up to this many entries keep Floyd's picks in a bitmap ([`floyd`]).
@@ -85,10 +102,20 @@ fn sort_distinct(xs: &mut [u64]) {
     xs.copy_from_slice(&out[..xs.len()]);
 }
 
-/// Calls `f(i, stream)` for draws `i` in `0..count`, in order, with draw `i`'s own stream
-/// ([`draw_rng`]), whose first blocks are computed sixteen at a time.
+/// Calls `f(i, t)` for draws `i` in `0..count`, in order, with `t` uniform in
+/// `[0, bound(i))` from draw `i`'s own stream ([`draw_rng`]; `StepRng::below`, Lemire's
+/// method). The streams' first blocks are computed sixteen at a time, and a draw whose first
+/// word is accepted (nearly all) reads nothing else; the others continue on the stream.
 #[inline(always)]
-fn for_each_draw(lanes: &PhiloxLanes, seed: u64, query: u64, layer: u32, count: usize, mut f: impl FnMut(usize, &mut StepRng)) {
+fn for_each_below(
+    lanes: &PhiloxLanes,
+    seed: u64,
+    query: u64,
+    layer: u32,
+    count: usize,
+    bound: impl Fn(usize) -> u64,
+    mut f: impl FnMut(usize, u64),
+) {
     let first = StepRng::first_counter(query, layer, Purpose::Neighbors);
     let mut ctr = [[0u32; LANES]; 4];
     for (w, word) in ctr.iter_mut().enumerate().skip(1) {
@@ -101,8 +128,16 @@ fn for_each_draw(lanes: &PhiloxLanes, seed: u64, query: u64, layer: u32, count: 
         let blocks = lanes.blocks(&ctr);
         for i in at..(at + LANES).min(count) {
             let lane = i - at;
-            let block = [blocks[0][lane], blocks[1][lane], blocks[2][lane], blocks[3][lane]];
-            f(i, &mut StepRng::new_at_with_block(seed, query, layer, Purpose::Neighbors, ctr[0][lane], block));
+            let n = bound(i);
+            // Lemire: the product's low word at least n is never rejected.
+            let m = blocks[0][lane] as u64 * n;
+            let t = if n <= u32::MAX as u64 && m as u32 as u64 >= n {
+                m >> 32
+            } else {
+                let block = [blocks[0][lane], blocks[1][lane], blocks[2][lane], blocks[3][lane]];
+                StepRng::new_at_with_block(seed, query, layer, Purpose::Neighbors, ctr[0][lane], block).below(n)
+            };
+            f(i, t);
         }
     }
 }
@@ -142,7 +177,7 @@ pub(super) fn uniform_row(
                 *x += base;
             }
         }
-        Replacement::With => for_each_draw(lanes, seed, query, layer, k, |i, rng| out[i] = base + rng.below(d)),
+        Replacement::With => for_each_below(lanes, seed, query, layer, k, |_| d, |i, t| out[i] = base + t),
     }
 }
 
@@ -153,16 +188,17 @@ mod tests {
     #[test]
     fn draws_made_sixteen_at_a_time_are_each_draws_own_stream() {
         let lanes = PhiloxLanes::new(0xDEAD_BEEF_1234);
-        for (query, layer, count) in [(7u64, 0u32, 1usize), ((3 << 32) | 12, 1, 16), (99, 2, 40)] {
+        // Bounds where Lemire rejects often (3 * 2^30: a quarter of first words), past 32
+        // bits, exactly 2^32, and small.
+        let bounds = [3u64 << 30, (1 << 40) + 7, 1 << 32, 5, u32::MAX as u64, 1];
+        for (query, layer, count) in [(7u64, 0u32, 1usize), ((3 << 32) | 12, 1, 16), (99, 2, 40), (5, 3, 300)] {
             let mut seen = 0;
-            for_each_draw(&lanes, 0xDEAD_BEEF_1234, query, layer, count, |i, rng| {
+            let bound = |i: usize| bounds[i % bounds.len()];
+            for_each_below(&lanes, 0xDEAD_BEEF_1234, query, layer, count, bound, |i, t| {
                 assert_eq!(i, seen);
                 seen += 1;
-                let mut want = draw_rng(0xDEAD_BEEF_1234, query, layer, i as u32);
-                // Past the first block as well (Lemire's rejection may read on).
-                for _ in 0..9 {
-                    assert_eq!(rng.next_u32(), want.next_u32(), "draw {i} of query {query}");
-                }
+                let want = draw_rng(0xDEAD_BEEF_1234, query, layer, i as u32).below(bound(i));
+                assert_eq!(t, want, "draw {i} of query {query}");
             });
             assert_eq!(seen, count);
         }
