@@ -9,7 +9,10 @@
 # undirected), `er`: an Erdős–Rényi graph of 2^20 nodes and expected degree 32 (flat), or
 # `web`: the web-like graph of scripts/cpu-web-bench.sh (R-MAT 18, edge factor 10: 2.44M
 # undirected edges, hubs of 18.6k, about the size of the issue's real web graph).
-# ROWS: wayfarer-cpu, wayfarer-cuda (total only), wayfarer-cpu-per-node, wayfarer-cuda-per-node
+# ROWS: the GPU peers of issue 28, built by scripts/triangle-peers.sh from fetched copies
+# (trust, grouptc-cuckoo, grouptc-opt, grouptc, tricore, trust-harness, polak, h-index: each
+# its counting kernel's time, which goes in the GPU counting column), wayfarer-cpu,
+# wayfarer-cuda (total only), wayfarer-cpu-per-node, wayfarer-cuda-per-node
 # (with per-node counts), igraph, networkx (scales up to 16), wayfarer-cpu-mask,
 # wayfarer-cuda-mask (only edges whose higher end has degree below 1000, a `#[mask]` file: on
 # the GPU the mask is compiled by the CUDA backend and runs on the device), wayfarer-cpu-keep-all,
@@ -69,6 +72,8 @@ for scale in $SCALES; do
                 b="${row#wayfarer-}"; line="$(wf_line --backend "${b%-keep-all}" --mask "$DIR/keep_all.rs")";;
             wayfarer-cpu-half|wayfarer-cuda-half)
                 b="${row#wayfarer-}"; line="$(wf_line --backend "${b%-half}" --mask "$DIR/half.rs")";;
+            trust|grouptc-cuckoo|grouptc-opt|grouptc|tricore|trust-harness|polak|h-index)
+                line="$(scripts/triangle-peers.sh run "$row" "$G")";;
             igraph|networkx)
                 if [ "$row" = networkx ] && [ "$scale" != wordnet ] && { [ "$scale" = er ] || [ "$scale" = web ] || [ "$scale" -gt 16 ]; }; then continue; fi
                 line="$("$REF_PYTHON" bench/triangle_ref.py "$G" "$row" | tail -1)";;
@@ -77,8 +82,11 @@ for scale in $SCALES; do
         echo "$name $row: $line" >&2
         tri="$(echo "$line" | grep -o '[a-z-]*: [0-9]*' | head -1 | grep -o '[0-9]*$')"
         edges="$(echo "$line" | grep -o 'among [0-9]*' | grep -o '[0-9]*' || true)"
-        secs="$(echo "$line" | grep -o 'in [0-9.]* s' | cut -d' ' -f2)"
-        rate="$(echo "$line" | grep -o '[0-9.]* M edges/s' | head -1 | cut -d' ' -f1)"
+        secs="$(echo "$line" | grep -o 'in [0-9.]* s' | cut -d' ' -f2 || true)"
+        rate="$(echo "$line" | grep -o '[0-9.]* M edges/s' | head -1 | cut -d' ' -f1 || true)"
+        # A peer reports its counting kernel only (scripts/triangle-peers.sh).
+        peer_s="$(echo "$line" | grep -o 'counting kernel [0-9.e-]* s' | cut -d' ' -f3 || true)"
+        [ -z "$peer_s" ] || { secs="$peer_s"; rate="-"; }
         case "$row" in
             *-half) if [ -z "$want_half" ]; then want_half="$tri"; elif [ "$tri" != "$want_half" ]; then echo "$name: $row counts $tri, the first half-mask row $want_half" >&2; exit 1; fi;;
             *-mask) if [ -z "$want_mask" ]; then want_mask="$tri"; elif [ "$tri" != "$want_mask" ]; then echo "$name: $row counts $tri, the first masked row $want_mask" >&2; exit 1; fi;;
@@ -89,6 +97,7 @@ for scale in $SCALES; do
         kms="$(echo "$line" | grep -o 'counting kernels [0-9.]* ms' | cut -d' ' -f3 || true)"
         oms="$(echo "$line" | grep -o 'orientation kernels [0-9.]* ms' | cut -d' ' -f3 || true)"
         lms="$(echo "$line" | grep -o 'work lists [0-9.]* ms' | cut -d' ' -f3 || true)"
+        [ -z "$peer_s" ] || kms="$(python3 -c "print(f'{$peer_s * 1e3:.3f}')")"
         prep="-"; [ -n "$oms" ] && [ -n "$lms" ] && prep="$(python3 -c "print(f'{$oms + $lms:.3f}')")"
         table+="
 | $name | ${edges:--} | $row | $tri | $secs | $rate | $ratio | ${kms:--} | $prep |"
