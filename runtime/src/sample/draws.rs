@@ -130,7 +130,7 @@ fn for_each_below(
             let lane = i - at;
             let n = bound(i);
             // Lemire: the product's low word at least n is never rejected.
-            let m = blocks[0][lane] as u64 * n;
+            let m = blocks[0][lane] as u64 * n.min(u32::MAX as u64);
             let t = if n <= u32::MAX as u64 && m as u32 as u64 >= n {
                 m >> 32
             } else {
