@@ -208,6 +208,9 @@ pub struct WalkJob<'a> {
     pub verbose: bool,
     /// The most walk output handed to the sink at once.
     pub batch_bytes: usize,
+    /// Record the edge behind each move ([`Walks::edges`](crate::Walks)): the CPU does, the
+    /// GPU backends refuse it (an `auto` job with it runs on the CPU).
+    pub record_edges: bool,
 }
 
 impl<'a> WalkJob<'a> {
@@ -230,6 +233,7 @@ impl<'a> WalkJob<'a> {
             progress: None,
             verbose: false,
             batch_bytes: DEFAULT_BATCH_BYTES,
+            record_edges: false,
         }
     }
 
@@ -242,6 +246,7 @@ impl<'a> WalkJob<'a> {
             cost_ratio: self.cost_ratio,
             interleave: self.interleave,
             table_budget: self.table_budget,
+            record_edges: self.record_edges,
         }
     }
 }
@@ -310,7 +315,13 @@ pub struct Selected<R: ?Sized = dyn Runner> {
 /// missing.
 pub fn select(kind: Backend, job: &WalkJob) -> Result<Selected, WalkError> {
     let mut warnings = Vec::new();
+    let records = |backend: &str| {
+        WalkError::param("backend", format!("{backend}: recording each move's edge runs on the CPU only; use the CPU backend"))
+    };
     if kind == Backend::Wgpu {
+        if job.record_edges {
+            return Err(records("wgpu"));
+        }
         if !job.walk.has_program() {
             return Err(job.walk.hand_written("wgpu"));
         }
@@ -321,7 +332,13 @@ pub fn select(kind: Backend, job: &WalkJob) -> Result<Selected, WalkError> {
         );
         return Ok(Selected { runner: wgpu_runner()?, notes: Vec::new(), warnings });
     }
-    let gpu_code = if job.walk.has_program() { Ok(()) } else { Err(job.walk.hand_written("CUDA")) };
+    let gpu_code = if job.record_edges {
+        Err(records("cuda"))
+    } else if job.walk.has_program() {
+        Ok(())
+    } else {
+        Err(job.walk.hand_written("CUDA"))
+    };
     let (device, notes) = choose(kind, gpu_code, &job.gpus, "walk")?;
     let runner: Box<dyn Runner> = match device {
         Device::Cpu => Box::new(CpuRunner),

@@ -38,7 +38,7 @@ pub use wayfarer_runtime::sample;
 /// Exact triangle counting with DSL edge masks (CPU): [`triangles::count`], [`triangles::count_with`].
 pub use wayfarer_runtime::triangles;
 pub use wayfarer_runtime::{
-    Bound, BoundScope, CostRatio, CsrGraph, Ctx, FromParams, GraphError, NO_NODE, NodeStats, ParamValue, Requirements, RunReport,
+    Bound, BoundScope, CostRatio, CsrGraph, Ctx, FromParams, GraphError, NO_EDGE, NO_NODE, NodeStats, ParamValue, Requirements, RunReport,
     SamplerMode, Starts, Step, StepRng, Value, Walk, WalkConfig, WalkError, Walker, Walks, engine, fast_path, graph, output, proposal, rng,
     sampler, walk,
 };

@@ -159,6 +159,7 @@ pub fn density(g: &CsrGraph, k: u32, d: u32, seed: u64, dev: Option<&CudaDevice>
                 cost_ratio: crate::CostRatio::Fixed(1.0),
                 interleave: 8,
                 table_budget: None,
+                record_edges: false,
             };
             walk.run_streaming(g, &starts, &cfg, None, BATCH_BYTES as u64, &mut |b| {
                 add(b);

@@ -144,7 +144,15 @@ impl Visitor for SameEverywhere<'_> {
     fn visit<W: Walk>(&mut self, walk: &W) {
         let starts = Starts::EveryNode { per_node: 2 };
         for sampler in SAMPLERS {
-            let cfg = WalkConfig { length: 12, seed: 21, sampler, cost_ratio: CostRatio::Fixed(2.0), interleave: 4, table_budget: None };
+            let cfg = WalkConfig {
+                length: 12,
+                seed: 21,
+                sampler,
+                cost_ratio: CostRatio::Fixed(2.0),
+                interleave: 4,
+                table_budget: None,
+                record_edges: false,
+            };
             let outcomes: Vec<Outcome> = BACKENDS.iter().map(|b| b.run(walk, self.g, &starts, &cfg)).collect();
             for (b, o) in BACKENDS.iter().zip(&outcomes).skip(1) {
                 assert!(

@@ -23,7 +23,15 @@ fn same_seed_same_walks_on_any_thread_count_and_interleave() {
     for name in ["deepwalk", "node2vec", "metapath", "ppr2", "ppr", "ppr-stop", "anonymous", "node2vec-ref", "metapath-ref"] {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
-            let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 1, table_budget: None };
+            let cfg = WalkConfig {
+                length: 12,
+                seed: 42,
+                sampler,
+                cost_ratio: CostRatio::Fixed(3.0),
+                interleave: 1,
+                table_budget: None,
+                record_edges: false,
+            };
             let one = run_on(1, &walk, &g, &cfg);
             assert!(one.steps() > 0);
             for threads in [2, 7] {
@@ -61,6 +69,7 @@ fn walks_only_follow_edges_and_pad_with_the_sentinel() {
         cost_ratio: CostRatio::Fixed(1.0),
         interleave: 1,
         table_budget: None,
+        record_edges: false,
     };
     let (walks, report) = walk.run(&g, &Starts::EveryNode { per_node: 1 }, &cfg, None).unwrap();
     assert!(report.stats.dead_ends > 0, "MetaPath on random labels must hit dead ends");
@@ -93,6 +102,7 @@ fn shards_of_a_run_concatenate_to_the_whole_run() {
         cost_ratio: CostRatio::Fixed(2.0),
         interleave: 8,
         table_budget: None,
+        record_edges: false,
     };
     let explicit = Starts::Nodes((0..3001u32).map(|i| (i * 37) % 2048).collect());
     for name in ["node2vec", "ppr-stop", "anonymous"] {
@@ -100,7 +110,7 @@ fn shards_of_a_run_concatenate_to_the_whole_run() {
         for starts in [explicit.clone(), Starts::EveryNode { per_node: 3 }] {
             let whole = walk.run(&g, &starts, &cfg, None).unwrap().0;
             for ranks in [1usize, 2, 3, 7] {
-                let mut joined = Walks { stride: whole.stride, nodes: Vec::new(), lengths: Vec::new() };
+                let mut joined = Walks { stride: whole.stride, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };
                 for r in 0..ranks {
                     let shard = starts.clone().shard(r, ranks, g.num_nodes());
                     joined.append(walk.run(&g, &shard, &cfg, None).unwrap().0);

@@ -43,6 +43,7 @@ fn check<W: Walk>(walk: &W, model: &Model) {
                 cost_ratio: CostRatio::Fixed(1.0),
                 interleave: 8,
                 table_budget: None,
+                record_edges: false,
             };
             let (walks, report) = wayfarer::engine::run(walk, &g, &starts(), &cfg, None).unwrap();
             let t = tally(&walks, 3);
@@ -84,8 +85,15 @@ fn dsl_second_order_pagerank_is_exact() {
         let edges: Vec<RawEdge> = shaped_edges(shape).into_iter().map(|(u, v, _, l)| (u, v, 1.0, l)).collect();
         let g = build(&edges);
         for mode in MODES {
-            let cfg =
-                WalkConfig { length: 3, seed: 5, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8, table_budget: None };
+            let cfg = WalkConfig {
+                length: 3,
+                seed: 5,
+                sampler: mode,
+                cost_ratio: CostRatio::Fixed(1.0),
+                interleave: 8,
+                table_budget: None,
+                record_edges: false,
+            };
             let (walks, _) = wayfarer::engine::run(&walk, &g, &starts(), &cfg, None).unwrap();
             check_tally(&tally(&walks, 3), &Model::Ppr2 { gamma: 0.2, weighted: false }, &edges, &format!("#[walk] ppr2 {mode}"));
         }
@@ -180,6 +188,7 @@ fn node_properties_are_read_and_unbounded_walks_fall_back_to_ervs() {
         cost_ratio: CostRatio::Fixed(1.0),
         interleave: 8,
         table_budget: None,
+        record_edges: false,
     };
     let (walks, report) = wayfarer::engine::run(&walk, &g, &Starts::Nodes(vec![0; 100_000]), &cfg, None).unwrap();
     assert_eq!(report.stats.rejection_steps, 0, "no bound, no eRJS");

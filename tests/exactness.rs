@@ -187,6 +187,7 @@ fn rejection_that_runs_out_of_trials_is_still_exact() {
             cost_ratio: CostRatio::Fixed(1.0),
             interleave: 1,
             table_budget: None,
+            record_edges: false,
         };
         let (walks, report) = wayfarer::engine::run(&LooseBound, &g, &starts(), &cfg, None).unwrap();
         assert!(report.stats.rejection_fallbacks > 1000, "{shape:?}: the fallback path was not exercised: {:?}", report.stats);
@@ -230,6 +231,7 @@ fn an_unsound_bound_is_an_error() {
         cost_ratio: CostRatio::Fixed(1.0),
         interleave: 1,
         table_budget: None,
+        record_edges: false,
     };
     let err = wayfarer::engine::run(&WrongBound, &g, &Starts::EveryNode { per_node: 50 }, &cfg, None).unwrap_err();
     assert!(err.to_string().contains("exceeds the declared bound"), "{err}");
@@ -251,6 +253,7 @@ fn adaptive_mixes_samplers_on_skewed_weights() {
         cost_ratio: CostRatio::Fixed(2.0),
         interleave: 1,
         table_budget: None,
+        record_edges: false,
     };
     let (_, rep) = wayfarer::engine::run(&walk, &g, &Starts::EveryNode { per_node: 1 }, &cfg, None).unwrap();
     assert!(rep.stats.rejection_steps > 1000 && rep.stats.reservoir_steps > 1000, "{:?}", rep.stats);

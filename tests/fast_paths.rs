@@ -63,7 +63,15 @@ fn uniform_rows_take_the_fast_path_and_give_the_general_paths_walks() {
     let jit_weighted = cranelift_walk(&native, true);
     for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection] {
         for interleave in [1, 8] {
-            let cfg = WalkConfig { length: 20, seed: 7, sampler, cost_ratio: CostRatio::Default, interleave, table_budget: None };
+            let cfg = WalkConfig {
+                length: 20,
+                seed: 7,
+                sampler,
+                cost_ratio: CostRatio::Default,
+                interleave,
+                table_budget: None,
+                record_edges: false,
+            };
             let what = format!("{sampler}, interleave {interleave}");
             let (fast, rf) = native.run(&g, &starts, &cfg, None).unwrap();
             assert!(rf.fast_path == FastPathReport::UniformRows, "{what}: an unweighted DeepWalk did not take the fast path");
@@ -96,7 +104,15 @@ fn rows_that_are_not_provably_first_trial_keep_the_uniform_path_off() {
     let _held = hold();
     let (g, _) = graphs();
     let starts = Starts::EveryNode { per_node: 1 };
-    let cfg = |sampler| WalkConfig { length: 5, seed: 1, sampler, cost_ratio: CostRatio::Default, interleave: 8, table_budget: None };
+    let cfg = |sampler| WalkConfig {
+        length: 5,
+        seed: 1,
+        sampler,
+        cost_ratio: CostRatio::Default,
+        interleave: 8,
+        table_budget: None,
+        record_edges: false,
+    };
     let deepwalk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
     // Samplers other than eRJS and adaptive never take it.
     for sampler in [SamplerMode::Reservoir, SamplerMode::Table] {

@@ -108,6 +108,7 @@ fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
             cost_ratio: CostRatio::Fixed(1.0),
             interleave: 8,
             table_budget: None,
+            record_edges: false,
         };
         let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
         let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &s, 20, 99, SamplerMode::Rejection, CostRatio::Default, None);
@@ -130,7 +131,15 @@ fn gpu_erjs_walks_equal_the_cpu_walks_for_a_seed() {
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, false).unwrap();
     let s = Starts::EveryNode { per_node: 2 };
     for sampler in [SamplerMode::Rejection, SamplerMode::Adaptive] {
-        let cfg = WalkConfig { length: 20, seed: 99, sampler, cost_ratio: CostRatio::Default, interleave: 8, table_budget: None };
+        let cfg = WalkConfig {
+            length: 20,
+            seed: 99,
+            sampler,
+            cost_ratio: CostRatio::Default,
+            interleave: 8,
+            table_budget: None,
+            record_edges: false,
+        };
         let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
         assert_eq!(
             cpu_report.fast_path,
@@ -166,6 +175,7 @@ fn gpu_structured_walks_equal_the_cpu_walks_for_a_seed() {
             cost_ratio: CostRatio::Fixed(1.0),
             interleave: 8,
             table_budget: None,
+            record_edges: false,
         };
         let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
         let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &s, 20, 98, SamplerMode::Structured, CostRatio::Default, None);
@@ -231,7 +241,7 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
         table_budget: None,
     };
     let mut sizes = Vec::new();
-    let mut streamed = wayfarer::Walks { stride: 11, nodes: Vec::new(), lengths: Vec::new() };
+    let mut streamed = wayfarer::Walks { stride: 11, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };
     let r3 = wayfarer_cuda::run_streaming(&dev, &compiled, &g, &[], &program, &cfg, 300 * (11 * 4 + 4), &mut |b| {
         sizes.push(b.len());
         streamed.append(b);
@@ -470,6 +480,7 @@ impl random_programs::Visitor for GpuLikeCpu<'_> {
             cost_ratio: CostRatio::Fixed(1.0),
             interleave: 4,
             table_budget: None,
+            record_edges: false,
         };
         let cpu = wayfarer::engine::run(walk, g, &starts, &cfg, None);
         let gpu = run_gpu(&starts, 12, SamplerMode::Rejection);
@@ -871,7 +882,7 @@ fn several_gpus_give_the_walks_of_one() {
             table_budget: None,
         };
         let gpus: Vec<_> = devs[..k].iter().zip(&compiled).collect();
-        let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new() };
+        let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };
         let rep = wayfarer_cuda::run_multi_streaming(&gpus, &g, &values, &program, &cfg, host, &mut |b| {
             walks.append(b);
             Ok(())
@@ -897,6 +908,7 @@ fn several_gpus_give_the_walks_of_one() {
             stride: 21,
             nodes: whole.nodes[first * 21..(first + count) * 21].to_vec(),
             lengths: whole.lengths[first..first + count].to_vec(),
+            edges: Vec::new(),
         };
         for k in [1, 2] {
             assert_eq!(collect(k, &shard), want, "shard 1 of 3 on {k} GPU(s)");
@@ -947,6 +959,7 @@ fn graphs_beyond_two_to_the_32_edges_walk_on_the_gpu() {
         cost_ratio: CostRatio::Fixed(1.0),
         interleave: 8,
         table_budget: None,
+        record_edges: false,
     };
     let (cpu, _) = walk.run(&g, &starts, &cfg, None).unwrap();
     assert_eq!(gpu, cpu, "GPU walks differ from the CPU's beyond 2^32 edges");

@@ -24,7 +24,15 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
         let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
         let jit = cranelift_walk(&walk, true);
         for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
-            let cfg = WalkConfig { length: 12, seed: 42, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8, table_budget: None };
+            let cfg = WalkConfig {
+                length: 12,
+                seed: 42,
+                sampler,
+                cost_ratio: CostRatio::Fixed(3.0),
+                interleave: 8,
+                table_budget: None,
+                record_edges: false,
+            };
             let s = Starts::EveryNode { per_node: 2 };
             let (native, rn) = walk.run(&g, &s, &cfg, None).unwrap();
             let (jitted, rj) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
@@ -53,6 +61,7 @@ fn jit_walks_equal_native_walks_for_every_library_walk_and_sampler() {
             cost_ratio: CostRatio::Fixed(3.0),
             interleave: 8,
             table_budget: None,
+            record_edges: false,
         };
         let s = Starts::EveryNode { per_node: 2 };
         let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
@@ -107,7 +116,15 @@ fn jit_update_with_draws_and_state_equals_native() {
     let values = wayfarer::gpu::program_values(&program, &src.params).unwrap();
     let jit = JitWalk::compile(&program, &info, &values, true).unwrap();
     for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir] {
-        let cfg = WalkConfig { length: 16, seed: 9, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8, table_budget: None };
+        let cfg = WalkConfig {
+            length: 16,
+            seed: 9,
+            sampler,
+            cost_ratio: CostRatio::Fixed(3.0),
+            interleave: 8,
+            table_budget: None,
+            record_edges: false,
+        };
         let s = Starts::EveryNode { per_node: 2 };
         let (native, rn) = wayfarer::engine::run(&walk, &g, &s, &cfg, None).unwrap();
         let (jitted, rj) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
@@ -126,7 +143,15 @@ fn jit_metapath_equals_native_without_per_label_arrays() {
     let walk = LibraryWalk::from_name("metapath", &[("schema".into(), "3,0,69,7".into())], &g, false).unwrap();
     let jit = cranelift_walk(&walk, true);
     for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection] {
-        let cfg = WalkConfig { length: 8, seed: 5, sampler, cost_ratio: CostRatio::Fixed(3.0), interleave: 8, table_budget: None };
+        let cfg = WalkConfig {
+            length: 8,
+            seed: 5,
+            sampler,
+            cost_ratio: CostRatio::Fixed(3.0),
+            interleave: 8,
+            table_budget: None,
+            record_edges: false,
+        };
         let s = Starts::EveryNode { per_node: 4 };
         let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
         let (jitted, _) = wayfarer::engine::run(&jit, &g, &s, &cfg, None).unwrap();
@@ -157,6 +182,7 @@ fn jit_runs_stateful_programs_from_source() {
         cost_ratio: CostRatio::Fixed(2.0),
         interleave: 8,
         table_budget: None,
+        record_edges: false,
     };
     let s = Starts::EveryNode { per_node: 1 };
     let (native, _) = walk.run(&g, &s, &cfg, None).unwrap();
@@ -256,6 +282,7 @@ fn the_process_cache_compiles_a_program_once() {
         cost_ratio: CostRatio::Fixed(2.0),
         interleave: 4,
         table_budget: None,
+        record_edges: false,
     };
     let s = Starts::EveryNode { per_node: 1 };
     let (wa, _) = wayfarer::engine::run(&*b, &g, &s, &cfg, None).unwrap();

@@ -16,7 +16,7 @@ fn graph() -> CsrGraph {
 
 fn run(job: &WalkJob, backend: Backend) -> (Walks, wayfarer::job::JobReport) {
     let chosen = select(backend, job).unwrap();
-    let mut walks = Walks { stride: job.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+    let mut walks = Walks { stride: job.length as usize + 1, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };
     let report = chosen
         .runner
         .run(job, &mut |b| {

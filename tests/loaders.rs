@@ -50,7 +50,7 @@ fn edge_list_round_trip_keeps_ids_attributes_and_sorted_rows() {
     assert_eq!(g.labels(), h.labels());
     assert_eq!(h.id_map().original(five), 5);
     // Text output writes original ids.
-    let walks = wayfarer::Walks { stride: 3, nodes: vec![internal(900), five, internal(12)], lengths: vec![3] };
+    let walks = wayfarer::Walks { stride: 3, nodes: vec![internal(900), five, internal(12)], lengths: vec![3], edges: Vec::new() };
     let mut buf = Vec::new();
     write_text(&walks, &h, IdSpace::Original, &mut buf).unwrap();
     assert_eq!(String::from_utf8(buf).unwrap(), "900 5 12\n");

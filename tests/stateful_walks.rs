@@ -16,7 +16,15 @@ use wayfarer::{WalkConfig, Walks};
 const MODES: [SamplerMode; 3] = [SamplerMode::Adaptive, SamplerMode::Rejection, SamplerMode::Reservoir];
 
 fn run<W: Walk>(walk: &W, g: &CsrGraph, starts: Vec<u32>, length: u32, seed: u64, mode: SamplerMode) -> Walks {
-    let cfg = WalkConfig { length, seed, sampler: mode, cost_ratio: CostRatio::Fixed(1.0), interleave: 8, table_budget: None };
+    let cfg = WalkConfig {
+        length,
+        seed,
+        sampler: mode,
+        cost_ratio: CostRatio::Fixed(1.0),
+        interleave: 8,
+        table_budget: None,
+        record_edges: false,
+    };
     wayfarer::engine::run(walk, g, &Starts::Nodes(starts), &cfg, None).unwrap().0
 }
 
@@ -193,7 +201,7 @@ fn stateful_walks_are_reproducible_across_threads() {
 
 #[test]
 fn anonymous_walks_are_first_visit_indices() {
-    let walks = Walks { stride: 5, nodes: vec![7, 3, 7, 9, 3, 4, 4, 4, u32::MAX, u32::MAX], lengths: vec![5, 3] };
+    let walks = Walks { stride: 5, nodes: vec![7, 3, 7, 9, 3, 4, 4, 4, u32::MAX, u32::MAX], lengths: vec![5, 3], edges: Vec::new() };
     let anon = walks.to_anonymous();
     assert_eq!(anon.walk(0), &[0, 1, 0, 2, 1]);
     assert_eq!(anon.walk(1), &[0, 0, 0]);
@@ -207,6 +215,7 @@ fn anonymous_walks_are_first_visit_indices() {
         cost_ratio: CostRatio::Fixed(1.0),
         interleave: 8,
         table_budget: None,
+        record_edges: false,
     };
     let s = Starts::EveryNode { per_node: 3 };
     let (anon, _) = LibraryWalk::from_name("anonymous", &[], &g, false).unwrap().run(&g, &s, &cfg, None).unwrap();

@@ -86,6 +86,7 @@ fn check<W: Walk>(walk: &W, g: &CsrGraph, edges: &[RawEdge], starts: &Starts, ru
             cost_ratio: CostRatio::Fixed(1.0),
             interleave: 4,
             table_budget: None,
+            record_edges: false,
         };
         let (walks, report) = wayfarer::engine::run(walk, g, starts, &cfg, None).unwrap();
         let t = tally(&walks, 3);
@@ -313,6 +314,7 @@ fn cranelift_compiled_plans_are_exact() {
                 cost_ratio: CostRatio::Fixed(1.0),
                 interleave: 2,
                 table_budget: None,
+                record_edges: false,
             };
             let (walks, report) = wayfarer::engine::run(&walk, &g, &s, &cfg, None).unwrap();
             assert!(report.stats.structured_steps > 0, "{}: {:?}", program.name, report.stats);

@@ -109,6 +109,7 @@ fn wgpu_walks_equal_the_cpus_where_no_decision_depends_on_precision() {
             cost_ratio: CostRatio::Fixed(1.0),
             interleave: 8,
             table_budget: None,
+            record_edges: false,
         };
         let (cpu, _) = walk.run(&g, &s, &cfg, None).unwrap();
         let (gpu, _, _) = wgpu_walk(&runner, JobWalk::library(&walk), &g, s.clone(), 20, 99, SamplerMode::Rejection).unwrap();
@@ -151,6 +152,7 @@ fn temporal_walks_on_wgpu_follow_time() {
         cost_ratio: CostRatio::Fixed(1.0),
         interleave: 8,
         table_budget: None,
+        record_edges: false,
     };
     let (cpu, rep) = walk.run(&g, &s, &cfg, None).unwrap();
     let (gpu, _, grep) = wgpu_walk(&runner, JobWalk::library(&walk), &g, s.clone(), 8, 5, SamplerMode::Rejection).unwrap();
@@ -252,6 +254,7 @@ impl random_programs::Visitor for WgpuLikeCpu<'_> {
             cost_ratio: CostRatio::Fixed(1.0),
             interleave: 4,
             table_budget: None,
+            record_edges: false,
         };
         if let (Ok((cw, cr)), Ok((gw, gr))) =
             (wayfarer::engine::run(walk, g, &starts, &cfg, None), run(&starts, 12, SamplerMode::Rejection))

@@ -260,7 +260,12 @@ pub fn run(
 ) -> Result<(Walks, GpuReport), CudaError> {
     let total = cfg.starts.count(graph.num_nodes());
     let stride = cfg.length as usize + 1;
-    let mut walks = Walks { stride, nodes: Vec::with_capacity(total as usize * stride), lengths: Vec::with_capacity(total as usize) };
+    let mut walks = Walks {
+        stride,
+        nodes: Vec::with_capacity(total as usize * stride),
+        lengths: Vec::with_capacity(total as usize),
+        edges: Vec::new(),
+    };
     let report = run_streaming(dev, walk, graph, values, program, cfg, usize::MAX, &mut |batch| {
         walks.append(batch);
         Ok(())
@@ -458,7 +463,7 @@ pub fn run_multi_streaming(
             for (i, v) in r.stats.iter().enumerate() {
                 kernel_stats[i] += v;
             }
-            Walks { stride: stride as usize, nodes: r.out, lengths: r.lens }
+            Walks { stride: stride as usize, nodes: r.out, lengths: r.lens, edges: Vec::new() }
         } else {
             // Each query to the GPU of its start node; the shares run at the same time.
             let start_of = |q: u64| match starts {
@@ -501,7 +506,7 @@ pub fn run_multi_streaming(
                 scatter_rows(&mut out, &mut lens, &r, mine, global, stride as usize);
             }
             report.kernel_seconds += slowest;
-            Walks { stride: stride as usize, nodes: out, lengths: lens }
+            Walks { stride: stride as usize, nodes: out, lengths: lens, edges: Vec::new() }
         };
         let t = Instant::now();
         sink(walks)?;

@@ -5,8 +5,8 @@ use crate::errors;
 use crate::graph::PyGraph;
 use pyo3::PyResult;
 use rayon::prelude::*;
-use wayfarer::NO_NODE;
 use wayfarer::graph::CsrGraph;
+use wayfarer::{NO_EDGE, NO_NODE};
 
 /// An error unless every original node id fits an int64.
 pub fn check_fit(g: &CsrGraph) -> PyResult<()> {
@@ -55,6 +55,12 @@ pub fn check_simple(g: &CsrGraph) -> PyResult<()> {
         )));
     }
     Ok(())
+}
+
+/// The caller's ids of the edges the engine recorded (`-1` where a move took none, and past a
+/// walk's end).
+pub fn edges_recorded(g: &PyGraph, edges: &[u64]) -> Vec<i64> {
+    edges.par_iter().map(|&e| if e == NO_EDGE { -1 } else { g.edge_id(e as usize) as i64 }).collect()
 }
 
 /// The caller's id of the edge behind each step of each walk (`-1` past a walk's end):

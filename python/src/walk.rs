@@ -32,6 +32,8 @@ struct Collect<'g> {
     original: bool,
     nodes: Vec<u32>,
     keep_nodes: bool,
+    /// The engine's record of each move's edge (CPU runs with `return_edges`).
+    edges: Vec<u64>,
 }
 
 impl Collect<'_> {
@@ -54,6 +56,7 @@ impl Collect<'_> {
         if self.keep_nodes {
             self.nodes.extend_from_slice(&batch.nodes);
         }
+        self.edges.extend_from_slice(&batch.edges);
     }
 }
 
@@ -135,23 +138,18 @@ impl PyGraph {
                 "return_edges=True: anonymous walks hold first-visit indices, not nodes, so their edges are not defined",
             ));
         }
-        if return_edges {
-            // A restart or teleport moves the walker without an edge: its node sequence does
-            // not name the edges (checked on the source text: a false alarm only refuses).
+        // On the CPU the engine records the edge behind each move. A GPU run's edges are read
+        // off its node sequence instead, which needs every move to follow an edge (a restart
+        // or teleport does not: checked on the source text, where a false alarm only refuses)
+        // and no parallel edges.
+        let moves_without_edges = return_edges && {
             let source: Option<String> = match &chosen {
                 Chosen::Library(w) => w.program().map(|(src, _)| src.to_string()),
                 Chosen::Program(_) => walk.cast::<PyProgram>().ok().map(|p| p.get().source.clone()),
             };
-            if let Some(src) = source
-                && (src.contains("restart(") || src.contains("teleport("))
-            {
-                return Err(errors::value(
-                    "return_edges=True: this walk restarts or teleports (moves without an edge), so its edges are not defined",
-                ));
-            }
-            ids::check_simple(g)?;
-        }
-        let mut collect = Collect { out, graph: self, original, nodes: Vec::new(), keep_nodes: return_edges };
+            source.is_some_and(|src| src.contains("restart(") || src.contains("teleport("))
+        };
+        let mut collect = Collect { out, graph: self, original, nodes: Vec::new(), keep_nodes: false, edges: Vec::new() };
         let run = |control: &Control| -> PyResult<(String, Vec<String>, Vec<String>)> {
             let walk = match &chosen {
                 Chosen::Library(w) => JobWalk::library(w),
@@ -168,6 +166,18 @@ impl PyGraph {
             job.gpus = wayfarer::job::Gpus { count: gpus, ..Default::default() };
             job.progress = Some(&control.done);
             let selected = wayfarer::job::select(backend, &job).map_err(errors::walk)?;
+            if return_edges && selected.runner.kind() == Backend::Cpu {
+                job.record_edges = true;
+            } else if return_edges {
+                if moves_without_edges {
+                    return Err(errors::value(
+                        "return_edges=True on a GPU: this walk restarts or teleports (moves without an edge), which only the CPU \
+                         records; pass backend=\"cpu\"",
+                    ));
+                }
+                ids::check_simple(g)?;
+                collect.keep_nodes = true;
+            }
             // On the CPU, small batches: an interrupt stops the run within one of them. A GPU
             // finishes a batch in milliseconds, and each costs a launch and a download.
             if selected.runner.kind() == Backend::Cpu {
@@ -187,7 +197,11 @@ impl PyGraph {
         };
         let (summary, notes, warnings) = interruptible(py, rows, progress.as_ref(), run)?;
         debug_assert_eq!(collect.out.len() as u64, slots);
-        let edges = if return_edges { Some(ids::edges_taken(self, &collect.nodes, stride as usize)?) } else { None };
+        let edges = match (return_edges, collect.keep_nodes) {
+            (false, _) => None,
+            (true, false) => Some(ids::edges_recorded(self, &collect.edges)),
+            (true, true) => Some(ids::edges_taken(self, &collect.nodes, stride as usize)?),
+        };
         let walks = Array2::from_shape_vec((rows as usize, stride as usize), collect.out).map_err(|e| errors::value(e.to_string()))?;
         let edges = edges
             .map(|e| Array2::from_shape_vec((rows as usize, length as usize), e).map(|a| a.into_pyarray(py)))

@@ -20,11 +20,12 @@ use crate::cost::cached_model;
 pub use crate::cost::{CPU_COST_MODEL, CostModel, CostRatio, SHORT_ROW, cost_cache_key, cost_cache_path, profile_cost_model};
 use crate::error::WalkError;
 use crate::graph::{CsrGraph, NO_NODE};
+
 use crate::proposal::{EntrySource, PendingEntry, ProposalTables, StepTerms, TableNeed};
 use crate::rng::{INIT_STEP, Purpose, StepRng};
 pub use crate::run::ProposalReport;
 pub use crate::run::{
-    FAST_PATH_INTERLEAVE, GENERAL_INTERLEAVE, INTERLEAVE_AUTO, RunReport, SamplerMode, SamplerStats, Starts, WalkConfig, Walks,
+    FAST_PATH_INTERLEAVE, GENERAL_INTERLEAVE, INTERLEAVE_AUTO, NO_EDGE, RunReport, SamplerMode, SamplerStats, Starts, WalkConfig, Walks,
     parse_interleave,
 };
 use crate::sampler::{self, SampleError};
@@ -621,6 +622,13 @@ pub(crate) fn step_start<W: Walk>(walk: &W, ctx: &Ctx, w: &Walker<W::State>, mod
     StepStart { dead_end: false, bound, estimate: together.map(|t| t.estimate) }
 }
 
+/// The edge behind the move `w` just made: the one it took, unless the walk's `update` then
+/// restarted or teleported it (which leaves it with no previous node): [`NO_EDGE`].
+#[inline(always)]
+pub(crate) fn move_edge<S>(w: &Walker<S>) -> u64 {
+    if w.prev == NO_NODE { NO_EDGE } else { w.last_edge }
+}
+
 /// Chunk query `local` at its start: its walker after `init`, its global query and the init
 /// stream (`n` nodes).
 #[inline(always)]
@@ -640,7 +648,8 @@ pub(crate) fn begin_walk<W: Walk>(
 }
 
 /// Runs queries `first..first+rows` into `out` (rows × stride) and `lens`, advancing up to
-/// `cfg.interleave` walkers in turn.
+/// `cfg.interleave` walkers in turn; with `edges` (rows × (stride - 1), else empty), the edge
+/// behind each move ([`move_edge`]).
 fn run_chunk<W: Walk, const COMPILED: bool>(
     env: &Env<W>,
     starts: &Starts,
@@ -648,6 +657,7 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
     first: u64,
     out: &mut [u32],
     lens: &mut [u32],
+    edges: &mut [u64],
 ) -> Result<SamplerStats, WalkError> {
     let stride = cfg.length as usize + 1;
     let n = env.ctx.graph.num_nodes();
@@ -698,6 +708,9 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
                         }
                     }
                     out[s.row * stride + s.len as usize] = s.w.cur;
+                    if !edges.is_empty() {
+                        edges[s.row * (stride - 1) + s.len as usize - 1] = move_edge(&s.w);
+                    }
                     s.len += 1;
                     if s.w.step >= cfg.length {
                         true
@@ -748,7 +761,7 @@ pub fn collect(
     let stride = length as usize + 1;
     crate::memory::check(&format!("{walkers} walks of {stride} nodes"), walks_bytes(walkers, stride))
         .map_err(|m| WalkError::Config(format!("{m}: stream them to a file instead (`-o`, `engine::run_streaming`)")))?;
-    let mut all = Walks { stride, nodes: Vec::new(), lengths: Vec::new() };
+    let mut all = Walks { stride, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };
     let report = run(&mut |b| {
         all.append(b);
         Ok(())
@@ -892,12 +905,21 @@ pub fn run_streaming<W: Walk>(
         let count = batch.min(walkers - first);
         let mut nodes = vec![NO_NODE; count as usize * stride];
         let mut lengths = vec![0u32; count as usize];
+        // The edge behind each move, when asked for: `stride - 1` per walk.
+        let steps_per_walk = if cfg.record_edges { stride - 1 } else { 0 };
+        let mut edges = vec![NO_EDGE; count as usize * steps_per_walk];
+        let edge_chunks: Vec<&mut [u64]> = if steps_per_walk > 0 {
+            edges.chunks_mut(chunk * steps_per_walk).collect()
+        } else {
+            (0..(count as usize).div_ceil(chunk)).map(|_| &mut [][..]).collect()
+        };
         let t2 = Instant::now();
         let st = nodes
             .par_chunks_mut(chunk * stride)
             .zip(lengths.par_chunks_mut(chunk))
+            .zip(edge_chunks)
             .enumerate()
-            .map(|(c, (out, lens))| {
+            .map(|(c, ((out, lens), edges))| {
                 let at = first + (c * chunk) as u64;
                 // Two instantiations: the engine's loop for walks without compiled turns carries
                 // no trace of them (its registers are all the native walk's).
@@ -913,11 +935,11 @@ pub fn run_streaming<W: Walk>(
                         first: at,
                         tables: env.structured.as_ref(),
                     };
-                    crate::fast_path::run_chunk(fast, &chunk, out, lens)?
+                    crate::fast_path::run_chunk(fast, &chunk, out, lens, edges)?
                 } else if env.compiled.is_some() {
-                    run_chunk::<W, true>(&env, starts, cfg, at, out, lens)?
+                    run_chunk::<W, true>(&env, starts, cfg, at, out, lens, edges)?
                 } else {
-                    run_chunk::<W, false>(&env, starts, cfg, at, out, lens)?
+                    run_chunk::<W, false>(&env, starts, cfg, at, out, lens, edges)?
                 };
                 if let Some(p) = progress {
                     p.fetch_add(lens.len() as u64, Ordering::Relaxed);
@@ -930,7 +952,7 @@ pub fn run_streaming<W: Walk>(
             })?;
         walk_seconds += t2.elapsed().as_secs_f64();
         totals.add(&st);
-        let walks = Walks { stride, nodes, lengths };
+        let walks = Walks { stride, nodes, lengths, edges };
         steps += walks.steps();
         sink(walks)?;
         first += count;

@@ -43,7 +43,7 @@ pub mod walks;
 pub use wayfarer_core::hash;
 pub use wayfarer_core::{ParamValue, Value};
 
-pub use engine::{CostRatio, RunReport, SamplerMode, Starts, WalkConfig, Walks};
+pub use engine::{CostRatio, NO_EDGE, RunReport, SamplerMode, Starts, WalkConfig, Walks};
 pub use error::{GraphError, WalkError};
 pub use graph::{CsrGraph, NO_NODE};
 pub use rng::StepRng;

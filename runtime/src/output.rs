@@ -295,7 +295,8 @@ mod tests {
     fn streamed_batches_give_the_same_file_as_one_write() {
         let parts = crate::graph::CsrParts { offsets: vec![0, 1, 2, 2], targets: vec![1, 0], ..Default::default() };
         let g = CsrGraph::from_parts(parts, crate::graph::Orientation::Directed).unwrap();
-        let walks = Walks { stride: 3, nodes: vec![0, 1, 0, 1, 0, 1, 2, NO_NODE, NO_NODE, 0, 1, 0], lengths: vec![3, 3, 1, 3] };
+        let walks =
+            Walks { stride: 3, nodes: vec![0, 1, 0, 1, 0, 1, 2, NO_NODE, NO_NODE, 0, 1, 0], lengths: vec![3, 3, 1, 3], edges: Vec::new() };
         let dir = std::env::temp_dir().join(format!("wayfarer-writer-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         for ext in ["npy", "txt"] {
@@ -304,7 +305,12 @@ mod tests {
             write_walks(&walks, &g, IdSpace::Internal, &whole).unwrap();
             let mut w = WalkWriter::create(&parts, &g, IdSpace::Internal, 4, 3).unwrap();
             for (a, b) in [(0, 1), (1, 3), (3, 4)] {
-                let batch = Walks { stride: 3, nodes: walks.nodes[a * 3..b * 3].to_vec(), lengths: walks.lengths[a..b].to_vec() };
+                let batch = Walks {
+                    stride: 3,
+                    nodes: walks.nodes[a * 3..b * 3].to_vec(),
+                    lengths: walks.lengths[a..b].to_vec(),
+                    edges: Vec::new(),
+                };
                 w.write(&batch).unwrap();
             }
             w.finish().unwrap();

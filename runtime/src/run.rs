@@ -174,6 +174,9 @@ pub struct WalkConfig {
     /// quarter of the memory available; 0 turns them off). Which rows get tables follows the
     /// budget, and so do the walks: pin it to reproduce walks on another machine.
     pub table_budget: Option<u64>,
+    /// Whether to record the edge behind each move ([`Walks::edges`]). The CPU engines do;
+    /// the GPU backends refuse it.
+    pub record_edges: bool,
 }
 
 /// [`WalkConfig::interleave`]'s "choose for me": the width each path runs best at.
@@ -216,6 +219,7 @@ impl Default for WalkConfig {
             cost_ratio: CostRatio::Default,
             interleave: INTERLEAVE_AUTO,
             table_budget: None,
+            record_edges: false,
         }
     }
 }
@@ -230,7 +234,15 @@ pub struct Walks {
     pub nodes: Vec<u32>,
     /// Nodes actually visited by each walk (1 ..= stride).
     pub lengths: Vec<u32>,
+    /// When asked for ([`WalkConfig::record_edges`]): per walk, `stride - 1` edge ids (indices
+    /// into the CSR's edge arrays), the edge behind each move, row-major; [`NO_EDGE`] past a
+    /// walk's end and for a move made without an edge (a restart or teleport). Empty
+    /// otherwise.
+    pub edges: Vec<u64>,
 }
+
+/// [`Walks::edges`]' entry where a move took no edge, or past a walk's end.
+pub const NO_EDGE: u64 = u64::MAX;
 
 impl Walks {
     /// Appends the next walks (of the same stride): how batched runs collect their output.
@@ -242,6 +254,7 @@ impl Walks {
         }
         self.nodes.extend(batch.nodes);
         self.lengths.extend(batch.lengths);
+        self.edges.extend(batch.edges);
     }
 
     /// The walks as anonymous walks: each node replaced by the index of its first visit in
@@ -276,6 +289,14 @@ impl Walks {
     /// The visited nodes of walk `i`.
     pub fn walk(&self, i: usize) -> &[u32] {
         &self.nodes[i * self.stride..i * self.stride + self.lengths[i] as usize]
+    }
+    /// The edges behind walk `i`'s moves ([`Walks::edges`]; empty unless recorded).
+    pub fn walk_edges(&self, i: usize) -> &[u64] {
+        if self.edges.is_empty() {
+            return &[];
+        }
+        let steps = self.stride - 1;
+        &self.edges[i * steps..i * steps + self.lengths[i] as usize - 1]
     }
     /// Every walk's visited nodes (internal ids), in query order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {

@@ -296,6 +296,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                         cost_ratio: CostRatio::Profile,
                         interleave: 1,
                         table_budget: None,
+                        record_edges: false,
                     };
                     walk.run(&g, &Starts::Nodes(vec![0]), &probe, None)?.1.cost
                 }
@@ -331,6 +332,7 @@ pub fn run(a: BenchArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
                         cost_ratio: CostRatio::Model(model),
                         interleave: width,
                         table_budget: None,
+                        record_edges: false,
                     };
                     let slow = !matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection);
                     let n = g.num_nodes() as u64;
@@ -452,8 +454,15 @@ fn compare_cranelift(
     };
     let mut lines = String::new();
     for &mode in samplers {
-        let cfg =
-            WalkConfig { length, seed: a.seed, sampler: mode, cost_ratio: CostRatio::Model(model), interleave: 8, table_budget: None };
+        let cfg = WalkConfig {
+            length,
+            seed: a.seed,
+            sampler: mode,
+            cost_ratio: CostRatio::Model(model),
+            interleave: 8,
+            table_budget: None,
+            record_edges: false,
+        };
         let n = g.num_nodes() as u64;
         let mut limit = if a.walkers > 0 { a.walkers.min(n) } else { n };
         if !matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection) && a.slow_walkers > 0 {

@@ -123,7 +123,7 @@ impl<'g> WalkSink<'g> {
                 let rows = usize::try_from(rows).map_err(|_| anyhow::anyhow!("{rows} walks do not fit an output file"))?;
                 WalkSink::File(WalkWriter::create_in(f, g, ids, rows, stride)?)
             }
-            None => WalkSink::Preview(Walks { stride, nodes: Vec::new(), lengths: Vec::new() }),
+            None => WalkSink::Preview(Walks { stride, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() }),
         })
     }
 

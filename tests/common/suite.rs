@@ -84,7 +84,7 @@ pub fn suite_starts(per_start: usize) -> Starts {
 
 /// Runs `job` on `runner`, collecting its walks.
 pub fn run_job(runner: &dyn Runner, job: &WalkJob) -> Result<(Walks, JobReport), wayfarer::WalkError> {
-    let mut walks = Walks { stride: job.length as usize + 1, nodes: Vec::new(), lengths: Vec::new() };
+    let mut walks = Walks { stride: job.length as usize + 1, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };
     let report = runner.run(job, &mut |b| {
         walks.append(b);
         Ok(())

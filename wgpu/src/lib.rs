@@ -656,7 +656,7 @@ pub fn run_streaming(
         report.stats.dead_ends += c[4];
         report.stats.stopped += c[5];
         report.steps += c[6];
-        let walks = Walks { stride: stride as usize, nodes: out[..at].to_vec(), lengths: out[at..].to_vec() };
+        let walks = Walks { stride: stride as usize, nodes: out[..at].to_vec(), lengths: out[at..].to_vec(), edges: Vec::new() };
         sink(walks)?;
         report.batches += 1;
         done += count;

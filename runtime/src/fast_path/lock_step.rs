@@ -246,6 +246,7 @@ pub(super) fn lock_step<W: Walk>(
     chunk: &Chunk<W>,
     out: &mut [u32],
     lens: &mut [u32],
+    edges: &mut [u64],
 ) -> Result<SamplerStats, WalkError> {
     let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost, tables };
     let (cfg, seed) = (chunk.cfg, chunk.seed);
@@ -307,7 +308,7 @@ pub(super) fn lock_step<W: Walk>(
                                 active -= !admit(lane, &mut next, out, lens) as usize;
                             }
                             Started::Picked(i) => {
-                                if advance(&env, lane, lane.base + i, targets, out, stride, cfg.length, offsets) {
+                                if advance(&env, lane, lane.base + i, targets, (out, &mut *edges), stride, cfg.length, offsets) {
                                     lens[lane.row] = lane.len;
                                     active -= !admit(lane, &mut next, out, lens) as usize;
                                 }
@@ -337,7 +338,7 @@ pub(super) fn lock_step<W: Walk>(
             let Some(picked) = decided else { continue };
             lane.stage = Stage::Start;
             let ended = match picked {
-                Some(i) => advance(&env, lane, lane.base + i, targets, out, stride, cfg.length, offsets),
+                Some(i) => advance(&env, lane, lane.base + i, targets, (out, &mut *edges), stride, cfg.length, offsets),
                 None => {
                     st.dead_ends += 1;
                     true
@@ -352,7 +353,8 @@ pub(super) fn lock_step<W: Walk>(
     Ok(st)
 }
 
-/// Moves `lane` along edge `e` and writes its node; whether its walk has reached its length.
+/// Moves `lane` along edge `e` and writes its node (and the edge, when `edges` is not empty);
+/// whether its walk has reached its length.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn advance<W: Walk>(
@@ -360,7 +362,7 @@ fn advance<W: Walk>(
     lane: &mut Lane<W::State>,
     e: usize,
     targets: &[u32],
-    out: &mut [u32],
+    (out, edges): (&mut [u32], &mut [u64]),
     stride: usize,
     length: u32,
     offsets: &[u64],
@@ -371,6 +373,10 @@ fn advance<W: Walk>(
     w.last_edge = e as u64;
     w.step += 1;
     out[lane.row * stride + lane.len as usize] = w.cur;
+    // These walks have no move hooks: every move is by its edge.
+    if !edges.is_empty() {
+        edges[lane.row * (stride - 1) + lane.len as usize - 1] = e as u64;
+    }
     lane.len += 1;
     let ended = w.step >= length;
     if !ended {

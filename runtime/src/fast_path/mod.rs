@@ -289,16 +289,22 @@ impl<W: Walk> Chunk<'_, W> {
 }
 
 /// [`crate::engine`]'s `run_chunk` on fast path `fast`: the chunk's queries into `out`
-/// (rows × stride) and `lens`. Never inlined: `wayfarer bench --counts` counts the
+/// (rows × stride) and `lens`, and each move's edge into `edges` unless it is empty. Never inlined: `wayfarer bench --counts` counts the
 /// instructions inside functions named `run_chunk`.
 #[inline(never)]
-pub(crate) fn run_chunk<W: Walk>(fast: &FastPath, chunk: &Chunk<W>, out: &mut [u32], lens: &mut [u32]) -> Result<SamplerStats, WalkError> {
+pub(crate) fn run_chunk<W: Walk>(
+    fast: &FastPath,
+    chunk: &Chunk<W>,
+    out: &mut [u32],
+    lens: &mut [u32],
+    edges: &mut [u64],
+) -> Result<SamplerStats, WalkError> {
     Ok(match fast {
-        FastPath::UniformRows => one_draw::lock_step::<W, false>(&[], chunk, out, lens),
-        FastPath::AliasRows(a) => one_draw::lock_step::<W, true>(&a.entries, chunk, out, lens),
-        FastPath::LockStepRejection => return lock_step::lock_step(None, chunk, out, lens),
+        FastPath::UniformRows => one_draw::lock_step::<W, false>(&[], chunk, out, lens, edges),
+        FastPath::AliasRows(a) => one_draw::lock_step::<W, true>(&a.entries, chunk, out, lens, edges),
+        FastPath::LockStepRejection => return lock_step::lock_step(None, chunk, out, lens, edges),
         FastPath::LockStepStructured => {
-            return lock_step::lock_step(Some(chunk.tables.expect("lock-step structured with tables")), chunk, out, lens);
+            return lock_step::lock_step(Some(chunk.tables.expect("lock-step structured with tables")), chunk, out, lens, edges);
         }
     })
 }

@@ -65,6 +65,7 @@ pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
     chunk: &Chunk<W>,
     out: &mut [u32],
     lens: &mut [u32],
+    edges: &mut [u64],
 ) -> SamplerStats {
     let (cfg, seed) = (chunk.cfg, chunk.seed);
     let g = chunk.ctx.graph;
@@ -166,6 +167,10 @@ pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
                     let v = if ALIAS { gr.next[l] } else { targets[e] };
                     gr.cur[l] = v;
                     out[at] = v;
+                    if !edges.is_empty() {
+                        // Slot `at` of row r is move `at - r * stride - 1` of it.
+                        edges[at - gr.row[l] - 1] = e as u64;
+                    }
                     gr.at[l] = at + 1;
                     gr.ctr[1][l] += 1;
                     let ended = gr.ctr[1][l] >= cfg.length;
