@@ -300,8 +300,10 @@ pub(crate) fn run_chunk<W: Walk>(
     edges: &mut [u64],
 ) -> Result<SamplerStats, WalkError> {
     Ok(match fast {
-        FastPath::UniformRows => one_draw::lock_step::<W, false>(&[], chunk, out, lens, edges),
-        FastPath::AliasRows(a) => one_draw::lock_step::<W, true>(&a.entries, chunk, out, lens, edges),
+        FastPath::UniformRows if edges.is_empty() => one_draw::lock_step::<W, false, false>(&[], chunk, out, lens, edges),
+        FastPath::UniformRows => one_draw::lock_step::<W, false, true>(&[], chunk, out, lens, edges),
+        FastPath::AliasRows(a) if edges.is_empty() => one_draw::lock_step::<W, true, false>(&a.entries, chunk, out, lens, edges),
+        FastPath::AliasRows(a) => one_draw::lock_step::<W, true, true>(&a.entries, chunk, out, lens, edges),
         FastPath::LockStepRejection => return lock_step::lock_step(None, chunk, out, lens, edges),
         FastPath::LockStepStructured => {
             return lock_step::lock_step(Some(chunk.tables.expect("lock-step structured with tables")), chunk, out, lens, edges);

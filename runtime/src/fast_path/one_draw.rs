@@ -55,12 +55,13 @@ impl Group {
     }
 }
 
-/// [`super::run_chunk`] for uniform rows (`ALIAS` false) or alias rows (`entries`): the fast
+/// [`super::run_chunk`] for uniform rows (`ALIAS` false) or alias rows (`entries`), recording
+/// each move's edge in `edges` when `RECORD` (a constant: the loop without it is untouched): the fast
 /// paths' width of walkers in lock step, each in a lane of its own until its walk ends. A round
 /// draws every lane's candidate (sixteen streams' first blocks at once) and prefetches it,
 /// resolves alias entries (prefetching the targets), then moves every lane (prefetching its
 /// new row's offsets): between a prefetch and its use the other lanes' work goes by.
-pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
+pub(super) fn lock_step<W: Walk, const ALIAS: bool, const RECORD: bool>(
     entries: &[[u32; 4]],
     chunk: &Chunk<W>,
     out: &mut [u32],
@@ -167,7 +168,7 @@ pub(super) fn lock_step<W: Walk, const ALIAS: bool>(
                     let v = if ALIAS { gr.next[l] } else { targets[e] };
                     gr.cur[l] = v;
                     out[at] = v;
-                    if !edges.is_empty() {
+                    if RECORD {
                         // Slot `at` of row r is move `at - r * stride - 1` of it.
                         edges[at - gr.row[l] - 1] = e as u64;
                     }
