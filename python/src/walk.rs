@@ -167,6 +167,13 @@ impl PyGraph {
             job.progress = Some(&control.done);
             let selected = wayfarer::job::select(backend, &job).map_err(errors::walk)?;
             if return_edges && selected.runner.kind() == Backend::Cpu {
+                let moves = rows.saturating_mul(length as u64);
+                collect.edges.try_reserve_exact(moves as usize).map_err(|_| {
+                    pyo3::exceptions::PyMemoryError::new_err(format!(
+                        "return_edges=True: {rows} walks of {length} moves need {} bytes",
+                        moves.saturating_mul(8)
+                    ))
+                })?;
                 job.record_edges = true;
             } else if return_edges {
                 if moves_without_edges {

@@ -896,7 +896,9 @@ pub fn run_streaming<W: Walk>(
     });
     let compiled_turns = fast.is_none() && compiled.as_ref().is_some_and(|c| c.turns.is_some());
     let env = Env { walk, ctx, mode: cfg.sampler, cost, seed: cfg.seed, table, compiled, structured };
-    let batch = batch_walkers(walkers, stride, batch_bytes)?;
+    // Recorded edges take two node slots' bytes per move: batches are sized with them.
+    let slots_per_walk = if cfg.record_edges { stride + 2 * (stride - 1) } else { stride };
+    let batch = batch_walkers(walkers, slots_per_walk, batch_bytes)?;
     let chunk = 512usize;
     let (mut walk_seconds, mut steps) = (0.0, 0u64);
     let mut totals = SamplerStats::default();
