@@ -10,7 +10,7 @@
 # `web`: the web-like graph of scripts/cpu-web-bench.sh (R-MAT 18, edge factor 10: 2.44M
 # undirected edges, hubs of 18.6k, about the size of the issue's real web graph).
 # ROWS: the GPU peers of issue 28, built by scripts/triangle-peers.sh from fetched copies
-# (trust, grouptc-cuckoo, grouptc-opt, grouptc, tricore, trust-harness, polak, h-index: each
+# (trust, grouptc-cuckoo, grouptc-opt, grouptc, tricore, polak, h-index: each
 # its counting kernel's time, which goes in the GPU counting column), wayfarer-cpu,
 # wayfarer-cuda (total only), wayfarer-cpu-per-node, wayfarer-cuda-per-node
 # (with per-node counts), igraph, networkx (scales up to 16), wayfarer-cpu-mask,
@@ -22,7 +22,8 @@
 # compares with the first row's time.
 # Every row must find the same count (masked rows: the same masked count); the script fails
 # otherwise. Prints a Markdown table; GPU rows also give the counting kernel's time and the
-# orientation's plus the work lists' kernels (CUDA events, from the summary line).
+# orientation's plus the work lists' kernels (CUDA events, from the summary line), and the
+# speed of each counting kernel relative to the first GPU row's (peers: their kernel only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALES="$1"; ROWS="$2"; OUT="${3:-}"
@@ -30,8 +31,9 @@ WF="${WF:-target/release/wayfarer}"
 [ -x "$WF" ] || WF=.devbin/wayfarer
 REF_PYTHON="${REF_PYTHON:-$HOME/.cache/wayfarer-dgl/bin/python}"
 DIR="${BENCH_DIR:-$(mktemp -d)}"
-table="| graph | undirected edges | counter | triangles | seconds | M edges/s | vs first row | GPU counting kernels ms | GPU orientation + work lists ms |
-|---|---|---|---|---|---|---|---|---|"
+mkdir -p "$DIR"
+table="| graph | undirected edges | counter | triangles | seconds | M edges/s | vs first row | GPU counting kernels ms | counting kernels vs first GPU row | GPU orientation + work lists ms |
+|---|---|---|---|---|---|---|---|---|---|"
 for scale in $SCALES; do
     if [ "$scale" = wordnet ]; then
         G="$DIR/wordnet.wfg"; name="WordNet"
@@ -49,7 +51,7 @@ for scale in $SCALES; do
         G="$DIR/rmat$scale.wfg"; name="R-MAT $scale"
         [ -f "$G" ] || "$WF" gen rmat --scale "$scale" --edge-factor 16 --seed 1 -o "$G" >&2
     fi
-    base=""; want=""; want_mask=""; want_half=""
+    base=""; kbase=""; want=""; want_mask=""; want_half=""
     MASK="$DIR/light.rs"
     printf '#[mask]\nfn light(s: &Step, k: u32) -> bool {\n    s.degree(s.dst()) < k\n}\n' >"$MASK"
     printf '#[mask]\nfn keep_all(s: &Step) -> bool {\n    s.degree(s.dst()) > 0\n}\n' >"$DIR/keep_all.rs"
@@ -72,7 +74,7 @@ for scale in $SCALES; do
                 b="${row#wayfarer-}"; line="$(wf_line --backend "${b%-keep-all}" --mask "$DIR/keep_all.rs")";;
             wayfarer-cpu-half|wayfarer-cuda-half)
                 b="${row#wayfarer-}"; line="$(wf_line --backend "${b%-half}" --mask "$DIR/half.rs")";;
-            trust|grouptc-cuckoo|grouptc-opt|grouptc|tricore|trust-harness|polak|h-index)
+            trust|grouptc-cuckoo|grouptc-opt|grouptc|tricore|polak|h-index)
                 line="$(scripts/triangle-peers.sh run "$row" "$G")";;
             igraph|networkx)
                 if [ "$row" = networkx ] && [ "$scale" != wordnet ] && { [ "$scale" = er ] || [ "$scale" = web ] || [ "$scale" -gt 16 ]; }; then continue; fi
@@ -92,15 +94,25 @@ for scale in $SCALES; do
             *-mask) if [ -z "$want_mask" ]; then want_mask="$tri"; elif [ "$tri" != "$want_mask" ]; then echo "$name: $row counts $tri, the first masked row $want_mask" >&2; exit 1; fi;;
             *) if [ -z "$want" ]; then want="$tri"; elif [ "$tri" != "$want" ]; then echo "$name: $row counts $tri, the first row $want" >&2; exit 1; fi;;
         esac
-        [ -z "$base" ] && base="$secs"
-        ratio="$(python3 -c "print(f'{$base / $secs:.2f}x')")"
+        # A peer's time is its counting kernel's: it compares with the GPU rows' kernels
+        # (the next column), not with an end-to-end time.
+        ratio="-"
+        if [ -z "$peer_s" ]; then
+            [ -z "$base" ] && base="$secs"
+            ratio="$(python3 -c "print(f'{$base / $secs:.2f}x')")"
+        fi
         kms="$(echo "$line" | grep -o 'counting kernels [0-9.]* ms' | cut -d' ' -f3 || true)"
         oms="$(echo "$line" | grep -o 'orientation kernels [0-9.]* ms' | cut -d' ' -f3 || true)"
         lms="$(echo "$line" | grep -o 'work lists [0-9.]* ms' | cut -d' ' -f3 || true)"
         [ -z "$peer_s" ] || kms="$(python3 -c "print(f'{$peer_s * 1e3:.3f}')")"
+        kratio="-"
+        if [ -n "$kms" ]; then
+            [ -z "$kbase" ] && kbase="$kms"
+            kratio="$(python3 -c "print(f'{$kbase / $kms:.2f}x')")"
+        fi
         prep="-"; [ -n "$oms" ] && [ -n "$lms" ] && prep="$(python3 -c "print(f'{$oms + $lms:.3f}')")"
         table+="
-| $name | ${edges:--} | $row | $tri | $secs | $rate | $ratio | ${kms:--} | $prep |"
+| $name | ${edges:--} | $row | $tri | $secs | $rate | $ratio | ${kms:--} | $kratio | $prep |"
     done
 done
 echo "$table"

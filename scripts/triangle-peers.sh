@@ -16,7 +16,7 @@
 #       default). PEER: trust (the authors' TRUST: their preprocessing, orientation and
 #       reordering by degree, then their kernel, 1024 blocks of 1024 threads, chunk 1, as
 #       their README runs it), or one of the harness's kernels: grouptc-cuckoo, grouptc-opt,
-#       grouptc, tricore, trust-harness (the harness's own TRUST), polak, h-index. Each
+#       grouptc, tricore, polak, h-index. Each
 #       reports its own timer, as its paper does: a host clock around its counting kernel
 #       and its synchronisation (the harness adds its sum over the blocks' counts); their
 #       inputs are prepared (and cached under $PEERS_DATA, default .devbin/peers-data) before.
@@ -92,7 +92,7 @@ run_harness() {
     name="$(basename "$g" .wfg)"
     case "$peer" in
         grouptc-cuckoo) key=GroupTC-Cuckoo;; grouptc-opt) key=GroupTC-OPT;; grouptc) key=GroupTC;;
-        tricore) key=TriCore;; trust-harness) key=TRUST;; polak) key=Polak;; h-index) key=H-INDEX;;
+        tricore) key=TriCore;; polak) key=Polak;; h-index) key=H-INDEX;;
         *) die "unknown peer $peer";;
     esac
     data="$PEERS_DATA/grouptc"
@@ -166,8 +166,8 @@ case "$cmd" in
         [ $# -eq 2 ] || die "usage: run PEER GRAPH.wfg"
         peer="$1"; g="$2"
         case "$peer" in
-            trust|grouptc-cuckoo|grouptc-opt|grouptc|tricore|trust-harness|polak|h-index) ;;
-            *) die "unknown peer $peer (trust, grouptc-cuckoo, grouptc-opt, grouptc, tricore, trust-harness, polak, h-index)";;
+            trust|grouptc-cuckoo|grouptc-opt|grouptc|tricore|polak|h-index) ;;
+            *) die "unknown peer $peer (trust, grouptc-cuckoo, grouptc-opt, grouptc, tricore, polak, h-index; the harness's own TRUST reads its DCSR format, which is not prepared here: `trust` is the authors' code)";;
         esac
         [ -f "$g" ] || die "$g: no such graph"
         if [ "$peer" = trust ]; then
