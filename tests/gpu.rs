@@ -582,9 +582,32 @@ fn gpu_neighbor_sampling_equals_the_cpu() {
                     assert!(report.full_nodes > 0 && report.random_nodes > 0, "both node classes exercised: {report:?}");
                     checked += 1;
                 }
+                // The device-resident path: the same blocks once copied out.
+                let resident = wayfarer_cuda::sample::sample_on_device(&dev, &g, &seeds, &cfg, GpuSampleOptions::default()).unwrap();
+                assert_eq!(resident.num_batches(), want.len());
+                assert_eq!(resident.num_edges(), want.iter().flat_map(|b| &b.blocks).map(|b| b.edge_ids.len() as u64).sum::<u64>());
+                let (got, copy) = resident.to_host().unwrap();
+                assert!(copy.bytes > 0);
+                for (b, (x, y)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(x, y, "{fanouts:?} {replacement:?} super-batch {super_batch}, device-resident: batch {b} differs");
+                }
+                checked += 1;
             }
         }
     }
+    // The device-resident path's own default super-batch (many mini-batches at once).
+    let cfg = SampleConfig {
+        fanouts: vec![25, 10],
+        batch_size: 64,
+        replacement: Replacement::Without,
+        policy: Policy::Uniform,
+        seed: 3,
+        super_batch: 0,
+    };
+    let want = sample(&g, &seeds, &cfg).unwrap();
+    let resident = wayfarer_cuda::sample::sample_on_device(&dev, &g, &seeds, &cfg, GpuSampleOptions::default()).unwrap();
+    assert_eq!(resident.super_batches.len(), seeds.len().div_ceil(64 * wayfarer_cuda::sample::RESIDENT_SUPER_BATCH));
+    assert_eq!(resident.to_host().unwrap().0, want, "device-resident, default super-batch");
     let weighted = SampleConfig {
         fanouts: vec![5],
         batch_size: 8,
@@ -594,6 +617,8 @@ fn gpu_neighbor_sampling_equals_the_cpu() {
         super_batch: 0,
     };
     let err = wayfarer_cuda::sample::sample(&dev, &g, &seeds, &weighted, GpuSampleOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("CPU only"), "{err}");
+    let err = wayfarer_cuda::sample::sample_on_device(&dev, &g, &seeds, &weighted, GpuSampleOptions::default()).err().unwrap();
     assert!(err.to_string().contains("CPU only"), "{err}");
     eprintln!("{checked} GPU sampling configurations equal the CPU's");
 }

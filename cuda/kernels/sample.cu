@@ -351,3 +351,19 @@ extern "C" __global__ void wf_s_clear(WfTable t) {
         t.pos[h] = 0xFFFFFFFFu;
     }
 }
+
+// A block array as int64 for a consumer such as torch: widened, or mapped through `map` (the
+// caller's ids: a graph's original node ids, its input's edge order) when `map` is not null.
+extern "C" __global__ void wf_s_to_i64_u32(const u32* in, u64 n, const u64* map, i64* out) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        const u32 v = in[i];
+        out[i] = map ? (i64)map[v] : (i64)v;
+    }
+}
+
+extern "C" __global__ void wf_s_to_i64_u64(const u64* in, u64 n, const u64* map, i64* out) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        const u64 v = in[i];
+        out[i] = map ? (i64)map[v] : (i64)v;
+    }
+}

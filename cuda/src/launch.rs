@@ -80,6 +80,8 @@ pub(crate) mod kernels {
         S_NEXT_PTR = "wf_s_next_ptr"(Ptr, Ptr, Ptr, U32, Ptr);
         S_ASSIGN = "wf_s_assign"(Ptr, Ptr, U32, U32, Ptr, U64, Ptr, Ptr, Ptr, Ptr, Struct("WfTable"), Ptr);
         S_EDGE_SRC = "wf_s_edge_src"(Ptr, U64, Ptr, U32, Struct("WfTable"), Ptr);
+        S_TO_I64_U32 = "wf_s_to_i64_u32"(Ptr, U64, Ptr, Ptr);
+        S_TO_I64_U64 = "wf_s_to_i64_u64"(Ptr, U64, Ptr, Ptr);
         T_ORIENT_COUNT = "wf_t_orient_count"(Struct("WfTriOrient"), Ptr, Ptr);
         T_ORIENT_FILL = "wf_t_orient_fill"(Struct("WfTriOrient"), Ptr, Ptr);
         T_OWNER_COST = "wf_t_owner_cost"(Ptr, Ptr, Ptr, U64, Ptr);

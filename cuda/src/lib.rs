@@ -32,6 +32,8 @@ pub use run::{
 #[cfg(feature = "testing")]
 pub static BROKEN_ROW_SIGNATURES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The CUDA driver crate the backend runs on (for callers that hold its device arrays).
+pub use cudarc;
 use cudarc::driver::{CudaContext, CudaStream};
 use std::path::PathBuf;
 use std::sync::Arc;

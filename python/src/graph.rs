@@ -16,11 +16,13 @@ pub struct PyGraph {
     /// CSR position -> the caller's edge id, for graphs built from arrays (a loaded graph's
     /// edge ids are its CSR positions).
     pub(crate) edge_ids: Option<Arc<Vec<u64>>>,
+    /// The graph's GPU sampler, made on the first `device="cuda"` sampling call.
+    pub(crate) gpu: std::sync::Mutex<Option<Arc<crate::device::GpuState>>>,
 }
 
 impl PyGraph {
     fn new(graph: CsrGraph, edge_ids: Option<Vec<u64>>) -> Self {
-        PyGraph { graph: Arc::new(graph), edge_ids: edge_ids.map(Arc::new) }
+        PyGraph { graph: Arc::new(graph), edge_ids: edge_ids.map(Arc::new), gpu: Default::default() }
     }
 
     /// The caller's id of the edge at CSR position `pos`.

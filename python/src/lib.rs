@@ -2,6 +2,7 @@
 //! package's Python half (`python/wayfarer/`) converts torch tensors, scipy matrices and
 //! networkx graphs, and shapes the results; everything that walks, samples or counts is here.
 
+mod device;
 mod edges;
 mod errors;
 mod graph;

@@ -48,6 +48,43 @@ def test_loader_hands_cuda_tensors_and_the_gpu_walks_equal_the_cpu_walks():
     assert n == len(start)
 
 
+@pytest.mark.skipif("cuda" not in DEVICES, reason="no CUDA device")
+def test_gpu_built_blocks_stay_on_the_gpu_and_equal_the_host_path(tmp_path):
+    # Graphs whose edge ids (an edge list's input order) or node ids (a text file's sparse
+    # ids, compacted) are not the engine's: the GPU maps them on the device.
+    rng = np.random.default_rng(5)
+    n, m = 3000, 40000
+    src, dst = rng.integers(0, n, m) * 7 + 11, rng.integers(0, n, m) * 7 + 11
+    path = tmp_path / "sparse.txt"
+    path.write_text("".join(f"{a} {b}\n" for a, b in zip(src, dst)))
+    for g in (wayfarer.Graph.from_edge_index(np.stack([src, dst]), undirected=True), wayfarer.Graph.load(str(path))):
+        _check_gpu_built_blocks(g, rng)
+
+
+def _check_gpu_built_blocks(g, rng):
+    seeds = g.node_ids()[rng.permutation(g.num_nodes)[:2500]]
+    for replace in (False, True):
+        host = wayfarer.NeighborLoader(g, seeds, [15, 10, 5], batch_size=256, seed=9, replace=replace, backend="cpu")
+        gpu = wayfarer.NeighborLoader(g, seeds, [15, 10, 5], batch_size=256, seed=9, replace=replace, device="cuda")
+        pairs = list(zip(host, gpu))
+        assert len(pairs) == len(host)
+        for a, b in pairs:
+            assert np.array_equal(a.seeds, b.seeds.cpu().numpy())
+            for x, y in zip(a.blocks, b.blocks):
+                assert y.edge_ids.device.type == "cuda" and y.edge_ids.dtype == torch.int64
+                assert x.num_dst == y.num_dst
+                for name in ("src_nodes", "edge_src", "edge_dst", "edge_ids"):
+                    assert np.array_equal(getattr(x, name), getattr(y, name).cpu().numpy()), name
+        # Views of one device array per layer and group (built there, not copied per batch).
+        first, second = pairs[0][1].blocks[0].edge_ids, pairs[1][1].blocks[0].edge_ids
+        assert first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr()
+    # Graph.sample_neighbors with CUDA seeds takes the same path.
+    s = g.sample_neighbors(torch.as_tensor(seeds[:300], device="cuda"), [10, 5], seed=3)
+    h = g.sample_neighbors(seeds[:300], [10, 5], seed=3, backend="cpu")
+    assert s.blocks[1].src_nodes.is_cuda
+    assert all(np.array_equal(x.edge_ids, y.edge_ids.cpu().numpy()) for x, y in zip(h.blocks, s.blocks))
+
+
 def test_dlpack_producers_and_zero_copy_results():
     # A CPU tensor's memory is read in place; results come back through DLPack.
     ei = torch.tensor([[0, 1, 2], [1, 2, 0]])

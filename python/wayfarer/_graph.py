@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _arrays
 from . import _native
-from ._sample import Sample
+from ._sample import Block, Sample
 
 # Node2Vec's p and q (PyG, DGL, PecanPy) are the library walk's `a` (return) and `b` (in-out).
 _ALIASES = {"node2vec": {"p": "a", "q": "b"}, "node2vec-ref": {"p": "a", "q": "b"}}
@@ -324,6 +324,11 @@ class Graph:
         f = [int(x) for x in fanouts]
         if any(x < 0 for x in f):
             raise ValueError(f"fanouts = {f}: counts must be >= 0")
+        ordinal = _resident_gpu(device, backend, weighted, policy)
+        if ordinal is not None:
+            samples, summary = self._sample_batches_cuda(s, f, None, bool(replace), int(seed), ordinal, _ids_flag(ids))
+            _report(summary, [], [], verbose)
+            return samples[0]
         batches, summary = self._g.sample_neighbors(
             s, f, bool(replace), bool(weighted), policy, _params(None, params), int(seed), None, backend, _ids_flag(ids))
         _report(summary, [], [], verbose)
@@ -334,6 +339,26 @@ class Graph:
         batches, _ = self._g.sample_neighbors(seeds, fanouts, replace, weighted, policy, params, seed, batch_size, backend,
                                               original)
         return batches
+
+    def _sample_batches_cuda(self, seeds, fanouts, batch_size, replace, seed, ordinal, original):
+        """Mini-batches sampled on GPU ``ordinal`` whose blocks stay there: a list of
+        :class:`Sample` of CUDA tensors (views of each layer's arrays, received by DLPack),
+        and the summary."""
+        import torch
+
+        device = torch.device("cuda", ordinal)
+        groups, summary = self._g.sample_neighbors_cuda(seeds, fanouts, replace, seed, batch_size, ordinal, original)
+        size = batch_size or max(len(seeds), 1)
+        out = []
+        for lo, hi, layers in groups:
+            arrays = [(torch.from_dlpack(n), torch.from_dlpack(e), torch.from_dlpack(s), torch.from_dlpack(d), np_, dp, ep)
+                      for n, e, s, d, np_, dp, ep in layers]
+            part = torch.as_tensor(seeds[lo:hi]).to(device)
+            for b, first in enumerate(range(0, hi - lo, size)):
+                blocks = [Block(n[np_[b]:np_[b + 1]], dp[b + 1] - dp[b], s[ep[b]:ep[b + 1]], d[ep[b]:ep[b + 1]], e[ep[b]:ep[b + 1]])
+                          for n, e, s, d, np_, dp, ep in arrays]
+                out.append(Sample(part[first:first + size], blocks))
+        return out, summary
 
     def triangles(self, mask=None, per_node=False, backend="auto", gpus=0, verbose=False, **params):
         """Counts triangles exactly (a directed graph's in its symmetrized graph).
@@ -358,6 +383,24 @@ class Graph:
         total, per, summary = self._g.triangles(mask, _params(None, params), bool(per_node), backend, int(gpus))
         _report(summary, [], [], verbose)
         return (total, _arrays.out(per, self._device)) if per_node else total
+
+
+def _resident_gpu(device, backend, weighted, policy):
+    """The GPU ordinal when a sample can be built and left on that GPU: a CUDA ``device``, a
+    backend of ``auto`` or ``cuda``, uniform sampling and a usable GPU; else None (the engine
+    samples on the host, and the blocks are copied to ``device``)."""
+    if device is None or getattr(device, "type", None) != "cuda" or backend not in ("auto", "cuda") or weighted \
+            or policy is not None:
+        return None
+    if not _native.cuda_status()[0]:
+        return None
+    return device.index if device.index is not None else _current_cuda_device()
+
+
+def _current_cuda_device():
+    import torch
+
+    return torch.cuda.current_device()
 
 
 def _progress_callback(progress):

@@ -6,7 +6,7 @@ import threading
 import numpy as np
 
 from . import _arrays
-from ._graph import _ids_flag, _params
+from ._graph import _ids_flag, _params, _resident_gpu
 from ._sample import Sample
 
 # Mini-batches sampled per engine call: the super-batch classifier groups their work.
@@ -23,8 +23,10 @@ class NeighborLoader:
     the caller trains on the current one; ``prefetch`` bounds how many wait.
 
     ``device``: ``"cpu"``/None (numpy arrays, or tensors when the seeds are a tensor) or a torch
-    device such as ``"cuda"`` (tensors there). The blocks are built by the engine on the host
-    and copied to the device.
+    device such as ``"cuda"`` (tensors there). On a CUDA device with uniform sampling and
+    ``backend`` ``"auto"`` or ``"cuda"``, the GPU builds the blocks and they stay in its memory
+    (handed to torch by DLPack, no copy through the host); otherwise the engine builds them on
+    the host and they are copied to the device. Both give the same blocks for a seed.
     """
 
     def __init__(self, graph, seeds, fanouts, batch_size, shuffle=True, seed=0, device=None, replace=False, weighted=False,
@@ -63,28 +65,36 @@ class NeighborLoader:
         rng = np.random.default_rng([self.seed, epoch])
         return self.seeds[rng.permutation(len(self.seeds))]
 
-    def _groups(self, epoch):
+    def _groups(self, epoch, ordinal):
+        """Each group's mini-batches: the engine's host arrays, or (``ordinal`` given) samples
+        whose blocks the GPU built and keeps."""
         order = self._order(epoch)
         n = len(self) * self.batch_size if self.drop_last else len(order)
+        # The same groups and seeds on the host and GPU paths: the same blocks.
         step = self.batch_size * _CHUNK
         for g, lo in enumerate(range(0, n, step)):
             part = np.ascontiguousarray(order[lo:min(lo + step, n)])
             # One 64-bit seed per (seed, epoch, group), the same on every machine.
             key = int(np.random.SeedSequence([self.seed, epoch, g]).generate_state(2, dtype=np.uint32).view(np.uint64)[0])
-            yield self.graph._sample_batches(part, self.fanouts, self.batch_size, self.replace, self.weighted, self.policy,
-                                             self.params, key, self.backend, self.original)
+            if ordinal is not None:
+                yield self.graph._sample_batches_cuda(part, self.fanouts, self.batch_size, self.replace, key, ordinal,
+                                                      self.original)[0]
+            else:
+                yield self.graph._sample_batches(part, self.fanouts, self.batch_size, self.replace, self.weighted,
+                                                 self.policy, self.params, key, self.backend, self.original)
 
     def __iter__(self):
         epoch = self.epoch
         self.epoch += 1
         device = self._device()
+        ordinal = _resident_gpu(device, self.backend, self.weighted, self.policy)
         q = queue.Queue(maxsize=self.prefetch)
         stop = threading.Event()
         done = object()
 
         def produce():
             try:
-                for batches in self._groups(epoch):
+                for batches in self._groups(epoch, ordinal):
                     for b in batches:
                         while not stop.is_set():
                             try:
@@ -107,7 +117,7 @@ class NeighborLoader:
                     return
                 if isinstance(item, BaseException):
                     raise item
-                yield Sample.from_native(item, device)
+                yield item if isinstance(item, Sample) else Sample.from_native(item, device)
         finally:
             stop.set()
             t.join()

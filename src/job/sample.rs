@@ -81,14 +81,41 @@ impl SampleRunner for CudaSampler {
     }
 
     fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError> {
-        let (batches, r) = wayfarer_cuda::sample::sample(&self.device, job.graph, job.seeds, &job.cfg, job.gpu).map_err(|e| match e {
+        let walk_error = |e| match e {
             CudaError::Walk(w) => w,
             other => WalkError::Config(other.to_string()),
-        })?;
-        let backend = format!(
-            "{} ({:?} kernel; sampling kernels {:.3} s, downloads {:.3} s, {} super-batches, graph upload {:.3} s)",
-            self.device.name, job.gpu.kernel, r.sample_kernel_seconds, r.download_seconds, r.super_batches, r.upload_seconds
-        );
-        Ok(SampleReport { batches, backend })
+        };
+        // The epoch's blocks are built in device memory, then copied out; when they do not fit
+        // there, the streaming path copies each super-batch out as it is done.
+        match wayfarer_cuda::sample::sample_on_device(&self.device, job.graph, job.seeds, &job.cfg, job.gpu) {
+            Ok(blocks) => {
+                let r = &blocks.report;
+                let on_device = r.total_seconds;
+                let (batches, copy) = blocks.to_host().map_err(walk_error)?;
+                let backend = format!(
+                    "{} ({:?} kernel; blocks in device memory in {:.3} s: sampling kernels {:.3} s, {} super-batches; then to the host: copies {:.3} s ({:.2} GB), cutting {:.3} s; graph upload {:.3} s)",
+                    self.device.name,
+                    job.gpu.kernel,
+                    on_device,
+                    r.sample_kernel_seconds,
+                    r.super_batches,
+                    copy.copy_seconds,
+                    copy.bytes as f64 / 1e9,
+                    copy.cut_seconds,
+                    r.upload_seconds
+                );
+                Ok(SampleReport { batches, backend })
+            }
+            Err(CudaError::OutOfMemory(why)) => {
+                let (batches, r) =
+                    wayfarer_cuda::sample::sample(&self.device, job.graph, job.seeds, &job.cfg, job.gpu).map_err(walk_error)?;
+                let backend = format!(
+                    "{} ({:?} kernel; the epoch's blocks did not fit in device memory ({why}): streamed to the host per super-batch; sampling kernels {:.3} s, downloads {:.3} s, {} super-batches, graph upload {:.3} s)",
+                    self.device.name, job.gpu.kernel, r.sample_kernel_seconds, r.download_seconds, r.super_batches, r.upload_seconds
+                );
+                Ok(SampleReport { batches, backend })
+            }
+            Err(e) => Err(walk_error(e)),
+        }
     }
 }

@@ -1,0 +1,178 @@
+//! GNN neighbour sampling whose blocks stay on the GPU: the CUDA sampler builds them in device
+//! memory, kernels widen them to int64 (and map ids to the caller's), and each layer's arrays
+//! cross to torch as DLPack capsules, with no copy through the host.
+
+use crate::errors;
+use crate::graph::PyGraph;
+use crate::ids;
+use crate::run::interruptible;
+use dlpark::DlpackElement;
+use dlpark::ffi::{DLDevice, DLManagedTensor};
+use dlpark::metadata::Fixed;
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+use std::sync::Arc;
+use wayfarer::gpu::{CudaDevice, CudaError, GpuSampleOptions, GpuSampler};
+use wayfarer::sample::{Policy, Replacement, SampleConfig};
+
+/// The GPU sampler of one graph on one GPU, with its id maps uploaded: kept by the graph, so
+/// a loader's calls upload the graph once.
+pub(crate) struct GpuState {
+    ordinal: usize,
+    name: String,
+    sampler: GpuSampler,
+    /// Internal node id -> the caller's (when not the identity).
+    node_map: Option<cudarc_slice::Slice>,
+    /// CSR position -> the caller's edge id (when not the identity).
+    edge_map: Option<cudarc_slice::Slice>,
+}
+
+/// The device array type of the maps (`cudarc`'s, re-exported through the CUDA backend).
+mod cudarc_slice {
+    pub type Slice = wayfarer_cuda::cudarc::driver::CudaSlice<u64>;
+    pub type I64 = wayfarer_cuda::cudarc::driver::CudaSlice<i64>;
+}
+
+/// A device array handed to a DLPack consumer. The consumer's stream is not known here, so
+/// before the memory is freed (when the consumer drops its last view) the device finishes all
+/// its work: the arrays are per super-batch (many mini-batches), so this happens rarely.
+struct SyncedFree(cudarc_slice::I64);
+
+impl Drop for SyncedFree {
+    fn drop(&mut self) {
+        let _ = self.0.context().synchronize();
+    }
+}
+
+/// `slice[..len]` as a DLPack capsule of a 1-D int64 CUDA tensor that owns `slice`.
+fn capsule(py: Python<'_>, slice: cudarc_slice::I64, len: usize) -> PyResult<Bound<'_, PyAny>> {
+    use wayfarer_cuda::cudarc::driver::DevicePtr;
+    let ordinal = i32::try_from(slice.ordinal()).map_err(|_| errors::value("GPU ordinal out of range"))?;
+    let data = {
+        let stream = slice.stream().clone();
+        let (p, _record) = slice.device_ptr(&stream);
+        p as usize as *mut std::ffi::c_void
+    };
+    let len = i64::try_from(len).map_err(|_| errors::value("array too long for DLPack"))?;
+    let mut init = Fixed::new([len], [1i64])
+        .initialize_as::<DLManagedTensor>(Box::new(SyncedFree(slice)))
+        .map_err(|e| errors::value(format!("DLPack: {e}")))?;
+    init.set_device(DLDevice::cuda(ordinal));
+    init.set_dtype(<i64 as DlpackElement>::DTYPE);
+    init.set_data(data);
+    // SAFETY: the descriptor is complete: a 1-D int64 tensor of `len` entries at `data`, an
+    // allocation of at least `len` entries (`layer_i64`'s arrays) owned by the tensor's
+    // context (`SyncedFree`), which frees it only when the consumer deletes the tensor.
+    let managed = unsafe { init.finish() };
+    managed.into_pyobject(py)
+}
+
+/// One layer of a super-batch: `(nodes, edge_ids, edge_src, edge_dst, node_ptr, dst_ptr,
+/// edge_ptr)`, the arrays as DLPack capsules, the offsets per mini-batch as lists.
+type LayerOut<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<u32>, Vec<u32>, Vec<u64>);
+/// One super-batch: `(first seed, end seed, layers)`, input layer first.
+type GroupOut<'py> = (usize, usize, Vec<LayerOut<'py>>);
+
+#[pymethods]
+impl PyGraph {
+    /// Uniform neighbour sampling on GPU `device`, the blocks left there; see
+    /// `wayfarer.Graph.sample_neighbors(..., device="cuda")`. Returns per super-batch
+    /// `(first seed, end seed, layers)`, input layer first, and the summary.
+    #[pyo3(signature = (seeds, fanouts, replace, seed, batch_size, device, original_ids))]
+    #[allow(clippy::too_many_arguments)]
+    fn sample_neighbors_cuda<'py>(
+        &self,
+        py: Python<'py>,
+        seeds: PyReadonlyArray1<'py, i64>,
+        fanouts: Vec<u32>,
+        replace: bool,
+        seed: u64,
+        batch_size: Option<usize>,
+        device: usize,
+        original_ids: bool,
+    ) -> PyResult<(Vec<GroupOut<'py>>, String)> {
+        let g = &*self.graph;
+        if original_ids {
+            ids::check_fit(g)?;
+        }
+        let seeds = seeds.as_slice().map_err(|_| errors::value("seeds must be a contiguous 1-D array"))?;
+        let seeds = ids::to_internal(g, seeds, "seeds", original_ids)?;
+        let cfg = SampleConfig {
+            fanouts,
+            batch_size: batch_size.unwrap_or(seeds.len().max(1)),
+            replacement: if replace { Replacement::With } else { Replacement::Without },
+            policy: Policy::Uniform,
+            seed,
+            super_batch: 0,
+        };
+        let cuda = |e: CudaError| match e {
+            CudaError::Walk(w) => errors::walk(w),
+            other => pyo3::exceptions::PyRuntimeError::new_err(other.to_string()),
+        };
+        let state = self.gpu_state(device).map_err(cuda)?;
+        let (blocks, converted) = interruptible(py, 0, None, |_| {
+            let blocks = state.sampler.sample_on_device(g, &seeds, &cfg, GpuSampleOptions::default()).map_err(cuda)?;
+            let node_map = if original_ids { state.node_map.as_ref() } else { None };
+            let mut converted = Vec::with_capacity(blocks.super_batches.len());
+            for (i, sb) in blocks.super_batches.iter().enumerate() {
+                let layers = (0..sb.layers.len())
+                    .map(|l| blocks.layer_i64(i, l, node_map, state.edge_map.as_ref()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(cuda)?;
+                converted.push(layers);
+            }
+            // The arrays are complete before any consumer sees them.
+            blocks.stream().synchronize().map_err(|e| cuda(e.into()))?;
+            Ok((blocks, converted))
+        })?;
+        let r = &blocks.report;
+        let summary = format!(
+            "{} edges in {} mini-batches on {} (cuda:{}): blocks in device memory in {:.3} s (sampling kernels {:.3} s, {} super-batches)",
+            blocks.num_edges(),
+            blocks.num_batches(),
+            state.name,
+            state.ordinal,
+            r.total_seconds,
+            r.sample_kernel_seconds,
+            r.super_batches
+        );
+        let mut out = Vec::with_capacity(converted.len());
+        for (sb, layers) in blocks.super_batches.iter().zip(converted) {
+            let mut lo = Vec::with_capacity(layers.len());
+            for (l, a) in sb.layers.iter().zip(layers) {
+                lo.push((
+                    capsule(py, a.nodes, l.num_nodes)?,
+                    capsule(py, a.edge_ids, l.num_edges)?,
+                    capsule(py, a.edge_src, l.num_edges)?,
+                    capsule(py, a.edge_dst, l.num_edges)?,
+                    l.node_ptr.clone(),
+                    l.dst_ptr.clone(),
+                    l.edge_ptr.clone(),
+                ));
+            }
+            out.push((sb.seeds.start, sb.seeds.end, lo));
+        }
+        Ok((out, summary))
+    }
+}
+
+impl PyGraph {
+    /// The graph's GPU sampler on GPU `ordinal`, made (and the graph uploaded) on first use.
+    fn gpu_state(&self, ordinal: usize) -> Result<Arc<GpuState>, CudaError> {
+        let mut cached = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = cached.as_ref().filter(|s| s.ordinal == ordinal) {
+            return Ok(s.clone());
+        }
+        let dev = CudaDevice::open(ordinal)?;
+        let g = &*self.graph;
+        let sampler = GpuSampler::new(&dev, g)?;
+        let node_map = match g.id_map() {
+            wayfarer::graph::IdMap::Identity => None,
+            wayfarer::graph::IdMap::Table(t) => Some(sampler.upload_map(&t[..])?),
+        };
+        let edge_map = self.edge_ids.as_ref().map(|ids| sampler.upload_map(ids)).transpose()?;
+        let state = Arc::new(GpuState { ordinal, name: dev.name.clone(), sampler, node_map, edge_map });
+        *cached = Some(state.clone());
+        Ok(state)
+    }
+}
