@@ -996,3 +996,47 @@ fn graphs_beyond_two_to_the_32_edges_walk_on_the_gpu() {
     }
     eprintln!("{} walks, {} steps beyond 2^32 edge entries: GPU = CPU, every step an edge", gpu.len(), rep.steps);
 }
+
+/// The feature store: gathered rows equal the matrix's, from the cache or from mapped host
+/// memory, for each word size of the kernel; hits count the cached rows; a bad id is an error.
+#[test]
+fn gpu_feature_store_gathers_exact_rows_from_cache_and_host() {
+    use wayfarer_cuda::cudarc::driver::DevicePtr;
+    // A fixed scramble (no generator needed): splitmix64's finalizer.
+    let splitmix64 = |x: u64| {
+        let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    use wayfarer_cuda::features::FeatureStore;
+    let Some(dev) = device() else { return };
+    for row_bytes in [128usize, 148, 66] {
+        let rows = 5000;
+        let data: Vec<u8> = (0..rows * row_bytes).map(|i| splitmix64(i as u64 ^ row_bytes as u64) as u8).collect();
+        let mut store = FeatureStore::new(&dev, &data, rows, row_bytes, 700 * row_bytes + 5).unwrap();
+        assert_eq!(store.cache_capacity(), 700);
+        let hot: Vec<u32> = (0..1000u32).map(|i| (i * 37) % rows as u32).collect();
+        assert_eq!(store.set_cache(&hot).unwrap(), 700, "the budget caps the cache");
+        let cached: std::collections::HashSet<u32> = hot[..700].iter().copied().collect();
+        let ids: Vec<i64> = (0..20_000u64).map(|i| (splitmix64(i) % rows as u64) as i64).chain([0, 0, rows as i64 - 1]).collect();
+        let s = dev.stream();
+        let ids_dev = s.clone_htod(&ids).unwrap();
+        let addr = ids_dev.device_ptr(s).0;
+        let out = s.clone_dtoh(&store.gather(addr, ids.len()).unwrap()).unwrap();
+        for (i, &id) in ids.iter().enumerate() {
+            let want = &data[id as usize * row_bytes..(id as usize + 1) * row_bytes];
+            assert_eq!(&out[i * row_bytes..(i + 1) * row_bytes], want, "row {i} (id {id}), rows of {row_bytes} bytes");
+        }
+        let stats = store.stats();
+        let want_hits = ids.iter().filter(|&&id| cached.contains(&(id as u32))).count() as u64;
+        assert_eq!((stats.rows, stats.hits), (ids.len() as u64, want_hits), "{stats:?}");
+        // An id past the rows: an error naming its position.
+        let bad: Vec<i64> = vec![1, 2, rows as i64, 3];
+        let bad_dev = s.clone_htod(&bad).unwrap();
+        let err = store.gather(bad_dev.device_ptr(s).0, bad.len()).err().unwrap();
+        assert!(err.to_string().contains("ids[2]"), "{err}");
+        // A cache given a row twice is refused.
+        assert!(store.set_cache(&[5, 5]).is_err());
+    }
+}

@@ -93,6 +93,9 @@ pub(crate) mod kernels {
         T_DEGREE = "wf_t_degree"(Ptr, Ptr, U64, Ptr);
         T_COUNT = "wf_t_count"(Struct("WfTriCount"));
         ADAPTIVE_PROBE = "wf_adaptive_probe"(Ptr, Ptr, Ptr, Ptr, U32, Ptr);
+        F_GATHER16 = "wf_f_gather16"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
+        F_GATHER4 = "wf_f_gather4"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
+        F_GATHER2 = "wf_f_gather2"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
     }
 }
 
@@ -254,6 +257,7 @@ mod tests {
             crate::scan::SCAN_KERNELS,
             crate::triangles::TRIANGLE_KERNELS,
             crate::probe::ADAPTIVE_PROBE,
+            crate::features::FEATURE_KERNELS,
         ] {
             let mut rest = text;
             while let Some(at) = rest.find("__global__ void") {

@@ -12,6 +12,7 @@
 
 mod abi;
 pub mod codegen;
+pub mod features;
 #[allow(unsafe_code)]
 mod launch;
 mod layout;
@@ -98,6 +99,12 @@ pub struct CudaDevice {
 }
 
 impl CudaDevice {
+    /// The device's stream (the one its work runs on), for callers that hold device arrays
+    /// (e.g. to upload ids for [`features::FeatureStore::gather`]).
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
     /// Whether the CUDA driver and NVRTC libraries can be loaded (cheap; never panics).
     pub fn libraries_present() -> bool {
         launch::driver_present() && launch::nvrtc_present()

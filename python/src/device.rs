@@ -30,22 +30,25 @@ pub(crate) struct GpuState {
 /// The device array type of the maps (`cudarc`'s, re-exported through the CUDA backend).
 mod cudarc_slice {
     pub type Slice = wayfarer_cuda::cudarc::driver::CudaSlice<u64>;
-    pub type I64 = wayfarer_cuda::cudarc::driver::CudaSlice<i64>;
 }
 
 /// A device array handed to a DLPack consumer. The consumer's stream is not known here, so
 /// before the memory is freed (when the consumer drops its last view) the device finishes all
-/// its work: the arrays are per super-batch (many mini-batches), so this happens rarely.
-struct SyncedFree(cudarc_slice::I64);
+/// its work: the sampled arrays are per super-batch (many mini-batches), so this is rare.
+struct SyncedFree<T>(wayfarer_cuda::cudarc::driver::CudaSlice<T>);
 
-impl Drop for SyncedFree {
+impl<T> Drop for SyncedFree<T> {
     fn drop(&mut self) {
         let _ = self.0.context().synchronize();
     }
 }
 
-/// `slice[..len]` as a DLPack capsule of a 1-D int64 CUDA tensor that owns `slice`.
-fn capsule(py: Python<'_>, slice: cudarc_slice::I64, len: usize) -> PyResult<Bound<'_, PyAny>> {
+/// `slice[..len]` as a DLPack capsule of a 1-D CUDA tensor that owns `slice`.
+pub(crate) fn capsule<T: DlpackElement + Send + 'static>(
+    py: Python<'_>,
+    slice: wayfarer_cuda::cudarc::driver::CudaSlice<T>,
+    len: usize,
+) -> PyResult<Bound<'_, PyAny>> {
     use wayfarer_cuda::cudarc::driver::DevicePtr;
     let ordinal = i32::try_from(slice.ordinal()).map_err(|_| errors::value("GPU ordinal out of range"))?;
     let data = {
@@ -58,11 +61,11 @@ fn capsule(py: Python<'_>, slice: cudarc_slice::I64, len: usize) -> PyResult<Bou
         .initialize_as::<DLManagedTensor>(Box::new(SyncedFree(slice)))
         .map_err(|e| errors::value(format!("DLPack: {e}")))?;
     init.set_device(DLDevice::cuda(ordinal));
-    init.set_dtype(<i64 as DlpackElement>::DTYPE);
+    init.set_dtype(T::DTYPE);
     init.set_data(data);
-    // SAFETY: the descriptor is complete: a 1-D int64 tensor of `len` entries at `data`, an
-    // allocation of at least `len` entries (`layer_i64`'s arrays) owned by the tensor's
-    // context (`SyncedFree`), which frees it only when the consumer deletes the tensor.
+    // SAFETY: the descriptor is complete: a 1-D tensor of `len` entries of `T` at `data`, an
+    // allocation of at least `len` entries (the callers' arrays) owned by the tensor's context
+    // (`SyncedFree`), which frees it only when the consumer deletes the tensor.
     let managed = unsafe { init.finish() };
     managed.into_pyobject(py)
 }

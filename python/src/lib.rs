@@ -5,6 +5,7 @@
 mod device;
 mod edges;
 mod errors;
+mod features;
 mod graph;
 mod ids;
 mod program;
@@ -41,6 +42,7 @@ fn version() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<graph::PyGraph>()?;
     m.add_class::<program::PyProgram>()?;
+    m.add_class::<features::PyFeatureStore>()?;
     m.add_function(wrap_pyfunction!(program::compile, m)?)?;
     m.add_function(wrap_pyfunction!(walks, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -85,6 +85,43 @@ def _check_gpu_built_blocks(g, rng):
     assert all(np.array_equal(x.edge_ids, y.edge_ids.cpu().numpy()) for x, y in zip(h.blocks, s.blocks))
 
 
+@pytest.mark.skipif("cuda" not in DEVICES, reason="no CUDA device")
+def test_feature_store_gathers_exact_rows_and_warms_its_cache():
+    g = wayfarer.default_graph()
+    n = g.num_nodes
+    for dtype, dim in ((torch.float32, 37), (torch.float16, 33), (torch.bfloat16, 64)):
+        x = torch.randn(n, dim).to(dtype)
+        for budget in (None, 0.3, 1.0):
+            fs = wayfarer.FeatureStore(x, device_budget=budget)
+            ids = torch.randint(0, n, (5000,), device="cuda")
+            assert torch.equal(fs.gather(ids).cpu(), x[ids.cpu()]), (dtype, budget)
+            assert fs.stats["hits"] == 0  # nothing cached yet
+            if budget:
+                fs.cache(torch.arange(fs.capacity))
+                got = fs[ids]
+                assert got.dtype == dtype and got.device.type == "cuda"
+                assert torch.equal(got.cpu(), x[ids.cpu()])
+                assert fs.stats["hits"] == int((ids < fs.capacity).sum())
+    # Pre-sampling picks the most read rows: the hit rate beats a cache of arbitrary rows.
+    x = torch.randn(n, 16)
+    loader = wayfarer.NeighborLoader(g, g.node_ids()[:4096], [10, 5], batch_size=512, ids="internal", device="cuda")
+    fs = wayfarer.FeatureStore(x, device_budget=0.1)
+    counts = fs.warm(loader, batches=4)
+    assert fs.cached == min(fs.capacity, int((counts > 0).sum()))
+    for b in loader:
+        assert torch.equal(fs.gather(b.blocks[0].src_nodes).cpu(), x[b.blocks[0].src_nodes.cpu()])
+    warm_rate = fs.stats["hit_rate"]
+    cold = wayfarer.FeatureStore(x, device_budget=0.1)
+    cold.cache(torch.arange(n - cold.capacity, n))
+    for b in loader:
+        cold.gather(b.blocks[0].src_nodes)
+    assert warm_rate > cold.stats["hit_rate"], (warm_rate, cold.stats)
+    with pytest.raises(ValueError, match=r"ids\[1\]"):
+        fs.gather(torch.tensor([0, n], device="cuda"))
+    with pytest.raises(TypeError):
+        wayfarer.FeatureStore(torch.zeros(5, 3, dtype=torch.int32))
+
+
 def test_dlpack_producers_and_zero_copy_results():
     # A CPU tensor's memory is read in place; results come back through DLPack.
     ei = torch.tensor([[0, 1, 2], [1, 2, 0]])

@@ -11,12 +11,13 @@ engine runs the ``wayfarer`` command line, so a seed gives the same walks here a
 from . import _native
 from ._errors import CompileError
 from ._graph import Graph
+from ._features import FeatureStore
 from ._loader import NeighborLoader
 from ._sample import Block, Sample
 
 __version__ = _native.version()
 
-__all__ = ["Graph", "Program", "CompileError", "NeighborLoader", "Sample", "Block", "compile", "cuda_available", "cuda_status", "default_graph", "walks"]
+__all__ = ["Graph", "Program", "CompileError", "FeatureStore", "NeighborLoader", "Sample", "Block", "compile", "cuda_available", "cuda_status", "default_graph", "walks"]
 
 Program = _native.Program
 

@@ -1,0 +1,89 @@
+//! `wayfarer._native.FeatureStore`: a node feature matrix in mapped page-locked host memory
+//! with a device cache of hot rows (the CUDA backend's `FeatureStore`); gathers come back as
+//! DLPack capsules of device bytes, which the package's `wayfarer.FeatureStore` views as
+//! the matrix's dtype.
+
+use crate::device::capsule;
+use crate::errors;
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+use std::sync::Mutex;
+use wayfarer::gpu::{CudaDevice, CudaError};
+use wayfarer_cuda::features::FeatureStore;
+
+fn cuda(e: CudaError) -> PyErr {
+    match e {
+        CudaError::Walk(w) => errors::walk(w),
+        other => pyo3::exceptions::PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+/// The engine's feature store.
+#[pyclass(module = "wayfarer._native", name = "FeatureStore", frozen)]
+pub struct PyFeatureStore {
+    store: Mutex<FeatureStore>,
+}
+
+#[pymethods]
+impl PyFeatureStore {
+    /// `data`: the matrix's bytes, row-major, `rows` rows of `row_bytes`; `device_budget`:
+    /// bytes of cached rows on GPU `device`.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        data: PyReadonlyArray1<'_, u8>,
+        rows: usize,
+        row_bytes: usize,
+        device_budget: usize,
+        device: usize,
+    ) -> PyResult<Self> {
+        let data = data.as_slice().map_err(|_| errors::value("features must be contiguous"))?;
+        let store = py
+            .detach(|| -> Result<FeatureStore, CudaError> {
+                let dev = CudaDevice::open(device)?;
+                FeatureStore::new(&dev, data, rows, row_bytes, device_budget)
+            })
+            .map_err(cuda)?;
+        Ok(PyFeatureStore { store: Mutex::new(store) })
+    }
+
+    /// Caches `hot` (distinct row ids, hottest first) up to the budget; returns how many.
+    fn set_cache(&self, py: Python<'_>, hot: PyReadonlyArray1<'_, i64>) -> PyResult<usize> {
+        let hot = hot.as_slice().map_err(|_| errors::value("ids must be a contiguous 1-D array"))?;
+        let ids: Vec<u32> = hot
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| u32::try_from(x).map_err(|_| errors::value(format!("ids[{i}] = {x}: not a row"))))
+            .collect::<PyResult<_>>()?;
+        py.detach(|| self.store.lock().unwrap_or_else(|p| p.into_inner()).set_cache(&ids)).map_err(cuda)
+    }
+
+    /// Gathers the rows of `n` int64 ids at device address `ids` (the caller's stream
+    /// finished writing them): a capsule of `n * row_bytes` device bytes.
+    fn gather<'py>(&self, py: Python<'py>, ids: u64, n: usize) -> PyResult<Bound<'py, PyAny>> {
+        let (out, row_bytes) = py
+            .detach(|| {
+                let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+                store.gather(ids, n).map(|out| (out, store.row_bytes()))
+            })
+            .map_err(cuda)?;
+        capsule(py, out, n * row_bytes)
+    }
+
+    /// `(rows gathered, cache hits, bytes gathered, seconds)` so far.
+    fn stats(&self) -> (u64, u64, u64, f64) {
+        let s = self.store.lock().unwrap_or_else(|p| p.into_inner()).stats();
+        (s.rows, s.hits, s.bytes, s.seconds)
+    }
+
+    /// Clears the statistics.
+    fn reset_stats(&self) {
+        self.store.lock().unwrap_or_else(|p| p.into_inner()).reset_stats();
+    }
+
+    /// `(rows the budget holds, rows cached)`.
+    fn cache_size(&self) -> (usize, usize) {
+        let s = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        (s.cache_capacity(), s.cached_rows())
+    }
+}
