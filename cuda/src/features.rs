@@ -93,7 +93,9 @@ impl FeatureStore {
         let mut host = pinned::<u8>(&dev.ctx, data.len(), flags)?;
         host.as_mut_slice()?[..data.len()].copy_from_slice(data);
         let host_addr = mapped_address(&mut host)?;
-        let s = dev.stream.clone();
+        // A stream of its own, not the legacy default one: gathers overlap other work (a
+        // trainer's on the default stream).
+        let s = dev.ctx.new_stream()?;
         let budget_rows = (device_budget / row_bytes).min(rows);
         let cache = s.alloc_zeros::<u8>((budget_rows * row_bytes).max(1))?;
         let slot_of = s.clone_htod(&vec![-1i32; rows.max(1)])?;
@@ -195,6 +197,15 @@ impl FeatureStore {
         self.stats[2].fetch_add((n * self.row_bytes) as u64, Ordering::Relaxed);
         self.nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(out)
+    }
+
+    /// Gathers the rows of `ids` (on the host; uploaded on the store's stream): see
+    /// [`Self::gather`].
+    pub fn gather_host(&self, ids: &[i64]) -> Result<CudaSlice<u8>, CudaError> {
+        let s = &self.stream;
+        s.context().bind_to_thread()?;
+        let dev_ids = s.clone_htod(ids)?;
+        self.gather(address(s, &dev_ids), ids.len())
     }
 
     /// The gathers so far.

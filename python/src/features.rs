@@ -70,6 +70,19 @@ impl PyFeatureStore {
         capsule(py, out, n * row_bytes)
     }
 
+    /// Gathers the rows of `ids` (host int64 ids, uploaded on the store's own stream).
+    fn gather_host<'py>(&self, py: Python<'py>, ids: PyReadonlyArray1<'py, i64>) -> PyResult<Bound<'py, PyAny>> {
+        let ids = ids.as_slice().map_err(|_| errors::value("ids must be a contiguous 1-D array"))?;
+        let n = ids.len();
+        let (out, row_bytes) = py
+            .detach(|| {
+                let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+                store.gather_host(ids).map(|out| (out, store.row_bytes()))
+            })
+            .map_err(cuda)?;
+        capsule(py, out, n * row_bytes)
+    }
+
     /// `(rows gathered, cache hits, bytes gathered, seconds)` so far.
     fn stats(&self) -> (u64, u64, u64, f64) {
         let s = self.store.lock().unwrap_or_else(|p| p.into_inner()).stats();

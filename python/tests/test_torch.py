@@ -111,6 +111,14 @@ def test_feature_store_gathers_exact_rows_and_warms_its_cache():
     for b in loader:
         assert torch.equal(fs.gather(b.blocks[0].src_nodes).cpu(), x[b.blocks[0].src_nodes.cpu()])
     warm_rate = fs.stats["hit_rate"]
+    # Gathered by the loader on its thread: each batch carries its input nodes' features, on
+    # the GPU path and on the host path alike.
+    for dev_loader in (wayfarer.NeighborLoader(g, g.node_ids()[:2048], [10, 5], batch_size=512, ids="internal",
+                                               device="cuda", features=fs),
+                       wayfarer.NeighborLoader(g, g.node_ids()[:2048], [10, 5], batch_size=512, ids="internal",
+                                               device="cuda", features=fs, weighted=True)):
+        for b in dev_loader:
+            assert b.x.is_cuda and torch.equal(b.x.cpu(), x[torch.as_tensor(b.blocks[0].src_nodes).cpu()])
     cold = wayfarer.FeatureStore(x, device_budget=0.1)
     cold.cache(torch.arange(n - cold.capacity, n))
     for b in loader:

@@ -94,18 +94,26 @@ class FeatureStore:
         self.cache(hot)
         return counts
 
-    def gather(self, ids):
-        """The feature rows of ``ids`` (any integer array or tensor) as a ``(len(ids), dim)``
-        CUDA tensor of the matrix's dtype."""
+    def gather(self, ids, sync=True):
+        """The feature rows of ``ids`` as a ``(len(ids), dim)`` CUDA tensor of the matrix's
+        dtype, ready when returned. ``ids``: a CUDA tensor (read in place; with ``sync``, torch's
+        current stream is waited for first, as the gather runs on a stream of its own), or any
+        host integer array (uploaded by the store)."""
         import torch
 
-        idx = torch.as_tensor(ids).to(self.device, dtype=torch.int64).contiguous().view(-1)
-        # The kernel runs on the engine's stream: the ids must be written first.
-        torch.cuda.current_stream(self.device).synchronize()
-        out = torch.from_dlpack(self._s.gather(idx.data_ptr(), idx.numel()))
-        return out.view(self.dtype).view(idx.numel(), self.shape[1])
+        if isinstance(ids, torch.Tensor) and ids.is_cuda and ids.device == self.device:
+            idx = ids.to(dtype=torch.int64).contiguous().view(-1)
+            if sync:
+                torch.cuda.current_stream(self.device).synchronize()
+            capsule, n = self._s.gather(idx.data_ptr(), idx.numel()), idx.numel()
+        else:
+            host = ids.cpu().numpy() if isinstance(ids, torch.Tensor) else np.asarray(ids)
+            host = np.ascontiguousarray(host.reshape(-1), dtype=np.int64)
+            capsule, n = self._s.gather_host(host), len(host)
+        return torch.from_dlpack(capsule).view(self.dtype).view(n, self.shape[1])
 
-    __getitem__ = gather
+    def __getitem__(self, ids):
+        return self.gather(ids)
 
     @property
     def stats(self):

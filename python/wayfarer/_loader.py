@@ -27,10 +27,15 @@ class NeighborLoader:
     ``backend`` ``"auto"`` or ``"cuda"``, the GPU builds the blocks and they stay in its memory
     (handed to torch by DLPack, no copy through the host); otherwise the engine builds them on
     the host and they are copied to the device. Both give the same blocks for a seed.
+
+    ``features``: a :class:`wayfarer.FeatureStore`; each mini-batch then carries ``x``, the
+    features of its input nodes (``blocks[0].src_nodes``), gathered on the background thread
+    while the caller trains on the previous batch (the sampler and the store run on streams
+    of their own, so their kernels overlap the training step's).
     """
 
     def __init__(self, graph, seeds, fanouts, batch_size, shuffle=True, seed=0, device=None, replace=False, weighted=False,
-                 policy=None, backend="auto", drop_last=False, prefetch=2, ids="original", **params):
+                 policy=None, backend="auto", drop_last=False, prefetch=2, ids="original", features=None, **params):
         if batch_size < 1:
             raise ValueError(f"batch_size = {batch_size}: at least 1")
         self.graph = graph
@@ -46,6 +51,7 @@ class NeighborLoader:
         self.prefetch = max(1, int(prefetch))
         self.original = _ids_flag(ids)
         self.params = _params(None, params)
+        self.features = features
         self.epoch = 0
 
     def __len__(self):
@@ -96,6 +102,12 @@ class NeighborLoader:
             try:
                 for batches in self._groups(epoch, ordinal):
                     for b in batches:
+                        if not isinstance(b, Sample):
+                            b = Sample.from_native(b, device)
+                        if self.features is not None:
+                            # On this thread, so it overlaps the caller's training step; the
+                            # ids of GPU-built blocks are complete (no torch stream to wait for).
+                            b.x = self.features.gather(b.blocks[0].src_nodes, sync=False)
                         while not stop.is_set():
                             try:
                                 q.put(b, timeout=0.1)
@@ -117,7 +129,7 @@ class NeighborLoader:
                     return
                 if isinstance(item, BaseException):
                     raise item
-                yield item if isinstance(item, Sample) else Sample.from_native(item, device)
+                yield item
         finally:
             stop.set()
             t.join()

@@ -40,6 +40,8 @@ class Sample:
 
     seeds: object
     blocks: list
+    #: The input nodes' features, when the loader was given a feature store.
+    x: object = None
 
     @classmethod
     def from_native(cls, batch, device=None):

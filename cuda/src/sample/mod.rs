@@ -135,8 +135,13 @@ pub fn sample_source() -> String {
     format!("{}\n{}\n{}", crate::codegen::PRELUDE, crate::scan::SCAN_KERNELS, SAMPLE_KERNELS)
 }
 
-/// Loads the sampler's module and uploads the graph (the upload timed in `report`).
-fn load(dev: &CudaDevice, graph: &CsrGraph, report: &mut GpuSampleReport) -> Result<Gpu, CudaError> {
+/// Loads the sampler's module and uploads the graph on `stream` (the upload timed in `report`).
+fn load(
+    dev: &CudaDevice,
+    stream: &Arc<cudarc::driver::CudaStream>,
+    graph: &CsrGraph,
+    report: &mut GpuSampleReport,
+) -> Result<Gpu, CudaError> {
     let loaded = dev.load_source("sample", &sample_source(), "wf_s_random")?;
     report.compile_seconds = loaded.compile_seconds;
     let mut f = std::collections::HashMap::new();
@@ -145,7 +150,7 @@ fn load(dev: &CudaDevice, graph: &CsrGraph, report: &mut GpuSampleReport) -> Res
     }
     let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
     let scan = crate::scan::Scan::load(&loaded.module)?;
-    let s = &dev.stream;
+    let s = stream;
     let t_up = Instant::now();
     let offsets = s.clone_htod(graph.offsets())?;
     let targets = s.clone_htod(graph.targets())?;
@@ -186,7 +191,7 @@ pub fn sample(
 ) -> Result<(Vec<MiniBatch>, GpuSampleReport), CudaError> {
     check(graph, seeds, cfg)?;
     let mut report = GpuSampleReport::default();
-    let gpu = load(dev, graph, &mut report)?;
+    let gpu = load(dev, &dev.stream, graph, &mut report)?;
     let s = &gpu.s;
 
     let k_super = if cfg.super_batch == 0 { DEFAULT_SUPER_BATCH } else { cfg.super_batch };

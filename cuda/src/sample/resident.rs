@@ -203,10 +203,13 @@ pub struct GpuSampler {
 }
 
 impl GpuSampler {
-    /// Loads the sampler on `dev` (NVRTC, cached) and uploads `graph`.
+    /// Loads the sampler on `dev` (NVRTC, cached) and uploads `graph`. It runs on a stream of
+    /// its own, which does not wait for other work on the device (a trainer's, on the legacy
+    /// default stream): sampling overlaps training.
     pub fn new(dev: &CudaDevice, graph: &CsrGraph) -> Result<Self, CudaError> {
         let mut loaded = GpuSampleReport::default();
-        let gpu = load(dev, graph, &mut loaded)?;
+        let stream = dev.ctx.new_stream()?;
+        let gpu = load(dev, &stream, graph, &mut loaded)?;
         Ok(GpuSampler { gpu, shape: (graph.num_nodes(), graph.num_edges()), loaded })
     }
 
