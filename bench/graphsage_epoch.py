@@ -18,30 +18,18 @@ training) and the epoch, and the speedup.
 """
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 import wayfarer
 
-
-class Sage(torch.nn.Module):
-    def __init__(self, dims):
-        super().__init__()
-        self.self_ = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
-        self.neigh = torch.nn.ModuleList(torch.nn.Linear(a, b, bias=False) for a, b in zip(dims, dims[1:]))
-
-    def forward(self, blocks, x):
-        h = x
-        for i, b in enumerate(blocks):
-            dst = h[: b.num_dst]
-            agg = torch.zeros_like(dst).index_add_(0, b.edge_dst, h[b.edge_src])
-            deg = torch.bincount(b.edge_dst, minlength=b.num_dst).clamp(min=1).unsqueeze(1)
-            h = self.self_[i](dst) + self.neigh[i](agg / deg)
-            if i + 1 < len(blocks):
-                h = F.relu(h)
-        return h
+# The model of examples/python/graphsage.py (mean-aggregator SAGE layers over blocks).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "python"))
+from graphsage import Sage  # noqa: E402
 
 
 def epoch(loader, gather, to_dev, model, opt, y, dev):
