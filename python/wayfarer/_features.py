@@ -80,7 +80,8 @@ class FeatureStore:
         """Picks the cache by pre-sampling: counts how often each node's features are read
         (each mini-batch's input nodes, ``blocks[0].src_nodes``) over ``batches`` mini-batches
         of ``loader`` (default: one epoch), then caches the most read rows, greedily by count
-        (every row costs the same bytes). Returns the access counts (a CUDA tensor)."""
+        (every row costs the same bytes); rows never read fill any budget left. Returns the
+        access counts (a CUDA tensor)."""
         import torch
 
         counts = torch.zeros(self.shape[0], dtype=torch.int64, device=self.device)
@@ -89,9 +90,9 @@ class FeatureStore:
                 break
             nodes = torch.as_tensor(b.blocks[0].src_nodes).to(self.device)
             counts += torch.bincount(nodes, minlength=self.shape[0])
+        # Most read first; rows never read fill what budget is left (in id order).
         order = torch.argsort(counts, descending=True, stable=True)
-        hot = order[: min(self.capacity, int((counts > 0).sum()))]
-        self.cache(hot)
+        self.cache(order[: self.capacity])
         return counts
 
     def gather(self, ids, sync=True):
