@@ -90,6 +90,7 @@ pub(crate) fn run_program_streaming(
     verbose: bool,
     memory_budget: Option<usize>,
     table_budget: Option<u64>,
+    record_edges: bool,
     host_batch_bytes: usize,
     sink: &mut dyn FnMut(Walks) -> Result<(), CudaError>,
 ) -> Result<(RunReport, GpuReport), CudaError> {
@@ -128,6 +129,7 @@ pub(crate) fn run_program_streaming(
         hub_min_degree: std::env::var("WAYFARER_HUB_MIN_DEGREE").ok().and_then(|v| v.trim().parse().ok()),
         profile,
         table_budget,
+        record_edges,
     };
     let gpus: Vec<_> = devs.iter().zip(&compiled).collect();
     let rep = wayfarer_cuda::run_multi_streaming(&gpus, graph, values, program, &cfg, host_batch_bytes, sink)?;
@@ -260,6 +262,7 @@ pub(crate) fn run_library_walk_streaming(
         verbose,
         memory_budget,
         table_budget,
+        false,
         host_batch_bytes,
         &mut convert,
     )

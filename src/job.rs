@@ -208,8 +208,8 @@ pub struct WalkJob<'a> {
     pub verbose: bool,
     /// The most walk output handed to the sink at once.
     pub batch_bytes: usize,
-    /// Record the edge behind each move ([`Walks::edges`](crate::Walks)): the CPU does, the
-    /// GPU backends refuse it (an `auto` job with it runs on the CPU).
+    /// Record the edge behind each move ([`Walks::edges`](crate::Walks)): the CPU and CUDA
+    /// backends do; wgpu refuses it.
     pub record_edges: bool,
 }
 
@@ -315,12 +315,12 @@ pub struct Selected<R: ?Sized = dyn Runner> {
 /// missing.
 pub fn select(kind: Backend, job: &WalkJob) -> Result<Selected, WalkError> {
     let mut warnings = Vec::new();
-    let records = |backend: &str| {
-        WalkError::param("backend", format!("{backend}: recording each move's edge runs on the CPU only; use the CPU backend"))
-    };
     if kind == Backend::Wgpu {
         if job.record_edges {
-            return Err(records("wgpu"));
+            return Err(WalkError::param(
+                "backend",
+                "wgpu: recording each move's edge runs on the CPU and CUDA backends only; use one of them",
+            ));
         }
         if !job.walk.has_program() {
             return Err(job.walk.hand_written("wgpu"));
@@ -332,13 +332,7 @@ pub fn select(kind: Backend, job: &WalkJob) -> Result<Selected, WalkError> {
         );
         return Ok(Selected { runner: wgpu_runner()?, notes: Vec::new(), warnings });
     }
-    let gpu_code = if job.record_edges {
-        Err(records("cuda"))
-    } else if job.walk.has_program() {
-        Ok(())
-    } else {
-        Err(job.walk.hand_written("CUDA"))
-    };
+    let gpu_code = if job.walk.has_program() { Ok(()) } else { Err(job.walk.hand_written("CUDA")) };
     let (device, notes) = choose(kind, gpu_code, &job.gpus, "walk")?;
     let runner: Box<dyn Runner> = match device {
         Device::Cpu => Box::new(CpuRunner),
@@ -542,6 +536,7 @@ impl Runner for CudaRunner {
             job.verbose,
             job.gpus.memory_budget,
             job.table_budget,
+            job.record_edges,
             job.batch_bytes,
             &mut |batch| Ok(sink(if anonymous { batch.to_anonymous() } else { batch })?),
         )

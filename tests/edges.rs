@@ -133,16 +133,14 @@ fn parallel_edges_are_taken_in_proportion_to_their_weights() {
 }
 
 #[test]
-fn the_gpu_backends_refuse_to_record_edges() {
+fn wgpu_refuses_to_record_edges_and_auto_runs_them() {
     let g = parallel_edges();
     let walk = LibraryWalk::from_name("deepwalk", &[], &g, true).unwrap();
     let mut job = wayfarer::job::WalkJob::new(&g, wayfarer::job::JobWalk::library(&walk));
     job.record_edges = true;
-    for backend in [wayfarer::gpu::Backend::Cuda, wayfarer::gpu::Backend::Wgpu] {
-        let err = wayfarer::job::select(backend, &job).err().expect("refused").to_string();
-        assert!(err.contains("CPU"), "{backend:?}: {err}");
-    }
-    // `auto` runs it on the CPU.
+    let err = wayfarer::job::select(wayfarer::gpu::Backend::Wgpu, &job).err().expect("refused").to_string();
+    assert!(err.contains("CPU and CUDA"), "{err}");
+    // `auto` runs it where it can: the CPU, or CUDA (which records them too; tests/gpu.rs).
     let chosen = wayfarer::job::select(wayfarer::gpu::Backend::Auto, &job).unwrap();
-    assert_eq!(chosen.runner.kind(), wayfarer::gpu::Backend::Cpu);
+    assert_ne!(chosen.runner.kind(), wayfarer::gpu::Backend::Wgpu);
 }

@@ -216,6 +216,7 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
             hub_min_degree: None,
             profile: false,
             table_budget: None,
+            record_edges: false,
         };
         wayfarer_cuda::run(&dev, &compiled, &g, &[], &program, &cfg).unwrap()
     };
@@ -239,6 +240,7 @@ fn walks_larger_than_the_memory_budget_come_in_batches() {
         hub_min_degree: None,
         profile: false,
         table_budget: None,
+        record_edges: false,
     };
     let mut sizes = Vec::new();
     let mut streamed = wayfarer::Walks { stride: 11, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };
@@ -285,6 +287,7 @@ fn hub_bitmaps_keep_has_edge_exact() {
                 hub_min_degree: Some(1),
                 profile: false,
                 table_budget: None,
+                record_edges: false,
             };
             let (walks, rep) = wayfarer_cuda::run(&dev, &compiled, &g, &values, &program, &cfg).unwrap();
             assert_eq!(rep.hubs, g.num_nodes() - 1, "every node with edges is a hub here");
@@ -809,12 +812,104 @@ fn walks_with_budget(
     mode: SamplerMode,
     budget: Option<usize>,
 ) -> (Walks, GpuReport) {
-    let (walks, _, rep) = gpu_walk(runner, walk, g, starts, 20, 77, mode, CostRatio::Default, budget);
-    (walks, rep)
+    // With the edges recorded: out of core they come back from virtual edge indices, and with
+    // several GPUs from each GPU's share; both must give the in-memory, one-GPU records.
+    let mut job = WalkJob::new(g, JobWalk::library(walk));
+    job.starts = starts.clone();
+    job.length = 20;
+    job.seed = 77;
+    job.sampler = mode;
+    job.gpus.memory_budget = budget;
+    job.record_edges = true;
+    let (walks, done) = run_job(runner, &job).unwrap_or_else(|e| panic!("{} on the GPU: {e}", walk.name()));
+    assert_eq!(walks.edges.len(), walks.len() * 20, "{}: one recorded edge per move", walk.name());
+    (walks, done.cuda().expect("CUDA ran the job").clone())
 }
 
 fn walks_on(runner: &CudaRunner, walk: &LibraryWalk, g: &wayfarer::CsrGraph, starts: &Starts, mode: SamplerMode) -> Walks {
     walks_with_budget(runner, walk, g, starts, mode, None).0
+}
+
+/// The GPU records the edge behind each move as the CPU does, on a multigraph (parallel edges
+/// of different weights) and for a walk that restarts: with eRJS both draw the same numbers,
+/// so wherever their walks are equal their edges must be too; with every sampler each edge
+/// leads from the walk's node to its next, `NO_EDGE` only for a restart and past the end; and
+/// recording does not change the walks.
+#[test]
+fn gpu_records_the_edges_the_cpu_records() {
+    use wayfarer::NO_EDGE;
+    use wayfarer::graph::{CsrParts, Orientation};
+    let Some(dev) = device() else { return };
+    let runner = CudaRunner::new(vec![dev]).unwrap();
+    let base = wayfarer::graph::generate::rmat(11, 8, 3).unwrap();
+    let (mut offsets, mut targets, mut weights) = (vec![0u64], Vec::new(), Vec::new());
+    for v in 0..base.num_nodes() as u32 {
+        for (i, &t) in base.neighbors(v).iter().enumerate() {
+            targets.push(t);
+            weights.push(1.0 + (i % 4) as f32);
+            if i == 0 && v % 3 == 0 {
+                targets.push(t);
+                weights.push(3.0);
+            }
+        }
+        offsets.push(targets.len() as u64);
+    }
+    let g =
+        wayfarer::CsrGraph::from_parts(CsrParts { offsets, targets, weights: Some(weights), ..Default::default() }, Orientation::Directed)
+            .unwrap();
+    let s = Starts::EveryNode { per_node: 2 };
+    let mut equal_walks = 0;
+    for name in ["node2vec", "ppr", "deepwalk"] {
+        let walk = LibraryWalk::from_name(name, &[], &g, false).unwrap();
+        for mode in [SamplerMode::Rejection, SamplerMode::Adaptive, SamplerMode::Reservoir] {
+            let mut job = WalkJob::new(&g, JobWalk::library(&walk));
+            job.starts = s.clone();
+            job.length = 20;
+            job.seed = 99;
+            job.sampler = mode;
+            job.cost_ratio = CostRatio::Default;
+            let (plain, _) = run_job(&runner, &job).unwrap();
+            job.record_edges = true;
+            let (gpu, _) = run_job(&runner, &job).unwrap();
+            assert_eq!(plain.nodes, gpu.nodes, "{name} {mode:?}: recording changed the walks");
+            assert_eq!(gpu.edges.len(), gpu.len() * 20, "{name} {mode:?}");
+            let mut restarts = 0;
+            for i in 0..gpu.len() {
+                let (nodes, edges) = (gpu.walk(i), gpu.walk_edges(i));
+                let padding = &gpu.edges[i * 20 + edges.len()..(i + 1) * 20];
+                assert!(padding.iter().all(|&e| e == NO_EDGE), "{name} {mode:?}: walk {i} past its end: {padding:?}");
+                for (j, &e) in edges.iter().enumerate() {
+                    if e == NO_EDGE {
+                        assert!(name == "ppr" && nodes[j + 1] == nodes[0], "{name} {mode:?}: walk {i} move {j} took no edge");
+                        restarts += 1;
+                    } else {
+                        assert!(g.row(nodes[j]).contains(&(e as usize)), "{name} {mode:?}: walk {i} move {j}: edge {e} not in the row");
+                        assert_eq!(g.targets()[e as usize], nodes[j + 1], "{name} {mode:?}: walk {i} move {j}: edge {e} leads elsewhere");
+                    }
+                }
+            }
+            assert_eq!(restarts > 0, name == "ppr", "{name} {mode:?}: {restarts} restarts");
+            if mode == SamplerMode::Rejection {
+                let cfg = WalkConfig {
+                    length: 20,
+                    seed: 99,
+                    sampler: mode,
+                    cost_ratio: CostRatio::Fixed(1.0),
+                    interleave: 8,
+                    table_budget: None,
+                    record_edges: true,
+                };
+                let (cpu, _) = walk.run(&g, &s, &cfg, None).unwrap();
+                let same: Vec<usize> = (0..cpu.len()).filter(|&i| cpu.walk(i) == gpu.walk(i)).collect();
+                assert!(same.len() * 10 > cpu.len() * 9, "{name}: only {} of {} walks equal", same.len(), cpu.len());
+                for &i in &same {
+                    assert_eq!(cpu.walk_edges(i), gpu.walk_edges(i), "{name}: walk {i}: equal nodes, other edges");
+                }
+                equal_walks += same.len();
+            }
+        }
+    }
+    eprintln!("{equal_walks} walks with the CPU's nodes have its edges");
 }
 
 /// A graph larger than the memory budget runs out of core (its longest rows in device memory,
@@ -905,6 +1000,7 @@ fn several_gpus_give_the_walks_of_one() {
             hub_min_degree: None,
             profile: false,
             table_budget: None,
+            record_edges: false,
         };
         let gpus: Vec<_> = devs[..k].iter().zip(&compiled).collect();
         let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };

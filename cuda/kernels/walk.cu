@@ -31,7 +31,12 @@ struct WfRunArgs {
     const u64* query_ids; // the WF_QUERY_IDS build: query q is global query query_ids[q]
                           // (a GPU's share of a batch split over several GPUs)
     double struct_cost;   // a structured trial's cost in eRJS trials (the adaptive rule)
+    u64* out_edges;       // null, or num_queries x length: the edge behind each move (the walk's
+                          // last_edge after update; WF_NO_EDGE for a restart or teleport and
+                          // past the walk's end)
 };
+
+#define WF_NO_EDGE 0xFFFFFFFFFFFFFFFFull
 
 // A launch's query q is global query first_query + q; a GPU's share of a batch split over
 // several GPUs (the WF_QUERY_IDS build) reads it from query_ids. One GPU's build has no such
@@ -687,6 +692,7 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
                 WfRng ur = wf_rng(a.seed, gq, w.b.step, WF_UPDATE);
                 wf_update(g, p, w, ur);
                 a.out[q * stride + len] = w.b.cur;
+                if (a.out_edges) a.out_edges[q * (stride - 1) + len - 1] = w.b.prev == WF_NO_NODE ? WF_NO_EDGE : w.b.last_edge;
                 len += 1;
                 stats[WF_STAT_STEPS] += 1;
                 if (w.b.step >= a.length) {
@@ -702,6 +708,9 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             if (!active) {
                 a.lens[q] = len;
                 for (u64 k = len; k < stride; ++k) a.out[q * stride + k] = WF_NO_NODE;
+                if (a.out_edges) {
+                    for (u64 k = len - 1; k + 1 < stride; ++k) a.out_edges[q * (stride - 1) + k] = WF_NO_EDGE;
+                }
             }
         }
     }

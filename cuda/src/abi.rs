@@ -81,6 +81,7 @@ pub struct WfRunArgs {
     pub error: u64,
     pub query_ids: u64,
     pub struct_cost: f64,
+    pub out_edges: u64,
 }
 
 /// `WfSampleArgs`: one layer of neighbour sampling.
@@ -132,7 +133,7 @@ fn host_layout(c_name: &str) -> (Vec<(&'static str, usize)>, usize) {
             cold_labels, cold_times, term_entries0, term_entries1, term_entries2, term_entries3, term_sums0, term_sums1,
             term_sums2, term_sums3, seg_order, seg_starts, table_at, seg_k, multiplicity, has_tables, table_min_degree, row_sig, wide_sig),
         "WfRunArgs" => fields!(WfRunArgs: first_query, num_queries, seed, length, mode, ratio, fixed, ratio_short,
-            short_row, per_node_starts, starts, out, lens, counter, stats, error, query_ids, struct_cost),
+            short_row, per_node_starts, starts, out, lens, counter, stats, error, query_ids, struct_cost, out_edges),
         "WfSampleArgs" => fields!(WfSampleArgs: frontier, classified, batch_ptr, bound_ptr, full_before, edge_ptr,
             offsets, targets, out_eid, out_nbr, out_dst, seed, k, n, first_batch, layer, fanout, with_replacement),
         "WfTriCount" => {
@@ -212,7 +213,7 @@ mod tests {
             assert_eq!(host_size, c_size, "{name}: size");
         }
         assert_eq!(host_layout("WfGraph").1, 320);
-        assert_eq!(host_layout("WfRunArgs").1, 128);
+        assert_eq!(host_layout("WfRunArgs").1, 136);
     }
 
     /// The check sees a moved field, a changed type and a missing one.

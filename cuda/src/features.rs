@@ -70,7 +70,7 @@ impl FeatureStore {
     /// (none cached until [`Self::set_cache`]). `row_bytes` must be even (float16 and wider).
     pub fn new(dev: &CudaDevice, data: &[u8], rows: usize, row_bytes: usize, device_budget: usize) -> Result<Self, CudaError> {
         let bad = |why: String| CudaError::Walk(wayfarer_runtime::WalkError::param("features", why));
-        if row_bytes == 0 || row_bytes % 2 != 0 {
+        if row_bytes == 0 || !row_bytes.is_multiple_of(2) {
             return Err(bad(format!("a row of {row_bytes} bytes: rows must be a non-zero, even number of bytes")));
         }
         if rows.checked_mul(row_bytes) != Some(data.len()) {
@@ -79,7 +79,7 @@ impl FeatureStore {
         if rows > i32::MAX as usize {
             return Err(bad(format!("{rows} rows: at most 2^31 - 1")));
         }
-        let word = [16usize, 4, 2].into_iter().find(|w| row_bytes % w == 0).expect("row_bytes is even");
+        let word = [16usize, 4, 2].into_iter().find(|w| row_bytes.is_multiple_of(*w)).expect("row_bytes is even");
         let (name, kernel) = match word {
             16 => ("wf_f_gather16", &kernels::F_GATHER16),
             4 => ("wf_f_gather4", &kernels::F_GATHER4),

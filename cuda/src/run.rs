@@ -15,7 +15,7 @@ use wayfarer_compiler::ir::Program;
 use wayfarer_runtime::engine::{CostModel, ProposalReport, SHORT_ROW, SamplerStats};
 use wayfarer_runtime::proposal::{NoTables, ProposalTables, TableCoverage, TableNeed, TermPlan};
 use wayfarer_runtime::walk::MAX_LABEL_STATS;
-use wayfarer_runtime::{CsrGraph, Requirements, SamplerMode, Starts, WalkError, Walks};
+use wayfarer_runtime::{CsrGraph, NO_EDGE, Requirements, SamplerMode, Starts, WalkError, Walks};
 
 /// A walk compiled for one device.
 pub struct CompiledWalk {
@@ -156,6 +156,8 @@ pub struct GpuRun<'a> {
     /// Host bytes the structured-proposal tables may take (`None`: see
     /// [`wayfarer_runtime::engine::table_budget`]); independent of the device budget.
     pub table_budget: Option<u64>,
+    /// Record the edge behind each move ([`Walks::edges`]), as the CPU engines do.
+    pub record_edges: bool,
 }
 
 /// What a GPU run did.
@@ -336,7 +338,8 @@ pub fn run_multi_streaming(
     cfg.starts.validate(n)?;
     let total = cfg.starts.count(n);
     let stride = cfg.length as u64 + 1;
-    let host_batch = (host_batch_bytes / (stride as usize * 4 + 4)).max(1) as u64;
+    let edge_bytes = if cfg.record_edges { (stride as usize - 1) * 8 } else { 0 };
+    let host_batch = (host_batch_bytes / (stride as usize * 4 + 4 + edge_bytes)).max(1) as u64;
 
     // Every GPU: its memory plan and its copy of the graph, prepared at the same time.
     let params = layout::params(program, values);
@@ -414,13 +417,13 @@ pub fn run_multi_streaming(
         // on uniformly chosen nodes, so the pilot starts where 16 eRJS steps from an even
         // spread ended.
         const BURN_IN: u32 = 16;
-        let burn = r0.launch(0, pilot, Some(&spread), None, 1, CostModel::uniform(1.0, 0.0), BURN_IN)?;
+        let burn = r0.launch(0, pilot, Some(&spread), None, 1, CostModel::uniform(1.0, 0.0), BURN_IN, false)?;
         let pilot_starts: Vec<u32> =
             (0..pilot as usize).map(|i| burn.out[i * (BURN_IN as usize + 1) + burn.lens[i].max(1) as usize - 1]).collect();
         let length = cfg.length.clamp(1, 16);
         let mut best: Option<(f64, f64)> = None;
         // Warm caches and the module once before timing.
-        r0.launch(0, pilot, Some(&pilot_starts), None, 0, cfg.cost, length)?;
+        r0.launch(0, pilot, Some(&pilot_starts), None, 0, cfg.cost, length, false)?;
         // Two rounds over the ladder, each R scored by its faster run: short walks make pilots
         // of a fraction of a millisecond, where one timing is mostly noise. (Eight-step pilots
         // misjudged Node2Vec on skewed weights; three rounds cost up to 2 s on R-MAT 20.)
@@ -428,7 +431,7 @@ pub fn run_multi_streaming(
         for _ in 0..2 {
             for (k, r) in PROFILE_RATIOS.into_iter().enumerate() {
                 let m = CostModel { ratio: r, fixed: cfg.cost.fixed, ratio_short: r };
-                let secs = r0.launch(0, pilot, Some(&pilot_starts), None, 0, m, length)?.seconds;
+                let secs = r0.launch(0, pilot, Some(&pilot_starts), None, 0, m, length, false)?.seconds;
                 fastest[k] = fastest[k].min(secs);
             }
         }
@@ -458,12 +461,12 @@ pub fn run_multi_streaming(
             _ => None,
         };
         let walks = if k == 1 {
-            let r = runs[0].launch(global, count, starts, None, mode, cost, cfg.length)?;
+            let r = runs[0].launch(global, count, starts, None, mode, cost, cfg.length, cfg.record_edges)?;
             report.kernel_seconds += r.seconds;
             for (i, v) in r.stats.iter().enumerate() {
                 kernel_stats[i] += v;
             }
-            Walks { stride: stride as usize, nodes: r.out, lengths: r.lens, edges: Vec::new() }
+            Walks { stride: stride as usize, nodes: r.out, lengths: r.lens, edges: r.edges }
         } else {
             // Each query to the GPU of its start node; the shares run at the same time.
             let start_of = |q: u64| match starts {
@@ -484,7 +487,16 @@ pub fn run_multi_streaming(
                             let mut secs = 0.0;
                             for chunk in mine.chunks(run.capacity.max(1) as usize) {
                                 let st: Option<Vec<u32>> = starts.map(|_| chunk.iter().map(|&q| start_of(q)).collect());
-                                let r = run.launch(0, chunk.len() as u64, st.as_deref(), Some(chunk), mode, cost, cfg.length)?;
+                                let r = run.launch(
+                                    0,
+                                    chunk.len() as u64,
+                                    st.as_deref(),
+                                    Some(chunk),
+                                    mode,
+                                    cost,
+                                    cfg.length,
+                                    cfg.record_edges,
+                                )?;
                                 secs += r.seconds;
                                 all.absorb(r);
                             }
@@ -494,8 +506,12 @@ pub fn run_multi_streaming(
                     .collect();
                 handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
             });
-            let mut out = vec![0u32; (count * stride) as usize];
-            let mut lens = vec![0u32; count as usize];
+            let mut walks = Walks {
+                stride: stride as usize,
+                nodes: vec![0u32; (count * stride) as usize],
+                lengths: vec![0u32; count as usize],
+                edges: if cfg.record_edges { vec![NO_EDGE; (count * (stride - 1)) as usize] } else { Vec::new() },
+            };
             let mut slowest = 0.0f64;
             for (share, mine) in shares.into_iter().zip(&ids) {
                 let (r, secs) = share?;
@@ -503,10 +519,10 @@ pub fn run_multi_streaming(
                 for (i, v) in r.stats.iter().enumerate() {
                     kernel_stats[i] += v;
                 }
-                scatter_rows(&mut out, &mut lens, &r, mine, global, stride as usize);
+                scatter_rows(&mut walks, &r, mine, global);
             }
             report.kernel_seconds += slowest;
-            Walks { stride: stride as usize, nodes: out, lengths: lens, edges: Vec::new() }
+            walks
         };
         let t = Instant::now();
         sink(walks)?;
@@ -534,25 +550,37 @@ pub fn run_multi_streaming(
     Ok(report)
 }
 
-/// Puts a GPU's share (`ids[i]`'s walk is row `i` of `r`) into the batch starting at query
-/// `first`, in parallel: each batch row looks up which share row fills it (every query is in
-/// exactly one share, once).
-fn scatter_rows(out: &mut [u32], lens: &mut [u32], r: &Launched, ids: &[u64], first: u64, stride: usize) {
+/// Puts a GPU's share (`ids[i]`'s walk is row `i` of `r`) into the batch `walks` starting at
+/// query `first`, in parallel: each batch row looks up which share row fills it (every query
+/// is in exactly one share, once). Recorded edges follow their walks.
+fn scatter_rows(walks: &mut Walks, r: &Launched, ids: &[u64], first: u64) {
     use rayon::prelude::*;
     const NONE: u32 = u32::MAX;
-    let mut source = vec![NONE; lens.len()];
+    let stride = walks.stride;
+    let mut source = vec![NONE; walks.lengths.len()];
     for (i, &q) in ids.iter().enumerate() {
         let at = (q - first) as usize;
-        assert!(at < lens.len() && source[at] == NONE, "query {q} outside the batch or twice in a share");
+        assert!(at < source.len() && source[at] == NONE, "query {q} outside the batch or twice in a share");
         source[at] = i as u32;
     }
-    out.par_chunks_mut(stride).zip(lens.par_iter_mut()).zip(source.par_iter()).with_min_len(4096).for_each(|((row, len), &i)| {
-        if i != NONE {
-            let i = i as usize;
-            row.copy_from_slice(&r.out[i * stride..(i + 1) * stride]);
-            *len = r.lens[i];
-        }
-    });
+    walks.nodes.par_chunks_mut(stride).zip(walks.lengths.par_iter_mut()).zip(source.par_iter()).with_min_len(4096).for_each(
+        |((row, len), &i)| {
+            if i != NONE {
+                let i = i as usize;
+                row.copy_from_slice(&r.out[i * stride..(i + 1) * stride]);
+                *len = r.lens[i];
+            }
+        },
+    );
+    let moves = stride - 1;
+    if !walks.edges.is_empty() && moves > 0 {
+        walks.edges.par_chunks_mut(moves).zip(source.par_iter()).with_min_len(4096).for_each(|(row, &i)| {
+            if i != NONE {
+                let i = i as usize;
+                row.copy_from_slice(&r.edges[i * moves..(i + 1) * moves]);
+            }
+        });
+    }
 }
 
 /// What one launch brought back.
@@ -560,6 +588,8 @@ fn scatter_rows(out: &mut [u32], lens: &mut [u32], r: &Launched, ids: &[u64], fi
 struct Launched {
     out: Vec<u32>,
     lens: Vec<u32>,
+    /// The recorded edges (graph edge indices), when asked for.
+    edges: Vec<u64>,
     stats: Vec<u64>,
     seconds: f64,
 }
@@ -569,6 +599,7 @@ impl Launched {
     fn absorb(&mut self, other: Launched) {
         self.out.extend(other.out);
         self.lens.extend(other.lens);
+        self.edges.extend(other.edges);
         if self.stats.is_empty() {
             self.stats = other.stats;
         } else {
@@ -640,7 +671,7 @@ impl<'a> DeviceRun<'a> {
             + walk.props.len() * n * 4
             + sig_bytes;
         // Walk rows, lengths, a start and a query id per query.
-        let per_query = (stride as usize) * 4 + PER_QUERY_EXTRA;
+        let per_query = (stride as usize) * 4 + PER_QUERY_EXTRA + if cfg.record_edges { (stride as usize - 1) * 8 } else { 0 };
         let (free, _) = dev.ctx.mem_get_info()?;
         let budget = cfg.memory_budget.unwrap_or(free / 10 * 8);
         // The edge arrays (with the packed target-weight pairs of weighted graphs).
@@ -813,10 +844,12 @@ impl<'a> DeviceRun<'a> {
         mode: u32,
         cost: CostModel,
         length: u32,
+        record_edges: bool,
     ) -> Result<Launched, CudaError> {
         let s = &self.dev.stream;
         let stride = length as u64 + 1;
         let out = s.alloc_zeros::<u32>(((count * stride) as usize).max(1))?;
+        let edges_dev = if record_edges { Some(s.alloc_zeros::<u64>(((count * length as u64) as usize).max(1))?) } else { None };
         let lens = s.alloc_zeros::<u32>((count as usize).max(1))?;
         let counter = s.alloc_zeros::<u64>(1)?;
         let stats_dev = s.alloc_zeros::<u64>(NUM_STATS)?;
@@ -848,6 +881,7 @@ impl<'a> DeviceRun<'a> {
             error: error.device_ptr(s).0,
             query_ids: ids_dev.as_ref().map_or(0, |x| x.device_ptr(s).0),
             struct_cost: self.struct_cost,
+            out_edges: edges_dev.as_ref().map_or(0, |x| x.device_ptr(s).0),
         };
         let t = Instant::now();
         if count > 0 {
@@ -873,7 +907,19 @@ impl<'a> DeviceRun<'a> {
         out.truncate((count * stride) as usize);
         let mut lens = s.clone_dtoh(&lens)?;
         lens.truncate(count as usize);
-        Ok(Launched { out, lens, stats: s.clone_dtoh(&stats_dev)?, seconds })
+        let edges = match &edges_dev {
+            Some(d) => {
+                let mut e = s.clone_dtoh(d)?;
+                e.truncate((count * length as u64) as usize);
+                // Out of core, the kernels' edge indices are virtual.
+                if let Some(sg) = &self.prepared.split {
+                    sg.original_edges(self.graph, &mut e);
+                }
+                e
+            }
+            None => Vec::new(),
+        };
+        Ok(Launched { out, lens, edges, stats: s.clone_dtoh(&stats_dev)?, seconds })
     }
 }
 
@@ -1068,6 +1114,29 @@ impl SplitGraph {
             gather(&self.hot_rows, graph, graph.labels()),
             gather(&self.hot_rows, graph, graph.timestamps()),
         )
+    }
+
+    /// Every entry of `edges` (virtual edges, or [`NO_EDGE`]) as the graph's edge index: the
+    /// hot rows' starts summed once, each edge found by a binary search.
+    fn original_edges(&self, graph: &CsrGraph, edges: &mut [u64]) {
+        use rayon::prelude::*;
+        let mut starts = Vec::with_capacity(self.hot_rows.len() + 1);
+        let mut at = 0u64;
+        for &v in &self.hot_rows {
+            starts.push(at);
+            at += graph.degree(v);
+        }
+        edges.par_iter_mut().with_min_len(1 << 14).for_each(|e| {
+            if *e == NO_EDGE {
+                return;
+            }
+            *e = if *e >= self.hot_edges {
+                *e - self.hot_edges
+            } else {
+                let row = starts.partition_point(|&s| s <= *e) - 1;
+                graph.offsets()[self.hot_rows[row] as usize] + (*e - starts[row])
+            };
+        });
     }
 
     /// The graph's edge index of virtual edge `e`.

@@ -93,6 +93,26 @@ fn random_programs_compile_to_ptx_for_sm_90() {
     }
 }
 
+/// The feature store's gather kernels (kernels/features.cu after the prelude) compile to PTX,
+/// one per word size.
+#[test]
+fn feature_kernels_compile() {
+    if !nvrtc_present() {
+        return;
+    }
+    let cu = format!("{}\n{}", wayfarer_cuda::codegen::PRELUDE, wayfarer_cuda::features::FEATURE_KERNELS);
+    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+    match compile_ptx_with_opts(&cu, opts) {
+        Ok(ptx) => {
+            let text = ptx.to_src();
+            for entry in ["wf_f_gather16", "wf_f_gather4", "wf_f_gather2"] {
+                assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
+            }
+        }
+        Err(e) => panic!("the feature kernels do not compile: {e:?}"),
+    }
+}
+
 /// The neighbor-sampling kernels (kernels/sample.cu after the prelude) compile to PTX with
 /// every entry point the host loads.
 #[test]
@@ -105,9 +125,17 @@ fn sampling_kernels_compile() {
     match compile_ptx_with_opts(&cu, opts) {
         Ok(ptx) => {
             let text = ptx.to_src();
-            for entry in
-                ["wf_s_classify", "wf_s_partition", "wf_s_full", "wf_s_random", "wf_s_random_wide", "wf_s_assign", "wf_scan_apply_u32"]
-            {
+            for entry in [
+                "wf_s_classify",
+                "wf_s_partition",
+                "wf_s_full",
+                "wf_s_random",
+                "wf_s_random_wide",
+                "wf_s_assign",
+                "wf_scan_apply_u32",
+                "wf_s_to_i64_u32",
+                "wf_s_to_i64_u64",
+            ] {
                 assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
             }
         }

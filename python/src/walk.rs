@@ -166,7 +166,8 @@ impl PyGraph {
             job.gpus = wayfarer::job::Gpus { count: gpus, ..Default::default() };
             job.progress = Some(&control.done);
             let selected = wayfarer::job::select(backend, &job).map_err(errors::walk)?;
-            if return_edges && selected.runner.kind() == Backend::Cpu {
+            // The CPU and CUDA record each move's edge; wgpu's are read off the walks' nodes.
+            if return_edges && matches!(selected.runner.kind(), Backend::Cpu | Backend::Cuda) {
                 let moves = rows.saturating_mul(length as u64);
                 collect.edges.try_reserve_exact(moves as usize).map_err(|_| {
                     pyo3::exceptions::PyMemoryError::new_err(format!(
@@ -178,8 +179,8 @@ impl PyGraph {
             } else if return_edges {
                 if moves_without_edges {
                     return Err(errors::value(
-                        "return_edges=True on a GPU: this walk restarts or teleports (moves without an edge), which only the CPU \
-                         records; pass backend=\"cpu\"",
+                        "return_edges=True on wgpu: this walk restarts or teleports (moves without an edge), which only the CPU \
+                         and CUDA record; pass backend=\"cpu\" or \"cuda\"",
                     ));
                 }
                 ids::check_simple(g)?;
