@@ -986,7 +986,9 @@ fn several_gpus_give_the_walks_of_one() {
     let (program, info) = wayfarer_compiler::compile_source(walk.program().unwrap().0).unwrap();
     let values = walk.program().unwrap().1;
     let compiled: Vec<_> = devs.iter().map(|d| d.compile(&program, &info).unwrap()).collect();
-    let per_query = 21 * 4 + wayfarer_cuda::PER_QUERY_EXTRA;
+    // With the edges recorded (8 bytes a move): they follow their walks through the launches,
+    // the shares and the host batches.
+    let per_query = 21 * 4 + wayfarer_cuda::PER_QUERY_EXTRA + 20 * 8;
     let run = |k: usize, budget: Option<usize>, host: usize| {
         let cfg = wayfarer_cuda::GpuRun {
             length: 20,
@@ -1000,7 +1002,7 @@ fn several_gpus_give_the_walks_of_one() {
             hub_min_degree: None,
             profile: false,
             table_budget: None,
-            record_edges: false,
+            record_edges: true,
         };
         let gpus: Vec<_> = devs[..k].iter().zip(&compiled).collect();
         let mut walks = wayfarer::Walks { stride: 21, nodes: Vec::new(), lengths: Vec::new(), edges: Vec::new() };
@@ -1013,8 +1015,9 @@ fn several_gpus_give_the_walks_of_one() {
     };
     let (whole, r1) = run(1, None, usize::MAX);
     let graph_bytes = r1.estimated_bytes - 20_000 * per_query;
-    let (split, r2) = run(2, Some(graph_bytes + 250 * per_query), 1000 * (21 * 4 + 4));
+    let (split, r2) = run(2, Some(graph_bytes + 250 * per_query), 1000 * (21 * 4 + 4 + 20 * 8));
     assert_eq!(r2.batches, 40);
+    assert_eq!(whole.edges.len(), 20_000 * 20);
     assert_eq!(whole, split, "launch and batch splits changed the walks");
     assert_eq!(r1.steps, r2.steps);
     // A shard of the run (what one MPI rank runs), on one and on two GPUs: the whole run's rows.
@@ -1029,7 +1032,7 @@ fn several_gpus_give_the_walks_of_one() {
             stride: 21,
             nodes: whole.nodes[first * 21..(first + count) * 21].to_vec(),
             lengths: whole.lengths[first..first + count].to_vec(),
-            edges: Vec::new(),
+            edges: whole.edges[first * 20..(first + count) * 20].to_vec(),
         };
         for k in [1, 2] {
             assert_eq!(collect(k, &shard), want, "shard 1 of 3 on {k} GPU(s)");
