@@ -32,6 +32,7 @@ def main():
     ap.add_argument("graph")
     ap.add_argument("--dims", default="128,512")
     ap.add_argument("--budgets", default="0,0.1,0.3,1.0")
+    ap.add_argument("--dynamic", default="0,0.5", help="shares of the budget given to the dynamic cache")
     ap.add_argument("--batches", type=int, default=40)
     ap.add_argument("--warm-batches", type=int, default=40)
     a = ap.parse_args()
@@ -48,8 +49,8 @@ def main():
     rows = sum(len(b) for b in batches)
     print(f"{torch.cuda.get_device_name()}: {n} nodes, {len(batches)} mini-batches of 1024 seeds, {rows} rows "
           f"({rows / len(batches):.0f} per batch)")
-    print("| nodes | dim | budget | cached rows | hit rate | wayfarer GB/s | plain GB/s | speedup |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| nodes | dim | budget | dynamic share | static rows | dynamic slots | hit rate | wayfarer GB/s | plain GB/s | speedup |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for dim in [int(d) for d in a.dims.split(",")]:
         x = torch.empty(n, dim, dtype=torch.float32)
         x.uniform_(generator=torch.Generator().manual_seed(dim))
@@ -58,16 +59,17 @@ def main():
         plain = timed(lambda b: pinned.index_select(0, b).to(dev, non_blocking=True), host_batches)
         nbytes = rows * dim * 4
         for budget in [float(x) for x in a.budgets.split(",")]:
-            fs = wayfarer.FeatureStore(x, device_budget=budget)
-            if budget > 0:
-                fs.warm(loader, batches=a.warm_batches)
-            assert torch.equal(fs.gather(batches[0]).cpu(), x[host_batches[0]])
-            fs.reset_stats()
-            secs = timed(fs.gather, batches)
-            st = fs.stats
-            print(f"| {n} | {dim} | {budget:.0%} | {fs.cached} | {st['hit_rate']:.3f} | {nbytes / secs / 1e9:.1f} | "
-                  f"{nbytes / plain / 1e9:.1f} | {plain / secs:.2f}x |", flush=True)
-            del fs
+            for dynamic in [float(x) for x in a.dynamic.split(",")] if budget > 0 else [0.0]:
+                fs = wayfarer.FeatureStore(x, device_budget=budget, dynamic=dynamic)
+                if budget > 0:
+                    fs.warm(loader, batches=a.warm_batches)
+                assert torch.equal(fs.gather(batches[0]).cpu(), x[host_batches[0]])
+                fs.reset_stats()
+                secs = timed(fs.gather, batches)
+                st = fs.stats
+                print(f"| {n} | {dim} | {budget:.0%} | {dynamic:.0%} | {fs.cached} | {fs.dynamic_capacity} | {st['hit_rate']:.3f} | "
+                      f"{nbytes / secs / 1e9:.1f} | {nbytes / plain / 1e9:.1f} | {plain / secs:.2f}x |", flush=True)
+                del fs
         del pinned, x
 
 

@@ -1113,7 +1113,7 @@ fn gpu_feature_store_gathers_exact_rows_from_cache_and_host() {
     for row_bytes in [128usize, 148, 66] {
         let rows = 5000;
         let data: Vec<u8> = (0..rows * row_bytes).map(|i| splitmix64(i as u64 ^ row_bytes as u64) as u8).collect();
-        let mut store = FeatureStore::new(&dev, &data, rows, row_bytes, 700 * row_bytes + 5).unwrap();
+        let mut store = FeatureStore::new(&dev, &data, rows, row_bytes, 700 * row_bytes + 5, 0).unwrap();
         assert_eq!(store.cache_capacity(), 700);
         let hot: Vec<u32> = (0..1000u32).map(|i| (i * 37) % rows as u32).collect();
         assert_eq!(store.set_cache(&hot).unwrap(), 700, "the budget caps the cache");
@@ -1137,5 +1137,31 @@ fn gpu_feature_store_gathers_exact_rows_from_cache_and_host() {
         assert!(err.to_string().contains("ids[2]"), "{err}");
         // A cache given a row twice is refused.
         assert!(store.set_cache(&[5, 5]).is_err());
+
+        // With a dynamic ring of 300 slots: a gather's misses are admitted after it, so the
+        // same 200 rows hit the second time; rows stay exact through admissions and evictions
+        // (ids drawn from a shifting window, so the ring turns over many times).
+        let mut store = FeatureStore::new(&dev, &data, rows, row_bytes, 100 * row_bytes, 300 * row_bytes).unwrap();
+        assert_eq!((store.cache_capacity(), store.dynamic_capacity()), (100, 300));
+        store.set_cache(&(0..100u32).collect::<Vec<_>>()).unwrap();
+        let fresh: Vec<i64> = (1000..1200).collect();
+        let fresh_dev = s.clone_htod(&fresh).unwrap();
+        for round in 0..2 {
+            store.reset_stats();
+            store.gather(fresh_dev.device_ptr(s).0, fresh.len()).unwrap();
+            assert_eq!(store.stats().hits, if round == 0 { 0 } else { 200 }, "round {round}, rows of {row_bytes} bytes");
+        }
+        for round in 0..40u64 {
+            let ids: Vec<i64> =
+                (0..500u64).map(|i| ((splitmix64(round * 1000 + i) % 400) + round * 60) as i64 % rows as i64).chain(0..20).collect();
+            let ids_dev = s.clone_htod(&ids).unwrap();
+            let out = s.clone_dtoh(&store.gather(ids_dev.device_ptr(s).0, ids.len()).unwrap()).unwrap();
+            for (i, &id) in ids.iter().enumerate() {
+                let want = &data[id as usize * row_bytes..(id as usize + 1) * row_bytes];
+                assert_eq!(&out[i * row_bytes..(i + 1) * row_bytes], want, "round {round} row {i} (id {id}), dynamic ring");
+            }
+        }
+        let stats = store.stats();
+        assert!(stats.hits > stats.rows / 4, "the ring serves repeated rows: {stats:?}");
     }
 }

@@ -40,3 +40,57 @@ extern "C" __global__ void wf_f_gather2(const i64* ids, u64 n, const int* slot_o
                                         unsigned short* out, u64* hits, u64* bad) {
     wf_f_gather<unsigned short>(ids, n, slot_of, rows, cache, host, row_words, out, hits, bad);
 }
+
+// The dynamic cache (rows recently missed, in a ring of `slots` slots after the static ones):
+// after a gather, its missed rows are admitted, up to `slots` of them, evicting the ring's
+// oldest. Claim: each missed id not yet resident or claimed (slot_of -1 -> -2) takes a place
+// in `list`; one past the ring's size is given back (slot_of -2 -> -1).
+extern "C" __global__ void wf_f_claim(const i64* ids, u64 n, int* slot_of, u64 rows, u64 slots, u64* claimed, u32* list) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        const i64 id = ids[i];
+        if (id < 0 || (u64)id >= rows) continue;
+        if (atomicCAS(&slot_of[id], -1, -2) != -1) continue;
+        const u64 k = atomicAdd((unsigned long long*)claimed, 1ull);
+        if (k < slots) list[k] = (u32)id;
+        else slot_of[id] = -1;
+    }
+}
+
+// Admit: the k-th claimed row takes ring slot (head + k) mod slots (cache slot first_slot +
+// that), its old owner evicted (slot_of back to -1), its row copied from host memory; one
+// warp per admitted row, in 4-byte words (2-byte words for rows of 4k + 2 bytes).
+extern "C" __global__ void wf_f_admit(const u64* claimed, const u32* list, int* slot_of, int* owner, u64 slots, u64 first_slot,
+                                      const u64* head, unsigned char* cache, const unsigned char* host, u64 row_bytes) {
+    const u64 count = min(*claimed, slots);
+    const u32 lane = threadIdx.x & 31;
+    const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+    for (u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < count; k += warps) {
+        const u64 ring = (*head + k) % slots;
+        const u32 row = list[k];
+        if (lane == 0) {
+            const int old = owner[ring];
+            if (old >= 0) slot_of[old] = -1;
+            owner[ring] = (int)row;
+        }
+        unsigned char* dst = cache + (first_slot + ring) * row_bytes;
+        const unsigned char* src = host + (u64)row * row_bytes;
+        if ((row_bytes & 3) == 0) {
+            for (u64 w = lane; w < row_bytes / 4; w += 32) ((u32*)dst)[w] = ((const u32*)src)[w];
+        } else {
+            for (u64 w = lane; w < row_bytes / 2; w += 32) ((unsigned short*)dst)[w] = ((const unsigned short*)src)[w];
+        }
+        __syncwarp();
+        if (lane == 0) {
+            __threadfence();
+            slot_of[row] = (int)(first_slot + ring);
+        }
+    }
+}
+
+// The ring's head moves past the rows admitted; the claim count is reset for the next gather.
+extern "C" __global__ void wf_f_advance(u64* claimed, u64* head, u64 slots) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *head = (*head + min(*claimed, slots)) % slots;
+        *claimed = 0;
+    }
+}

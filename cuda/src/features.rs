@@ -1,10 +1,14 @@
-//! A node feature matrix for GNN mini-batches (GARDEN's AHFCA, the static part): the matrix in
-//! page-locked host memory mapped into the GPU's address space, its hottest rows copied into a
-//! device cache within a memory budget, and per-mini-batch gathers that read cached rows from
-//! device memory and the rest from the host over the bus (UVA zero-copy), by one kernel.
+//! A node feature matrix for GNN mini-batches (GARDEN's AHFCA): the matrix in page-locked host
+//! memory mapped into the GPU's address space, its hottest rows copied into a device cache
+//! within a memory budget, and per-mini-batch gathers that read cached rows from device memory
+//! and the rest from the host over the bus (UVA zero-copy), by one kernel.
 //!
-//! Which rows are hot is the caller's choice ([`FeatureStore::set_cache`]); the Python package
-//! picks them by pre-sampling a few epochs' mini-batches and counting accesses.
+//! The cache has two parts. The static part holds the rows the caller names
+//! ([`FeatureStore::set_cache`]; the Python package picks them by pre-sampling a few epochs'
+//! mini-batches and counting accesses). The dynamic part, when given a budget, is a ring of
+//! slots that admits each gather's missed rows after it, evicting the oldest: it follows
+//! recent hotness that pre-sampling did not see. Both are kernels on the store's stream, so a
+//! gather never sees a half-written row.
 
 use crate::launch::{DevPtr, Kernel, Launch, kernels, mapped_address, pinned};
 use crate::{CudaDevice, CudaError};
@@ -41,6 +45,21 @@ impl GatherStats {
     }
 }
 
+/// The dynamic ring's state on the device and its kernels.
+struct Dynamic {
+    claim: CudaFunction,
+    admit: CudaFunction,
+    advance: CudaFunction,
+    /// Per ring slot, the row in it (-1: none).
+    owner: CudaSlice<i32>,
+    /// A gather's claimed rows (at most the ring's size).
+    list: CudaSlice<u32>,
+    /// How many rows the last gather claimed.
+    claimed: CudaSlice<u64>,
+    /// The ring's oldest slot.
+    head: CudaSlice<u64>,
+}
+
 /// A feature matrix of `rows` rows of `row_bytes` bytes, held in mapped page-locked host
 /// memory, with a device cache of some of its rows.
 pub struct FeatureStore {
@@ -57,18 +76,29 @@ pub struct FeatureStore {
     /// Bytes per word of the kernel (16, 4 or 2).
     word: usize,
     budget_rows: usize,
+    /// Slots of the dynamic ring, after the static ones.
+    dynamic_rows: usize,
     cache: CudaSlice<u8>,
     slot_of: CudaSlice<i32>,
     cached: usize,
+    dynamic: Option<Dynamic>,
     stats: [AtomicU64; 3],
     nanos: AtomicU64,
 }
 
 impl FeatureStore {
     /// Copies `data` (`rows` rows of `row_bytes` bytes, row-major) into mapped page-locked
-    /// memory of GPU `dev`, with room for `device_budget` bytes of cached rows on the device
-    /// (none cached until [`Self::set_cache`]). `row_bytes` must be even (float16 and wider).
-    pub fn new(dev: &CudaDevice, data: &[u8], rows: usize, row_bytes: usize, device_budget: usize) -> Result<Self, CudaError> {
+    /// memory of GPU `dev`, with room for `device_budget` bytes of statically cached rows on
+    /// the device (none until [`Self::set_cache`]) and `dynamic_budget` bytes of the dynamic
+    /// ring (0: none). `row_bytes` must be even (float16 and wider).
+    pub fn new(
+        dev: &CudaDevice,
+        data: &[u8],
+        rows: usize,
+        row_bytes: usize,
+        device_budget: usize,
+        dynamic_budget: usize,
+    ) -> Result<Self, CudaError> {
         let bad = |why: String| CudaError::Walk(wayfarer_runtime::WalkError::param("features", why));
         if row_bytes == 0 || !row_bytes.is_multiple_of(2) {
             return Err(bad(format!("a row of {row_bytes} bytes: rows must be a non-zero, even number of bytes")));
@@ -97,8 +127,22 @@ impl FeatureStore {
         // trainer's on the default stream).
         let s = dev.ctx.new_stream()?;
         let budget_rows = (device_budget / row_bytes).min(rows);
-        let cache = s.alloc_zeros::<u8>((budget_rows * row_bytes).max(1))?;
+        let dynamic_rows = (dynamic_budget / row_bytes).min(rows - budget_rows);
+        let cache = s.alloc_zeros::<u8>(((budget_rows + dynamic_rows) * row_bytes).max(1))?;
         let slot_of = s.clone_htod(&vec![-1i32; rows.max(1)])?;
+        let dynamic = if dynamic_rows > 0 {
+            Some(Dynamic {
+                claim: loaded.module.load_function(kernels::F_CLAIM.name)?,
+                admit: loaded.module.load_function(kernels::F_ADMIT.name)?,
+                advance: loaded.module.load_function(kernels::F_ADVANCE.name)?,
+                owner: s.clone_htod(&vec![-1i32; dynamic_rows])?,
+                list: s.alloc_zeros::<u32>(dynamic_rows)?,
+                claimed: s.alloc_zeros::<u64>(1)?,
+                head: s.alloc_zeros::<u64>(1)?,
+            })
+        } else {
+            None
+        };
         Ok(FeatureStore {
             stream: s,
             _module: loaded.module,
@@ -111,9 +155,11 @@ impl FeatureStore {
             row_bytes,
             word,
             budget_rows,
+            dynamic_rows,
             cache,
             slot_of,
             cached: 0,
+            dynamic,
             stats: Default::default(),
             nanos: AtomicU64::new(0),
         })
@@ -134,13 +180,19 @@ impl FeatureStore {
         self.budget_rows
     }
 
-    /// Rows now cached.
+    /// Rows now cached statically.
     pub fn cached_rows(&self) -> usize {
         self.cached
     }
 
+    /// Slots of the dynamic ring.
+    pub fn dynamic_capacity(&self) -> usize {
+        self.dynamic_rows
+    }
+
     /// Caches `hot` (distinct row ids, hottest first; those past the budget are left out) on
-    /// the device, replacing the cache; returns how many are cached.
+    /// the device, replacing the static cache and emptying the dynamic ring; returns how many
+    /// are cached.
     pub fn set_cache(&mut self, hot: &[u32]) -> Result<usize, CudaError> {
         let s = self.stream.clone();
         s.context().bind_to_thread()?;
@@ -169,6 +221,11 @@ impl FeatureStore {
         }
         self.slot_of = s.clone_htod(&slot_of)?;
         self.cached = take;
+        if let Some(d) = &mut self.dynamic {
+            d.owner = s.clone_htod(&vec![-1i32; self.dynamic_rows])?;
+            d.claimed = s.alloc_zeros::<u64>(1)?;
+            d.head = s.alloc_zeros::<u64>(1)?;
+        }
         s.synchronize()?;
         Ok(take)
     }
@@ -185,6 +242,9 @@ impl FeatureStore {
         let out = s.alloc_zeros::<u8>((n * self.row_bytes).max(1))?;
         let counters = s.alloc_zeros::<u64>(2)?;
         self.launch_gather(&DevPtr(ids), n, &DevPtr(address(s, &out)), &counters)?;
+        if let Some(d) = &self.dynamic {
+            self.admit_misses(d, &DevPtr(ids), n)?;
+        }
         let counters = s.clone_dtoh(&counters)?;
         if counters[1] != 0 {
             return Err(CudaError::Walk(wayfarer_runtime::WalkError::param(
@@ -224,6 +284,45 @@ impl FeatureStore {
             s.store(0, Ordering::Relaxed);
         }
         self.nanos.store(0, Ordering::Relaxed);
+    }
+
+    /// Admits the rows of the last gather's ids that missed into the dynamic ring (after the
+    /// gather on the same stream, so it read the cache as it was).
+    fn admit_misses(&self, d: &Dynamic, ids: &DevPtr, n: usize) -> Result<(), CudaError> {
+        let s = &self.stream;
+        let (n64, rows, slots) = (n as u64, self.rows as u64, self.dynamic_rows as u64);
+        let blocks = |threads: u64| (threads.div_ceil(256)).clamp(1, self.sms as u64 * 8) as u32;
+        let cfg = |threads: u64| LaunchConfig { grid_dim: (blocks(threads), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        // `ids` holds n int64 (the gather's contract); `slot_of` `rows` entries; `list` and
+        // `owner` `slots` entries (claims past `slots` are given back, admits stop there); the
+        // cache holds `budget_rows + slots` rows and the mapped host memory `rows`.
+        Launch::new(s, &d.claim, &kernels::F_CLAIM)
+            .arg(ids)
+            .arg(&n64)
+            .arg(&self.slot_of)
+            .arg(&rows)
+            .arg(&slots)
+            .arg(&d.claimed)
+            .arg(&d.list)
+            .run(cfg(n64))?;
+        let (first, row_bytes) = (self.budget_rows as u64, self.row_bytes as u64);
+        Launch::new(s, &d.admit, &kernels::F_ADMIT)
+            .arg(&d.claimed)
+            .arg(&d.list)
+            .arg(&self.slot_of)
+            .arg(&d.owner)
+            .arg(&slots)
+            .arg(&first)
+            .arg(&d.head)
+            .arg(&self.cache)
+            .arg(&DevPtr(self.host_addr))
+            .arg(&row_bytes)
+            .run(cfg(slots.min(n64) * 32))?;
+        Launch::new(s, &d.advance, &kernels::F_ADVANCE).arg(&d.claimed).arg(&d.head).arg(&slots).run(LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        })
     }
 
     /// Gathers `n` rows by the ids at `ids` into `out`; `counters` (two u64, zeroed) receive

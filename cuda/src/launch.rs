@@ -96,6 +96,9 @@ pub(crate) mod kernels {
         F_GATHER16 = "wf_f_gather16"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
         F_GATHER4 = "wf_f_gather4"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
         F_GATHER2 = "wf_f_gather2"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
+        F_CLAIM = "wf_f_claim"(Ptr, U64, Ptr, U64, U64, Ptr, Ptr);
+        F_ADMIT = "wf_f_admit"(Ptr, Ptr, Ptr, Ptr, U64, U64, Ptr, Ptr, Ptr, U64);
+        F_ADVANCE = "wf_f_advance"(Ptr, Ptr, U64);
     }
 }
 

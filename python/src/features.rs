@@ -27,7 +27,8 @@ pub struct PyFeatureStore {
 #[pymethods]
 impl PyFeatureStore {
     /// `data`: the matrix's bytes, row-major, `rows` rows of `row_bytes`; `device_budget`:
-    /// bytes of cached rows on GPU `device`.
+    /// bytes of statically cached rows on GPU `device`; `dynamic_budget`: bytes of the
+    /// dynamic ring.
     #[new]
     fn new(
         py: Python<'_>,
@@ -35,13 +36,14 @@ impl PyFeatureStore {
         rows: usize,
         row_bytes: usize,
         device_budget: usize,
+        dynamic_budget: usize,
         device: usize,
     ) -> PyResult<Self> {
         let data = data.as_slice().map_err(|_| errors::value("features must be contiguous"))?;
         let store = py
             .detach(|| -> Result<FeatureStore, CudaError> {
                 let dev = CudaDevice::open(device)?;
-                FeatureStore::new(&dev, data, rows, row_bytes, device_budget)
+                FeatureStore::new(&dev, data, rows, row_bytes, device_budget, dynamic_budget)
             })
             .map_err(cuda)?;
         Ok(PyFeatureStore { store: Mutex::new(store) })
@@ -94,9 +96,9 @@ impl PyFeatureStore {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).reset_stats();
     }
 
-    /// `(rows the budget holds, rows cached)`.
-    fn cache_size(&self) -> (usize, usize) {
+    /// `(rows the static budget holds, rows cached statically, slots of the dynamic ring)`.
+    fn cache_size(&self) -> (usize, usize, usize) {
         let s = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        (s.cache_capacity(), s.cached_rows())
+        (s.cache_capacity(), s.cached_rows(), s.dynamic_capacity())
     }
 }

@@ -124,6 +124,14 @@ def test_feature_store_gathers_exact_rows_and_warms_its_cache():
     for b in loader:
         cold.gather(b.blocks[0].src_nodes)
     assert warm_rate > cold.stats["hit_rate"], (warm_rate, cold.stats)
+    # A dynamic share of the budget: exact rows, and repeated misses become hits.
+    dyn = wayfarer.FeatureStore(x, device_budget=0.1, dynamic=0.5)
+    assert dyn.dynamic_capacity > 0 and dyn.capacity + dyn.dynamic_capacity <= int(0.1 * n) + 1
+    dyn.warm(loader, batches=2)
+    for _ in range(2):
+        for b in loader:
+            assert torch.equal(dyn.gather(b.blocks[0].src_nodes).cpu(), x[b.blocks[0].src_nodes.cpu()])
+    assert dyn.stats["hits"] > 0
     with pytest.raises(ValueError, match=r"ids\[1\]"):
         fs.gather(torch.tensor([0, n], device="cuda"))
     with pytest.raises(TypeError):

@@ -22,13 +22,18 @@ class FeatureStore:
     device_budget : int or float, optional
         Device memory for cached rows: bytes (int), or a fraction of the matrix (float in
         [0, 1]). None or 0: no cache, every row read from the host.
+    dynamic : float
+        The share of ``device_budget`` given to the dynamic cache: a ring of slots that admits
+        each gather's missed rows after it, evicting the oldest (recent hotness that
+        pre-sampling did not see). 0: a static cache only.
     device : str or torch.device
         The CUDA device (``"cuda"``, ``"cuda:1"``).
 
-    The cache is empty until :meth:`warm` (pre-sampling) or :meth:`cache` picks its rows.
+    The static cache is empty until :meth:`warm` (pre-sampling) or :meth:`cache` picks its
+    rows; the dynamic one fills as gathers miss.
     """
 
-    def __init__(self, features, device_budget=None, device="cuda"):
+    def __init__(self, features, device_budget=None, dynamic=0.0, device="cuda"):
         import torch
 
         t = torch.from_numpy(features) if isinstance(features, np.ndarray) else features
@@ -57,18 +62,26 @@ class FeatureStore:
             budget = int(device_budget)
             if budget < 0:
                 raise ValueError(f"device_budget = {device_budget}: bytes must be >= 0")
+        if not 0.0 <= float(dynamic) <= 1.0:
+            raise ValueError(f"dynamic = {dynamic}: a share of the budget, within [0, 1]")
+        dynamic_bytes = int(budget * float(dynamic))
         raw = t.view(torch.uint8).numpy().reshape(-1) if t.numel() else np.zeros(0, dtype=np.uint8)
-        self._s = _native.FeatureStore(raw, t.shape[0], row_bytes, budget, ordinal)
+        self._s = _native.FeatureStore(raw, t.shape[0], row_bytes, budget - dynamic_bytes, dynamic_bytes, ordinal)
 
     @property
     def capacity(self):
-        """Rows the device budget holds."""
+        """Rows the static cache holds."""
         return self._s.cache_size()[0]
 
     @property
     def cached(self):
-        """Rows now cached on the device."""
+        """Rows now cached statically on the device."""
         return self._s.cache_size()[1]
+
+    @property
+    def dynamic_capacity(self):
+        """Slots of the dynamic cache."""
+        return self._s.cache_size()[2]
 
     def cache(self, ids):
         """Caches rows ``ids`` (distinct, hottest first; those past the budget are left out),
