@@ -213,6 +213,22 @@ if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != triangles ] && [ "${BENCH:-1}" !
     else
         row "sampling benchmark" FAIL "see $LOG"
     fi
+    # Issue 27's epoch (every node of R-MAT 20, fanouts 25,10), then the feature store's
+    # gathers and a GraphSAGE epoch through the Python package (needs the wheel and torch).
+    if SEEDS=all FANOUTS=25,10 BENCH_DIR="$BUILD" run scripts/sample-bench.sh 20 cpu,cuda-grouped "$OUT/sample-bench.md"; then
+        row "sampling benchmark (every node of R-MAT 20)" ok "$OUT/sample-bench.md"
+    else
+        row "sampling benchmark (every node)" FAIL "see $LOG"
+    fi
+    if [ -n "${PYSITE:-}" ] && [ -d "$PYSITE" ]; then
+        G22="$BUILD/rmat${SAMPLE_SCALE:-22}.wfg"
+        [ -f "$G22" ] || run .devbin/wayfarer gen rmat --scale "${SAMPLE_SCALE:-22}" --edge-factor 16 --seed 1 -o "$G22"
+        if PYTHONPATH="$PYSITE" run python3 bench/feature_gather.py "$G22" && PYTHONPATH="$PYSITE" run python3 bench/graphsage_epoch.py "$G22"; then
+            row "feature gathers and a GraphSAGE epoch (R-MAT ${SAMPLE_SCALE:-22})" ok "see $LOG"
+        else
+            row "feature gathers / GraphSAGE epoch" FAIL "see $LOG"
+        fi
+    fi
 fi
 if [ "${BENCH:-1}" != 0 ] && [ "${BENCH:-1}" != wgpu ] && [ -x .devbin/wayfarer ]; then
     echo "== triangle benchmark" | tee -a "$LOG"
