@@ -6,7 +6,8 @@
 #   scripts/sample-bench.sh SCALE ROWS [OUT.md]
 # The GPU rows build every block in device memory, then copy them out: "on device s" is the
 # epoch until the last block is in device memory (what a GPU trainer waits for), "to host s"
-# the copies and the cutting into per-mini-batch arrays after it; "epoch s" is the whole call.
+# the page-locked buffers, the copies and the cutting into per-mini-batch arrays after it;
+# "epoch s" is the whole call.
 # ROWS, comma separated: cuda-grouped, cuda-warp (the GPU kernels), cpu (all cores), dgl (DGL's
 # NeighborSampler from the Python at $DGL_PYTHON, default ~/.cache/wayfarer-dgl/bin/python; when
 # that is absent, the script makes that venv with DGL 2.1.0 and the torch it supports from PyPI).
@@ -59,9 +60,10 @@ for fanouts in ${FANOUTS:-15,10,5 25,10}; do
         rate="$(echo "$line" | grep -o '[0-9.]* M edges/s' | cut -d' ' -f1)"
         kern="$(echo "$line" | grep -o 'sampling kernels [0-9.]* s' | cut -d' ' -f3 || true)"
         dev="$(echo "$line" | grep -o 'blocks in device memory in [0-9.]* s' | cut -d' ' -f6 || true)"
+        pinning="$(echo "$line" | grep -o 'page-locking [0-9.]* s' | cut -d' ' -f2 || true)"
         copies="$(echo "$line" | grep -o 'copies [0-9.]* s' | cut -d' ' -f2 || true)"
         cutting="$(echo "$line" | grep -o 'cutting [0-9.]* s' | cut -d' ' -f2 || true)"
-        host=""; [ -n "$copies" ] && [ -n "$cutting" ] && host="$(python3 -c "print(f'{$copies + $cutting:.3f}')")"
+        host=""; [ -n "$copies" ] && [ -n "$cutting" ] && host="$(python3 -c "print(f'{${pinning:-0} + $copies + $cutting:.3f}')")"
         [ "$row" = cpu ] && cpu_secs="$secs"
         ratio=""; dratio=""
         if [ -n "$cpu_secs" ] && [ -n "$secs" ]; then ratio="$(python3 -c "print(f'{$cpu_secs / $secs:.2f}x')")"; fi

@@ -93,12 +93,13 @@ impl SampleRunner for CudaSampler {
                 let on_device = r.total_seconds;
                 let (batches, copy) = blocks.to_host().map_err(walk_error)?;
                 let backend = format!(
-                    "{} ({:?} kernel; blocks in device memory in {:.3} s: sampling kernels {:.3} s, {} super-batches; then to the host: copies {:.3} s ({:.2} GB), cutting {:.3} s; graph upload {:.3} s)",
+                    "{} ({:?} kernel; blocks in device memory in {:.3} s: sampling kernels {:.3} s, {} super-batches; then to the host: page-locking {:.3} s, copies {:.3} s ({:.2} GB), cutting {:.3} s; graph upload {:.3} s)",
                     self.device.name,
                     job.gpu.kernel,
                     on_device,
                     r.sample_kernel_seconds,
                     r.super_batches,
+                    copy.pin_seconds,
                     copy.copy_seconds,
                     copy.bytes as f64 / 1e9,
                     copy.cut_seconds,

@@ -6,7 +6,7 @@ use super::layer::Gpu;
 use super::{GpuSampleOptions, GpuSampleReport, LayerView, PinnedLayer, check, cut, kernel_seconds, load};
 use crate::launch::{DevPtr, Launch, kernels};
 use crate::{CudaDevice, CudaError};
-use cudarc::driver::{CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
+use cudarc::driver::{CudaEvent, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
@@ -80,7 +80,10 @@ pub struct DeviceLayerI64 {
 /// What copying the blocks to the host took.
 #[derive(Clone, Debug, Default)]
 pub struct HostCopyReport {
-    /// Seconds in device-to-host copies (into page-locked buffers).
+    /// Seconds allocating the page-locked buffers.
+    pub pin_seconds: f64,
+    /// Seconds waiting for device-to-host copies (into page-locked buffers; each
+    /// super-batch's copies run while the previous one is cut).
     pub copy_seconds: f64,
     /// Seconds cutting them into per-mini-batch blocks.
     pub cut_seconds: f64,
@@ -145,35 +148,59 @@ impl DeviceBlocks {
         Ok(out)
     }
 
-    /// Copies every block to the host: the same mini-batches as the CPU sampler's.
+    /// Copies every block to the host: the same mini-batches as the CPU sampler's. Two sets
+    /// of page-locked buffers, each layer's sized once for the largest super-batch: the next
+    /// super-batch is copied into one while the other is cut into mini-batches.
     pub fn to_host(&self) -> Result<(Vec<MiniBatch>, HostCopyReport), CudaError> {
         let s = &self.stream;
         s.context().bind_to_thread()?;
         let mut report = HostCopyReport::default();
         let mut out = Vec::with_capacity(self.num_batches());
-        let mut bufs: Vec<PinnedLayer> = Vec::new();
-        for sb in &self.super_batches {
-            let t = Instant::now();
-            for (i, l) in sb.layers.iter().enumerate() {
+        let depth = self.super_batches.first().map_or(0, |sb| sb.layers.len());
+        let t = Instant::now();
+        let mut sets: [Vec<PinnedLayer>; 2] = [Vec::new(), Vec::new()];
+        for i in 0..depth {
+            let n = self.super_batches.iter().map(|sb| sb.layers[i].num_nodes).max().unwrap_or(0);
+            let m = self.super_batches.iter().map(|sb| sb.layers[i].num_edges).max().unwrap_or(0);
+            sets[0].push(PinnedLayer::new(s.context(), n, m)?);
+            if self.super_batches.len() > 1 {
+                sets[1].push(PinnedLayer::new(s.context(), n, m)?);
+            }
+        }
+        report.pin_seconds = t.elapsed().as_secs_f64();
+        // Queues the copies of `sb` into `bufs` (page-locked: asynchronous) and returns an
+        // event that completes with them.
+        let copy = |sb: &DeviceSuperBatch, bufs: &mut [PinnedLayer], report: &mut HostCopyReport| -> Result<CudaEvent, CudaError> {
+            for (l, buf) in sb.layers.iter().zip(bufs.iter_mut()) {
                 let (n, m) = (l.num_nodes, l.num_edges);
-                if bufs.len() <= i {
-                    bufs.push(PinnedLayer::new(&s.context().clone(), n, m)?);
-                }
-                let buf = &mut bufs[i];
-                buf.reserve(s.context(), n, m)?;
                 s.memcpy_dtoh(&l.nodes.slice(0..n), &mut buf.next.as_mut_slice()?[..n])?;
                 s.memcpy_dtoh(&l.edge_ids.slice(0..m), &mut buf.eid.as_mut_slice()?[..m])?;
                 s.memcpy_dtoh(&l.edge_src.slice(0..m), &mut buf.src.as_mut_slice()?[..m])?;
                 s.memcpy_dtoh(&l.edge_dst.slice(0..m), &mut buf.dst.as_mut_slice()?[..m])?;
                 report.bytes += 4 * n as u64 + 16 * m as u64;
             }
-            s.synchronize()?;
+            Ok(s.record_event(None)?)
+        };
+        let [first, second] = &mut sets;
+        let mut pending = match self.super_batches.first() {
+            Some(sb) => Some(copy(sb, first, &mut report)?),
+            None => None,
+        };
+        for (k, sb) in self.super_batches.iter().enumerate() {
+            let t = Instant::now();
+            if let Some(done) = pending.take() {
+                done.synchronize()?;
+            }
             report.copy_seconds += t.elapsed().as_secs_f64();
+            let (cur, next) = if k % 2 == 0 { (&*first, &mut *second) } else { (&*second, &mut *first) };
+            if let Some(following) = self.super_batches.get(k + 1) {
+                pending = Some(copy(following, next, &mut report)?);
+            }
             let t = Instant::now();
             let views: Vec<LayerView> = sb
                 .layers
                 .iter()
-                .zip(&bufs)
+                .zip(cur)
                 .map(|(l, buf)| -> Result<_, CudaError> {
                     Ok(LayerView {
                         nodes: &buf.next.as_slice()?[..l.num_nodes],
