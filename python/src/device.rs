@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use std::sync::Arc;
 use wayfarer::gpu::{CudaDevice, CudaError, GpuSampleOptions, GpuSampler};
 use wayfarer::sample::{Policy, Replacement, SampleConfig};
+use wayfarer_cuda::cudarc::driver::CudaSlice;
 
 /// The GPU sampler of one graph on one GPU, with its id maps uploaded: kept by the graph, so
 /// a loader's calls upload the graph once.
@@ -22,20 +23,15 @@ pub(crate) struct GpuState {
     name: String,
     sampler: GpuSampler,
     /// Internal node id -> the caller's (when not the identity).
-    node_map: Option<cudarc_slice::Slice>,
+    node_map: Option<CudaSlice<u64>>,
     /// CSR position -> the caller's edge id (when not the identity).
-    edge_map: Option<cudarc_slice::Slice>,
-}
-
-/// The device array type of the maps (`cudarc`'s, re-exported through the CUDA backend).
-mod cudarc_slice {
-    pub type Slice = wayfarer_cuda::cudarc::driver::CudaSlice<u64>;
+    edge_map: Option<CudaSlice<u64>>,
 }
 
 /// A device array handed to a DLPack consumer. The consumer's stream is not known here, so
 /// before the memory is freed (when the consumer drops its last view) the device finishes all
 /// its work: the sampled arrays are per super-batch (many mini-batches), so this is rare.
-struct SyncedFree<T>(wayfarer_cuda::cudarc::driver::CudaSlice<T>);
+struct SyncedFree<T>(CudaSlice<T>);
 
 impl<T> Drop for SyncedFree<T> {
     fn drop(&mut self) {
@@ -44,11 +40,7 @@ impl<T> Drop for SyncedFree<T> {
 }
 
 /// `slice[..len]` as a DLPack capsule of a 1-D CUDA tensor that owns `slice`.
-pub(crate) fn capsule<T: DlpackElement + Send + 'static>(
-    py: Python<'_>,
-    slice: wayfarer_cuda::cudarc::driver::CudaSlice<T>,
-    len: usize,
-) -> PyResult<Bound<'_, PyAny>> {
+pub(crate) fn capsule<T: DlpackElement + Send + 'static>(py: Python<'_>, slice: CudaSlice<T>, len: usize) -> PyResult<Bound<'_, PyAny>> {
     use wayfarer_cuda::cudarc::driver::DevicePtr;
     let ordinal = i32::try_from(slice.ordinal()).map_err(|_| errors::value("GPU ordinal out of range"))?;
     let data = {
@@ -108,10 +100,7 @@ impl PyGraph {
             seed,
             super_batch: 0,
         };
-        let cuda = |e: CudaError| match e {
-            CudaError::Walk(w) => errors::walk(w),
-            other => pyo3::exceptions::PyRuntimeError::new_err(other.to_string()),
-        };
+        let cuda = errors::cuda;
         let state = self.gpu_state(device).map_err(cuda)?;
         let (blocks, converted) = interruptible(py, 0, None, |_| {
             let blocks = state.sampler.sample_on_device(g, &seeds, &cfg, GpuSampleOptions::default()).map_err(cuda)?;

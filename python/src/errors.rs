@@ -28,6 +28,15 @@ pub fn walk(e: WalkError) -> PyErr {
     }
 }
 
+/// A CUDA backend error: the engine's own errors as [`walk`] maps them, the rest (driver,
+/// memory, compilation) `RuntimeError`.
+pub fn cuda(e: wayfarer::gpu::CudaError) -> PyErr {
+    match e {
+        wayfarer::gpu::CudaError::Walk(w) => walk(w),
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
 /// `ValueError(message)`.
 pub fn value(message: impl Into<String>) -> PyErr {
     PyValueError::new_err(message.into())

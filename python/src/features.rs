@@ -11,13 +11,6 @@ use std::sync::Mutex;
 use wayfarer::gpu::{CudaDevice, CudaError};
 use wayfarer_cuda::features::FeatureStore;
 
-fn cuda(e: CudaError) -> PyErr {
-    match e {
-        CudaError::Walk(w) => errors::walk(w),
-        other => pyo3::exceptions::PyRuntimeError::new_err(other.to_string()),
-    }
-}
-
 /// The engine's feature store.
 #[pyclass(module = "wayfarer._native", name = "FeatureStore", frozen)]
 pub struct PyFeatureStore {
@@ -45,7 +38,7 @@ impl PyFeatureStore {
                 let dev = CudaDevice::open(device)?;
                 FeatureStore::new(&dev, data, rows, row_bytes, device_budget, dynamic_budget)
             })
-            .map_err(cuda)?;
+            .map_err(errors::cuda)?;
         Ok(PyFeatureStore { store: Mutex::new(store) })
     }
 
@@ -57,7 +50,7 @@ impl PyFeatureStore {
             .enumerate()
             .map(|(i, &x)| u32::try_from(x).map_err(|_| errors::value(format!("ids[{i}] = {x}: not a row"))))
             .collect::<PyResult<_>>()?;
-        py.detach(|| self.store.lock().unwrap_or_else(|p| p.into_inner()).set_cache(&ids)).map_err(cuda)
+        py.detach(|| self.store.lock().unwrap_or_else(|p| p.into_inner()).set_cache(&ids)).map_err(errors::cuda)
     }
 
     /// Gathers the rows of `n` int64 ids at device address `ids` (the caller's stream
@@ -68,7 +61,7 @@ impl PyFeatureStore {
                 let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
                 store.gather(ids, n).map(|out| (out, store.row_bytes()))
             })
-            .map_err(cuda)?;
+            .map_err(errors::cuda)?;
         capsule(py, out, n * row_bytes)
     }
 
@@ -81,7 +74,7 @@ impl PyFeatureStore {
                 let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
                 store.gather_host(ids).map(|out| (out, store.row_bytes()))
             })
-            .map_err(cuda)?;
+            .map_err(errors::cuda)?;
         capsule(py, out, n * row_bytes)
     }
 
