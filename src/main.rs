@@ -71,6 +71,7 @@ fn error_chain(e: &anyhow::Error) -> String {
 }
 
 fn main() {
+    wayfarer::runtime::memory::keep_freed_memory();
     let cli = Cli::parse();
     // Only `walk` and `triangles` split their work over MPI processes; any other command
     // started by an MPI launcher would run N times over.

@@ -334,3 +334,62 @@ fn the_classifier_puts_full_nodes_first_in_each_sub_batch() {
     let with = classify(&g, nodes.clone(), batch_ptr, fanout, Replacement::With);
     assert!(with.flags.iter().zip(&nodes).all(|(&f, &v)| (f == 1) == (deg(v) == 0)));
 }
+
+/// The streaming sampler hands on exactly the blocks of the whole-epoch one, in order: called
+/// from outside the pool (whose threads sample ahead while the caller takes the batches) and
+/// from one of a pool's own threads (window by window), for any super-batch size and thread
+/// count.
+#[test]
+fn streamed_mini_batches_are_the_epochs_in_order() {
+    use wayfarer::runtime::sample::sample_each;
+    let g = rmat();
+    // More super-batches than the stream's window holds, so its refilling is exercised.
+    let seeds: Vec<u32> = (0..3000u32).map(|i| (i * 31) % g.num_nodes() as u32).collect();
+    for replacement in [Replacement::Without, Replacement::With] {
+        for policy in [Policy::Uniform, Policy::EdgeWeight] {
+            let cfg = SampleConfig { fanouts: vec![7, 4], batch_size: 37, replacement, policy, seed: 9, super_batch: 0 };
+            let want = sample(&g, &seeds, &cfg).unwrap();
+            for k in [0, 5] {
+                let cfg = SampleConfig { super_batch: k, ..cfg.clone() };
+                let stream = || {
+                    let mut got = Vec::new();
+                    sample_each(&g, &seeds, &cfg, None, |mb| {
+                        got.push(mb);
+                        Ok(())
+                    })
+                    .unwrap();
+                    got
+                };
+                assert_eq!(stream(), want, "{replacement:?} {policy:?}, super-batch {k}: from outside the pool");
+                for threads in [1, 3] {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    assert_eq!(pool.install(stream), want, "{replacement:?} {policy:?}, super-batch {k}: on one of {threads} pool threads");
+                }
+            }
+        }
+    }
+}
+
+/// The sink's error stops the stream and is what the call returns; no batch comes after it.
+#[test]
+fn a_sink_error_stops_the_stream() {
+    use wayfarer::runtime::sample::sample_each;
+    let g = rmat();
+    let seeds: Vec<u32> = (0..3000u32).collect();
+    let cfg = SampleConfig {
+        fanouts: vec![5],
+        batch_size: 10,
+        replacement: Replacement::Without,
+        policy: Policy::Uniform,
+        seed: 1,
+        super_batch: 0,
+    };
+    let mut seen = 0;
+    let err = sample_each(&g, &seeds, &cfg, None, |_| {
+        seen += 1;
+        if seen == 7 { Err(wayfarer::WalkError::Config("disk full".into())) } else { Ok(()) }
+    })
+    .unwrap_err();
+    assert_eq!(seen, 7);
+    assert!(err.to_string().contains("disk full"), "{err}");
+}

@@ -117,13 +117,37 @@ pub fn write_npz_into(out: AtomicFile, arrays: &[(String, NpyArray)]) -> Result<
 
 /// The `.npz` of [`write_npz_into`] into any seekable writer, which is handed back.
 pub fn write_npz_to<W: Write + std::io::Seek>(out: W, arrays: &[(String, NpyArray)]) -> std::io::Result<W> {
-    let mut zip = ZipWriter::new(out);
-    let options = SimpleFileOptions::default().compression_method(CompressionMethod::Stored).large_file(true);
+    let mut npz = NpzWriter::new(out);
     for (name, array) in arrays {
-        zip.start_file(format!("{name}.npy"), options).map_err(std::io::Error::other)?;
-        array.write_npy(&mut zip)?;
+        npz.add(name, array)?;
     }
-    zip.finish().map_err(std::io::Error::other)
+    npz.finish()
+}
+
+/// An `.npz` written one array at a time, so a run can write each result as it comes and
+/// drop it ([`write_npz_to`] writes a list at once).
+pub struct NpzWriter<W: Write + std::io::Seek> {
+    zip: ZipWriter<W>,
+}
+
+impl<W: Write + std::io::Seek> NpzWriter<W> {
+    /// An empty archive on `out`.
+    pub fn new(out: W) -> Self {
+        NpzWriter { zip: ZipWriter::new(out) }
+    }
+
+    /// Appends array `name` (as the entry `name.npy`), stored uncompressed with zip64
+    /// extents, so neither an array nor the archive is limited to 4 GiB.
+    pub fn add(&mut self, name: &str, array: &NpyArray) -> std::io::Result<()> {
+        let options = SimpleFileOptions::default().compression_method(CompressionMethod::Stored).large_file(true);
+        self.zip.start_file(format!("{name}.npy"), options).map_err(std::io::Error::other)?;
+        array.write_npy(&mut self.zip)
+    }
+
+    /// Writes the central directory and hands the writer back.
+    pub fn finish(self) -> std::io::Result<W> {
+        self.zip.finish().map_err(std::io::Error::other)
+    }
 }
 
 /// Opens array `name` of an `.npz` (its `name.npy` entry) for reading.

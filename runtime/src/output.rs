@@ -3,7 +3,7 @@
 pub use crate::atomic_file::AtomicFile;
 use crate::error::GraphError;
 use crate::graph::{CsrGraph, NO_NODE};
-pub use crate::npy::{NpyArray, write_npz, write_npz_into};
+pub use crate::npy::{NpyArray, NpzWriter, write_npz, write_npz_into};
 use crate::run::Walks;
 use std::io::Write;
 use std::path::Path;

@@ -124,6 +124,13 @@ pub struct MiniBatch {
 
 /// Checks the configuration and the seeds against the graph (every sampler, CPU or GPU).
 pub fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), WalkError> {
+    validate_holding(g, seeds, cfg, seeds.len())
+}
+
+/// [`validate`] for a run that holds the blocks of at most `held` seeds at a time (a
+/// streaming run hands each window of mini-batches on before sampling more): the memory check
+/// is for those.
+fn validate_holding(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, held: usize) -> Result<(), WalkError> {
     if cfg.fanouts.is_empty() {
         return Err(WalkError::param("fanouts", "give at least one layer, e.g. 15,10,5"));
     }
@@ -140,7 +147,7 @@ pub fn validate(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<(), W
     if let Some(&bad) = seeds.iter().find(|&&s| s as u64 >= n) {
         return Err(WalkError::BadStart { node: bad as u64, num_nodes: n as usize });
     }
-    let (edges, bytes) = max_output(g, seeds.len(), cfg);
+    let (edges, bytes) = max_output(g, held.min(seeds.len()), cfg);
     crate::memory::check(&format!("the sampled blocks (at most {edges} edges for these seeds and fanouts)"), bytes)
         .map_err(|e| WalkError::Config(format!("{e}: sample fewer seeds per run, or smaller fanouts or batches")))?;
     if cfg.policy == Policy::EdgeWeight {
@@ -297,6 +304,10 @@ pub struct LayerPlan {
     /// BoundPtr: where sub-batch `b`'s random nodes start in `classified` (its full nodes
     /// are `classified[batch_ptr[b]..bound_ptr[b]]`).
     pub bound_ptr: Vec<u32>,
+    /// Per frontier node: where its row starts in the CSR's edge arrays, and its degree. Read
+    /// once here, where the scattered loads of many nodes overlap, so that the sampling loop
+    /// (whose per-node work hides only a few of them) reads them in order.
+    pub rows: Vec<(u64, u64)>,
 }
 
 /// Exclusive prefix sum with the total appended (`n + 1` entries).
@@ -323,7 +334,14 @@ pub fn is_full(d: u64, fanout: u32, replacement: Replacement) -> bool {
 /// The classifier: flags, one exclusive prefix sum, and each node's place computed from it
 /// (no counters shared between nodes, so no atomics on the GPU).
 pub fn classify(g: &CsrGraph, frontier: Vec<u32>, batch_ptr: Vec<u32>, fanout: u32, replacement: Replacement) -> LayerPlan {
-    let flags: Vec<u8> = frontier.iter().map(|&v| is_full(g.degree(v) as u64, fanout, replacement) as u8).collect();
+    let rows: Vec<(u64, u64)> = frontier
+        .iter()
+        .map(|&v| {
+            let row = g.row(v);
+            (row.start as u64, row.len() as u64)
+        })
+        .collect();
+    let flags: Vec<u8> = rows.iter().map(|&(_, d)| is_full(d, fanout, replacement) as u8).collect();
     let scan = exclusive_sum(&flags);
     let k = batch_ptr.len() - 1;
     let bound_ptr: Vec<u32> =
@@ -337,7 +355,7 @@ pub fn classify(g: &CsrGraph, frontier: Vec<u32>, batch_ptr: Vec<u32>, fanout: u
             classified[at] = tid as u32;
         }
     }
-    LayerPlan { frontier, batch_ptr, flags, classified, bound_ptr }
+    LayerPlan { frontier, batch_ptr, flags, classified, bound_ptr, rows }
 }
 
 /// One layer's sampled edges, in frontier order: node `i`'s are
@@ -369,7 +387,7 @@ fn sample_layer(
     let targets = g.targets();
     let lanes = PhiloxLanes::new(cfg.seed);
     if cfg.policy == Policy::Uniform {
-        let counts: Vec<u64> = plan.frontier.iter().map(|&v| uniform_count(g.degree(v), fanout, cfg.replacement)).collect();
+        let counts: Vec<u64> = plan.rows.iter().map(|&(_, d)| uniform_count(d, fanout, cfg.replacement)).collect();
         let edge_ptr = exclusive_sum(&counts);
         let total = edge_ptr[plan.frontier.len()] as usize;
         let mut edge_ids = vec![0u64; total];
@@ -384,10 +402,10 @@ fn sample_layer(
                 *n = targets[e as usize];
             }
         };
-        for_each_classified(g, plan, first_batch, |tid, v, batch| {
+        for_each_classified(g, plan, first_batch, |tid, v, row, batch| {
             let (lo, hi) = (edge_ptr[tid] as usize, edge_ptr[tid + 1] as usize);
             let query = ((batch as u64) << 32) | v as u64;
-            uniform_row(&lanes, cfg.seed, query, layer, g.row(v), cfg.replacement, &mut edge_ids[lo..hi]);
+            uniform_row(&lanes, cfg.seed, query, layer, row, cfg.replacement, &mut edge_ids[lo..hi]);
             for &e in &edge_ids[lo..hi] {
                 crate::engine::prefetch(targets.as_ptr().wrapping_add(e as usize));
             }
@@ -407,7 +425,7 @@ fn sample_layer(
     let mut spans = vec![(0usize, 0usize); plan.frontier.len()];
     let mut scratch: Vec<u64> = Vec::new();
     let mut buf = Vec::new();
-    for_each_classified(g, plan, first_batch, |tid, v, batch| {
+    for_each_classified(g, plan, first_batch, |tid, v, _, batch| {
         let start = scratch.len();
         sample_row(&lanes, g, v, fanout, cfg, policy, batch, layer, &mut buf, &mut scratch)?;
         spans[tid] = (start, scratch.len() - start);
@@ -424,33 +442,32 @@ fn sample_layer(
     Ok(LayerEdges { edge_ptr, edge_ids, neighbors })
 }
 
-/// Calls `f(frontier index, node, mini-batch number)` for each node of a layer in `classified`
-/// order. The frontier's rows are scattered over the graph: their offsets are fetched a few
-/// nodes ahead, and their first targets half as many ahead.
+/// Calls `f(frontier index, node, its row, mini-batch number)` for each node of a layer in
+/// `classified` order. A full node's row is copied whole: its first targets are fetched a few
+/// nodes ahead (a random node's picks are fetched as they are drawn).
 fn for_each_classified(
     g: &CsrGraph,
     plan: &LayerPlan,
     first_batch: usize,
-    mut f: impl FnMut(usize, u32, usize) -> Result<(), WalkError>,
+    mut f: impl FnMut(usize, u32, std::ops::Range<usize>, usize) -> Result<(), WalkError>,
 ) -> Result<(), WalkError> {
-    let (offsets, targets) = (g.offsets(), g.targets());
+    let targets = g.targets();
     for b in 0..plan.batch_ptr.len() - 1 {
         for at in plan.batch_ptr[b] as usize..plan.batch_ptr[b + 1] as usize {
             if let Some(&ahead) = plan.classified.get(at + ROW_PREFETCH) {
-                crate::engine::prefetch(offsets.as_ptr().wrapping_add(plan.frontier[ahead as usize] as usize));
-            }
-            if let Some(&ahead) = plan.classified.get(at + ROW_PREFETCH / 2) {
-                let start = offsets[plan.frontier[ahead as usize] as usize] as usize;
-                crate::engine::prefetch(targets.as_ptr().wrapping_add(start));
+                if plan.flags[ahead as usize] == 1 {
+                    crate::engine::prefetch(targets.as_ptr().wrapping_add(plan.rows[ahead as usize].0 as usize));
+                }
             }
             let tid = plan.classified[at] as usize;
-            f(tid, plan.frontier[tid], first_batch + b)?;
+            let (start, d) = plan.rows[tid];
+            f(tid, plan.frontier[tid], start as usize..(start + d) as usize, first_batch + b)?;
         }
     }
     Ok(())
 }
 
-/// How many nodes ahead [`sample_layer`] prefetches a frontier node's row offsets.
+/// How many nodes ahead [`sample_layer`] prefetches a full node's row.
 const ROW_PREFETCH: usize = 8;
 
 /// How many nodes after drawing its edges [`sample_layer`] reads their targets.
@@ -608,20 +625,111 @@ pub fn sample(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<Vec<Min
 /// Classifier ([`classify`]), super-batches in parallel.
 pub fn sample_by(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: Option<EdgeWeightFn>) -> Result<Vec<MiniBatch>, WalkError> {
     validate(g, seeds, cfg)?;
+    check_policy(cfg, policy)?;
+    let (k, per_super) = super_batches(cfg);
+    let supers: Vec<Vec<MiniBatch>> =
+        seeds.par_chunks(per_super).enumerate().map(|(sb, chunk)| sample_chunk(g, chunk, cfg, policy, sb * k)).collect::<Result<_, _>>()?;
+    Ok(supers.into_iter().flatten().collect())
+}
+
+/// [`sample_by`], handing each mini-batch to `sink` in order as soon as it and every earlier
+/// one are done, instead of returning the epoch: at most [`STREAM_WINDOW`] super-batches per
+/// thread are sampled or waiting at a time, so memory is bounded by that window, and blocks
+/// the sink has dropped are reused by the allocator for the next ones. `sink` runs on the
+/// calling thread while the pool samples further ahead. The mini-batches are the same as
+/// [`sample_by`]'s. An error (the sampler's or the sink's) stops the run: super-batches not
+/// yet begun are skipped.
+pub fn sample_each(
+    g: &CsrGraph,
+    seeds: &[u32],
+    cfg: &SampleConfig,
+    policy: Option<EdgeWeightFn>,
+    mut sink: impl FnMut(MiniBatch) -> Result<(), WalkError>,
+) -> Result<(), WalkError> {
+    let (k, per_super) = super_batches(cfg);
+    let window = STREAM_WINDOW * rayon::current_num_threads().max(1);
+    validate_holding(g, seeds, cfg, window.saturating_mul(per_super))?;
+    check_policy(cfg, policy)?;
+    let chunks: Vec<&[u32]> = seeds.chunks(per_super).collect();
+    if rayon::current_thread_index().is_some() {
+        // On one of the pool's own threads, waiting for the pool could wait for this very
+        // thread: sample window by window instead.
+        for (w, group) in chunks.chunks(window).enumerate() {
+            let done: Vec<Vec<MiniBatch>> = group
+                .par_iter()
+                .enumerate()
+                .map(|(i, chunk)| sample_chunk(g, chunk, cfg, policy, (w * window + i) * k))
+                .collect::<Result<_, _>>()?;
+            done.into_iter().flatten().try_for_each(&mut sink)?;
+        }
+        return Ok(());
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Vec<MiniBatch>, WalkError>)>();
+    rayon::in_place_scope(|scope| {
+        let spawn = |sb: usize| {
+            let (tx, stop, chunk) = (tx.clone(), &stop, chunks[sb]);
+            scope.spawn(move |_| {
+                if !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    // The receiver outlives the scope: a send fails only after an error
+                    // stopped the run, when nobody waits for the result.
+                    let _ = tx.send((sb, sample_chunk(g, chunk, cfg, policy, sb * k)));
+                }
+            });
+        };
+        let mut spawned = chunks.len().min(window);
+        (0..spawned).for_each(spawn);
+        let mut ready: std::collections::BTreeMap<usize, Vec<MiniBatch>> = Default::default();
+        let mut next = 0;
+        let result = (|| {
+            while next < chunks.len() {
+                let (sb, done) = rx.recv().expect("every spawned super-batch sends its result");
+                ready.insert(sb, done?);
+                while let Some(batches) = ready.remove(&next) {
+                    batches.into_iter().try_for_each(&mut sink)?;
+                    next += 1;
+                    if spawned < chunks.len() {
+                        spawn(spawned);
+                        spawned += 1;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        result
+    })
+}
+
+/// Super-batches per thread that [`sample_each`] keeps sampled or in flight ahead of its sink.
+pub const STREAM_WINDOW: usize = 4;
+
+/// The mini-batches per super-batch, and the seeds that makes.
+fn super_batches(cfg: &SampleConfig) -> (usize, usize) {
+    let k = if cfg.super_batch == 0 { CPU_SUPER_BATCH } else { cfg.super_batch };
+    (k, cfg.batch_size.saturating_mul(k))
+}
+
+fn check_policy(cfg: &SampleConfig, policy: Option<EdgeWeightFn>) -> Result<(), WalkError> {
     if (cfg.policy == Policy::Custom) != policy.is_some() {
         return Err(WalkError::Config("Policy::Custom goes with a policy function, and only it".into()));
     }
-    let k = if cfg.super_batch == 0 { CPU_SUPER_BATCH } else { cfg.super_batch };
-    let per_super = cfg.batch_size.saturating_mul(k);
-    let supers: Vec<Vec<MiniBatch>> = seeds
-        .par_chunks(per_super)
-        .enumerate()
-        .map(|(sb, chunk)| {
-            let batches: Vec<&[u32]> = chunk.chunks(cfg.batch_size).collect();
-            sample_super_batch(g, &batches, cfg, policy, sb * k)
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(supers.into_iter().flatten().collect())
+    Ok(())
+}
+
+/// One super-batch's seeds (`chunk`), cut into its mini-batches, the first numbered
+/// `first_batch`.
+fn sample_chunk(
+    g: &CsrGraph,
+    chunk: &[u32],
+    cfg: &SampleConfig,
+    policy: Option<EdgeWeightFn>,
+    first_batch: usize,
+) -> Result<Vec<MiniBatch>, WalkError> {
+    let batches: Vec<&[u32]> = chunk.chunks(cfg.batch_size).collect();
+    sample_super_batch(g, &batches, cfg, policy, first_batch)
 }
 
 /// [`sample`] with a compiled policy (a `#[sampler]` function, or any walk whose weight reads
@@ -630,6 +738,18 @@ pub fn sample_by(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: Option
 pub fn sample_with<W: crate::Walk>(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: &W) -> Result<Vec<MiniBatch>, WalkError> {
     let cfg = SampleConfig { policy: Policy::Custom, ..cfg.clone() };
     crate::walk::with_edge_weight(g, policy, |weight| sample_by(g, seeds, &cfg, Some(weight)))?
+}
+
+/// [`sample_each`] with a compiled policy, as [`sample_with`].
+pub fn sample_each_with<W: crate::Walk>(
+    g: &CsrGraph,
+    seeds: &[u32],
+    cfg: &SampleConfig,
+    policy: &W,
+    sink: impl FnMut(MiniBatch) -> Result<(), WalkError>,
+) -> Result<(), WalkError> {
+    let cfg = SampleConfig { policy: Policy::Custom, ..cfg.clone() };
+    crate::walk::with_edge_weight(g, policy, |weight| sample_each(g, seeds, &cfg, Some(weight), sink))?
 }
 
 #[cfg(test)]

@@ -118,15 +118,55 @@ pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
             eprintln!("{n}");
         }
     }
+    // Each mini-batch is written (or, without -o, dropped) as soon as it and the earlier ones
+    // are sampled, so the run holds a window of blocks, not the epoch, and the allocator
+    // reuses their memory. Writing (on this thread) overlaps the pool's sampling, so with -o
+    // the run's time includes it, and the time spent writing is said apart.
+    let map = g.id_map();
+    let node_ids = |v: &[u32]| match ids {
+        IdSpace::Internal => NpyArray::U32(v.to_vec()),
+        IdSpace::Original => NpyArray::U64(v.iter().map(|&x| map.original(x)).collect()),
+    };
+    let out = out_file.as_ref().map(|f| f.path().to_path_buf());
+    let mut npz = out_file.map(wayfarer::output::NpzWriter::new);
+    let mut write_error: Option<std::io::Error> = None;
+    let (mut batches, mut edges, mut arrays, mut write_secs) = (0usize, 0usize, 0usize, 0f64);
+    if let Some(npz) = &mut npz {
+        npz.add("fanouts", &NpyArray::U32(fanouts.clone()))?;
+        arrays += 1;
+    }
     let t = Instant::now();
-    let done = chosen.runner.sample(&job)?;
-    let (batches, where_) = (done.batches, done.backend);
-    let secs = t.elapsed().as_secs_f64();
-    let edges: usize = batches.iter().flat_map(|b| &b.blocks).map(|b| b.edge_ids.len()).sum();
+    let sampled = chosen.runner.sample_each(&job, &mut |mb| {
+        let bi = batches;
+        batches += 1;
+        edges += mb.blocks.iter().map(|b| b.edge_ids.len()).sum::<usize>();
+        let Some(npz) = &mut npz else { return Ok(()) };
+        let w = Instant::now();
+        let mut entries = vec![(format!("b{bi}_seeds"), node_ids(&mb.seeds))];
+        for (l, blk) in mb.blocks.into_iter().enumerate() {
+            entries.push((format!("b{bi}_l{l}_nodes"), node_ids(&blk.src_nodes)));
+            entries.push((format!("b{bi}_l{l}_num_dst"), NpyArray::U64(vec![blk.num_dst as u64])));
+            entries.push((format!("b{bi}_l{l}_src"), NpyArray::U32(blk.edge_src)));
+            entries.push((format!("b{bi}_l{l}_dst"), NpyArray::U32(blk.edge_dst)));
+            entries.push((format!("b{bi}_l{l}_eid"), NpyArray::U64(blk.edge_ids)));
+        }
+        let written = entries.iter().try_for_each(|(name, array)| npz.add(name, array));
+        arrays += entries.len();
+        write_secs += w.elapsed().as_secs_f64();
+        written.map_err(|e| {
+            write_error = Some(e);
+            wayfarer::WalkError::Config("the output could not be written".into())
+        })
+    });
+    let total_secs = t.elapsed().as_secs_f64();
+    if let Some(e) = write_error {
+        bail!("{}: {e}", out.as_deref().unwrap_or(Path::new("")).display());
+    }
+    let where_ = sampled?;
+    let secs = total_secs;
     if !a.quiet {
         eprintln!(
-            "sampled {} mini-batches of up to {} seeds, fanouts {:?} ({}, {}): {edges} edges in {secs:.3} s ({:.2} M edges/s, {where_})",
-            batches.len(),
+            "sampled {batches} mini-batches of up to {} seeds, fanouts {:?} ({}, {}): {edges} edges in {secs:.3} s{} ({:.2} M edges/s, {where_})",
             a.batch_size,
             fanouts,
             if a.replace { "with replacement" } else { "without replacement" },
@@ -137,36 +177,22 @@ pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
             } else {
                 "uniform"
             },
+            if npz.is_some() { ", writing them as they came" } else { "" },
             edges as f64 / secs.max(1e-9) / 1e6,
         );
     }
-    let Some(out_file) = out_file else {
+    let (Some(npz), Some(out)) = (npz, out) else {
         if !a.quiet {
             eprintln!("(no -o given: the blocks are not written)");
         }
         return Ok(());
     };
-    let out = out_file.path().to_path_buf();
-    let map = g.id_map();
-    let node_ids = |v: &[u32]| match ids {
-        IdSpace::Internal => NpyArray::U32(v.to_vec()),
-        IdSpace::Original => NpyArray::U64(v.iter().map(|&x| map.original(x)).collect()),
-    };
-    let mut arrays = vec![("fanouts".to_string(), NpyArray::U32(fanouts))];
-    // Moved, not copied: the blocks are the run's largest allocation.
-    for (bi, mb) in batches.into_iter().enumerate() {
-        arrays.push((format!("b{bi}_seeds"), node_ids(&mb.seeds)));
-        for (l, blk) in mb.blocks.into_iter().enumerate() {
-            arrays.push((format!("b{bi}_l{l}_nodes"), node_ids(&blk.src_nodes)));
-            arrays.push((format!("b{bi}_l{l}_num_dst"), NpyArray::U64(vec![blk.num_dst as u64])));
-            arrays.push((format!("b{bi}_l{l}_src"), NpyArray::U32(blk.edge_src)));
-            arrays.push((format!("b{bi}_l{l}_dst"), NpyArray::U32(blk.edge_dst)));
-            arrays.push((format!("b{bi}_l{l}_eid"), NpyArray::U64(blk.edge_ids)));
-        }
-    }
-    wayfarer::output::write_npz_into(out_file, &arrays)?;
+    let w = Instant::now();
+    let file = npz.finish().with_context(|| format!("{}: writing the archive's directory", out.display()))?;
+    file.commit()?;
+    write_secs += w.elapsed().as_secs_f64();
     if !a.quiet {
-        eprintln!("wrote {} ({} arrays)", out.display(), arrays.len());
+        eprintln!("wrote {} ({arrays} arrays; {write_secs:.3} s of writing on the main thread while the pool sampled)", out.display());
     }
     Ok(())
 }

@@ -29,12 +29,26 @@ pub struct SampleReport {
     pub backend: String,
 }
 
+/// A mini-batch consumer: it gets every mini-batch in order, once.
+pub type BatchSink<'s> = dyn FnMut(MiniBatch) -> Result<(), WalkError> + 's;
+
 /// A backend that samples neighbours.
 pub trait SampleRunner {
     /// `cpu` or `cuda`.
     fn kind(&self) -> Backend;
-    /// Samples every mini-batch of `job`.
-    fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError>;
+    /// Samples every mini-batch of `job`, handing each to `sink` in order as soon as it is
+    /// ready (the CPU holds only a window of them at a time), and returns the backend and its
+    /// timings, for the summary line.
+    fn sample_each(&self, job: &SampleJob, sink: &mut BatchSink) -> Result<String, WalkError>;
+    /// Samples every mini-batch of `job` into one list.
+    fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError> {
+        let mut batches = Vec::new();
+        let backend = self.sample_each(job, &mut |mb| {
+            batches.push(mb);
+            Ok(())
+        })?;
+        Ok(SampleReport { batches, backend })
+    }
 }
 
 /// The backend for `job` by the one device rule: the GPU samples uniformly only, so a
@@ -61,12 +75,12 @@ impl SampleRunner for CpuSampler {
         Backend::Cpu
     }
 
-    fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError> {
-        let batches = match job.policy {
-            Some(p) => crate::sample::sample_with(job.graph, job.seeds, &job.cfg, p)?,
-            None => crate::sample::sample(job.graph, job.seeds, &job.cfg)?,
-        };
-        Ok(SampleReport { batches, backend: format!("cpu, {} threads", rayon::current_num_threads()) })
+    fn sample_each(&self, job: &SampleJob, sink: &mut BatchSink) -> Result<String, WalkError> {
+        match job.policy {
+            Some(p) => crate::sample::sample_each_with(job.graph, job.seeds, &job.cfg, p, sink)?,
+            None => crate::sample::sample_each(job.graph, job.seeds, &job.cfg, None, sink)?,
+        }
+        Ok(format!("cpu, {} threads", rayon::current_num_threads()))
     }
 }
 
@@ -80,7 +94,7 @@ impl SampleRunner for CudaSampler {
         Backend::Cuda
     }
 
-    fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError> {
+    fn sample_each(&self, job: &SampleJob, sink: &mut BatchSink) -> Result<String, WalkError> {
         let walk_error = |e| match e {
             CudaError::Walk(w) => w,
             other => WalkError::Config(other.to_string()),
@@ -105,7 +119,8 @@ impl SampleRunner for CudaSampler {
                     copy.cut_seconds,
                     r.upload_seconds
                 );
-                Ok(SampleReport { batches, backend })
+                batches.into_iter().try_for_each(sink)?;
+                Ok(backend)
             }
             Err(CudaError::OutOfMemory(why)) => {
                 let (batches, r) =
@@ -114,7 +129,8 @@ impl SampleRunner for CudaSampler {
                     "{} ({:?} kernel; the epoch's blocks did not fit in device memory ({why}): streamed to the host per super-batch; sampling kernels {:.3} s, downloads {:.3} s, {} super-batches, graph upload {:.3} s)",
                     self.device.name, job.gpu.kernel, r.sample_kernel_seconds, r.download_seconds, r.super_batches, r.upload_seconds
                 );
-                Ok(SampleReport { batches, backend })
+                batches.into_iter().try_for_each(sink)?;
+                Ok(backend)
             }
             Err(e) => Err(walk_error(e)),
         }
