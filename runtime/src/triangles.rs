@@ -774,24 +774,28 @@ mod tests {
         }
     }
 
+    /// `g` with a self loop on every `every`th node (an entry in its own row).
+    fn with_self_loops(g: &CsrGraph, every: u32) -> CsrGraph {
+        let mut p = CsrParts { offsets: vec![0], ..Default::default() };
+        for u in 0..g.num_nodes() as u32 {
+            let mut row = g.neighbors(u).to_vec();
+            if u % every == 0 {
+                row.push(u);
+                row.sort_unstable();
+            }
+            p.targets.extend(row);
+            p.offsets.push(p.targets.len() as u64);
+        }
+        CsrGraph::from_parts(p, Orientation::Undirected).unwrap()
+    }
+
     #[test]
     fn both_id_orders_skip_only_rows_that_close_nothing() {
         // Sparse graphs (most rows of 0 to 2 entries, where `may_close` skips rows) with a hub
         // at a low and at a high id, self loops on some rows: both directions count what the
         // copy counts, with the same oriented edges.
         for (seed, hub) in [(1, None), (2, Some((3, 5))), (3, Some((596, 4)))] {
-            let g = random_graph(600, 700, seed, hub);
-            let mut p = CsrParts { offsets: vec![0], ..Default::default() };
-            for u in 0..600u32 {
-                let mut row = g.neighbors(u).to_vec();
-                if u % 11 == 0 {
-                    row.push(u);
-                    row.sort_unstable();
-                }
-                p.targets.extend(row);
-                p.offsets.push(p.targets.len() as u64);
-            }
-            let looped = CsrGraph::from_parts(p, Orientation::Undirected).unwrap();
+            let looped = with_self_loops(&random_graph(600, 700, seed, hub), 11);
             let want = count_oriented(&orient(&looped, None), Detail::Total);
             assert!(want.total > 0, "seed {seed}: the graph has triangles to miss");
             for upward in [false, true] {
@@ -806,17 +810,7 @@ mod tests {
         // Every seventh node gets a self loop (one entry in its row): in place is still taken
         // and counts what the copy counts, with the same edges.
         let g = random_graph(400, 2400, 3, Some((399, 2)));
-        let mut p = CsrParts { offsets: vec![0], ..Default::default() };
-        for u in 0..400u32 {
-            let mut row = g.neighbors(u).to_vec();
-            if u % 7 == 0 {
-                row.push(u);
-                row.sort_unstable();
-            }
-            p.targets.extend(row);
-            p.offsets.push(p.targets.len() as u64);
-        }
-        let looped = CsrGraph::from_parts(p, Orientation::Undirected).unwrap();
+        let looped = with_self_loops(&g, 7);
         let plan = plan(&looped, None);
         assert!(matches!(plan, Plan::InPlace(_)));
         for detail in [Detail::Total, Detail::PerNode] {
