@@ -107,6 +107,10 @@ struct FactorTable {
     flat: bool,
     /// Sum of the factor per row (`All`) or per (row, label) segment (`Label`).
     sums: Vec<f64>,
+    /// Whether the factor is 1 on every edge (an unweighted graph's `weight()`): then a
+    /// segment's sum is its length, which the CPU reads from the segment starts it reads
+    /// anyway (one line less per step), exactly the same value.
+    ones: bool,
 }
 
 /// Everything a run's structured proposals read, built once.
@@ -441,7 +445,13 @@ impl ProposalTables {
         if let Some(seg) = &self.labels {
             let l = label.min(seg.k.saturating_sub(1)) as usize;
             out[0] = Some(seg.starts.as_ptr().wrapping_add(v * (seg.k as usize + 1) + l).cast());
-            out[1] = self.segments.iter().flatten().next().map(|t| t.sums.as_ptr().wrapping_add(v * seg.k as usize + l).cast());
+            out[1] = self
+                .segments
+                .iter()
+                .flatten()
+                .next()
+                .filter(|t| !t.ones)
+                .map(|t| t.sums.as_ptr().wrapping_add(v * seg.k as usize + l).cast());
         }
         // Row sums are not prefetched: most steps of a one-term plan never read them (plain
         // eRJS wins where the weights are even), and prefetching them cost those steps 5-10%.
@@ -489,7 +499,13 @@ impl ProposalTables {
                                 (seg.starts[at + 1] - seg.starts[at]) as f64
                             }
                             StaticFactor::Table(i) => {
-                                self.segments[i as usize].as_ref()?.sums[cur as usize * seg.k as usize + b.label as usize]
+                                let t = self.segments[i as usize].as_ref()?;
+                                if t.ones {
+                                    let at = cur as usize * (seg.k as usize + 1) + b.label as usize;
+                                    (seg.starts[at + 1] - seg.starts[at]) as f64
+                                } else {
+                                    t.sums[cur as usize * seg.k as usize + b.label as usize]
+                                }
                             }
                         }
                     }
@@ -945,6 +961,7 @@ fn factor_table(
     let mut sums = vec![0f64; n * per_row];
     let ep = entries.as_mut_ptr() as usize;
     let flat = std::sync::atomic::AtomicBool::new(true);
+    let ones = std::sync::atomic::AtomicBool::new(true);
     sums.par_chunks_mut(per_row).enumerate().try_for_each_init(
         || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
         |(values, prob, alias, small, large), (v, out)| {
@@ -967,6 +984,9 @@ fn factor_table(
             let mut fill = |lo: usize, hi: usize| {
                 if values[lo..hi].windows(2).any(|w| w[0] != w[1]) {
                     flat.store(false, std::sync::atomic::Ordering::Relaxed);
+                }
+                if values[lo..hi].iter().any(|&x| x != 1.0) {
+                    ones.store(false, std::sync::atomic::Ordering::Relaxed);
                 }
                 let total = build_alias(&values[lo..hi], &mut prob[lo..hi], &mut alias[lo..hi], small, large);
                 for j in lo..hi {
@@ -994,7 +1014,7 @@ fn factor_table(
     if flat {
         entries = Vec::new();
     }
-    Ok(FactorTable { alias: AliasTable { entries }, flat, sums })
+    Ok(FactorTable { alias: AliasTable { entries }, flat, sums, ones: ones.into_inner() })
 }
 
 fn max_multiplicity(g: &CsrGraph) -> u32 {
@@ -1054,6 +1074,36 @@ mod tests {
         assert_eq!(good.total, 1.0);
         for bad in [-1.0, f32::NAN, f32::INFINITY] {
             assert!(tables.step(&g, 0, 1, &b, |_, _| bad).is_none(), "factor {bad}");
+        }
+    }
+
+    /// A label term's mass is its segment's factor sum: read from the segment starts when the
+    /// factor is 1 on every edge, from the table's sums otherwise (a flat table of 2s, a
+    /// skewed one); the same values either way, and only the all-ones table skips its sums.
+    #[test]
+    fn label_masses_are_the_segment_sums_whatever_the_factor() {
+        use crate::graph::{CsrParts, Orientation};
+        // Node 0: labels 0, 1, 1, 2, 1; node 1: labels 1, 1; node 2: no edges.
+        let parts = CsrParts {
+            offsets: vec![0, 5, 7, 7],
+            targets: vec![0, 1, 1, 2, 2, 0, 2],
+            labels: Some(vec![0, 1, 1, 2, 1, 1, 1]),
+            ..Default::default()
+        };
+        let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
+        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::Label }];
+        let skewed = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+        for (name, factor, ones) in [("ones", [1.0f32; 7], true), ("twos", [2.0; 7], false), ("skewed", skewed, false)] {
+            let f = move |_: usize, e: usize| factor[e];
+            let tables = ProposalTables::build(&g, &terms, &f, u64::MAX, TableNeed::Always).unwrap().unwrap();
+            assert_eq!(tables.segments[0].as_ref().unwrap().ones, ones, "{name}");
+            assert_eq!(tables.step_addresses(0, 1)[1].is_none(), ones, "{name}: the sums are prefetched unless unread");
+            for (cur, label) in [(0u32, 0u32), (0, 1), (0, 2), (0, 3), (1, 1), (1, 0), (2, 1)] {
+                let b = TermBounds { bound: [1.0; MAX_TERMS], label };
+                let want: f64 = g.row(cur).filter(|&e| g.labels().unwrap()[e] == label).map(|e| factor[e] as f64).sum();
+                let got = tables.step(&g, cur, crate::NO_NODE, &b, f).map_or(0.0, |s| s.total);
+                assert_eq!(got, want, "{name}: node {cur}, label {label}");
+            }
         }
     }
 
