@@ -393,3 +393,29 @@ fn a_sink_error_stops_the_stream() {
     assert_eq!(seen, 7);
     assert!(err.to_string().contains("disk full"), "{err}");
 }
+
+/// A policy that panics (a bug in the caller's code) ends the streamed run with that panic on
+/// the caller's thread; it does not leave the caller waiting for the batch that never came.
+#[test]
+fn a_panicking_policy_ends_the_stream_with_its_panic() {
+    use wayfarer::runtime::sample::sample_each;
+    let g = rmat();
+    let seeds: Vec<u32> = (0..3000u32).collect();
+    let cfg = SampleConfig {
+        fanouts: vec![5],
+        batch_size: 10,
+        replacement: Replacement::Without,
+        policy: Policy::Custom,
+        seed: 1,
+        super_batch: 0,
+    };
+    let policy = |v: u32, _e: usize| -> f32 {
+        assert!(v < 2000, "a policy bug past node 2000");
+        1.0
+    };
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sample_each(&g, &seeds, &cfg, Some(&policy), |_| Ok(()))));
+    let payload = run.expect_err("the policy's panic reaches the caller");
+    let message =
+        payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_default();
+    assert!(message.contains("past node 2000"), "{message}");
+}

@@ -665,15 +665,19 @@ pub fn sample_each(
         return Ok(());
     }
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Vec<MiniBatch>, WalkError>)>();
+    // A super-batch's result, or the payload of its panic (a policy's, say): the panic is
+    // sent on and resumed here, so the caller never waits for a result that will not come.
+    type Sent = (usize, std::thread::Result<Result<Vec<MiniBatch>, WalkError>>);
+    let (tx, rx) = std::sync::mpsc::channel::<Sent>();
     rayon::in_place_scope(|scope| {
         let spawn = |sb: usize| {
             let (tx, stop, chunk) = (tx.clone(), &stop, chunks[sb]);
             scope.spawn(move |_| {
                 if !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sample_chunk(g, chunk, cfg, policy, sb * k)));
                     // The receiver outlives the scope: a send fails only after an error
                     // stopped the run, when nobody waits for the result.
-                    let _ = tx.send((sb, sample_chunk(g, chunk, cfg, policy, sb * k)));
+                    let _ = tx.send((sb, done));
                 }
             });
         };
@@ -684,6 +688,10 @@ pub fn sample_each(
         let result = (|| {
             while next < chunks.len() {
                 let (sb, done) = rx.recv().expect("every spawned super-batch sends its result");
+                let done = done.unwrap_or_else(|panic| {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    std::panic::resume_unwind(panic)
+                });
                 ready.insert(sb, done?);
                 while let Some(batches) = ready.remove(&next) {
                     batches.into_iter().try_for_each(&mut sink)?;
