@@ -370,20 +370,17 @@ fn streamed_mini_batches_are_the_epochs_in_order() {
     }
 }
 
+/// 300 mini-batches of 10 seeds, one layer of 5: many more than the stream's window.
+fn many_small_batches(policy: Policy) -> (CsrGraph, Vec<u32>, SampleConfig) {
+    let cfg = SampleConfig { fanouts: vec![5], batch_size: 10, replacement: Replacement::Without, policy, seed: 1, super_batch: 0 };
+    (rmat(), (0..3000u32).collect(), cfg)
+}
+
 /// The sink's error stops the stream and is what the call returns; no batch comes after it.
 #[test]
 fn a_sink_error_stops_the_stream() {
     use wayfarer::runtime::sample::sample_each;
-    let g = rmat();
-    let seeds: Vec<u32> = (0..3000u32).collect();
-    let cfg = SampleConfig {
-        fanouts: vec![5],
-        batch_size: 10,
-        replacement: Replacement::Without,
-        policy: Policy::Uniform,
-        seed: 1,
-        super_batch: 0,
-    };
+    let (g, seeds, cfg) = many_small_batches(Policy::Uniform);
     let mut seen = 0;
     let err = sample_each(&g, &seeds, &cfg, None, |_| {
         seen += 1;
@@ -399,16 +396,7 @@ fn a_sink_error_stops_the_stream() {
 #[test]
 fn a_panicking_policy_ends_the_stream_with_its_panic() {
     use wayfarer::runtime::sample::sample_each;
-    let g = rmat();
-    let seeds: Vec<u32> = (0..3000u32).collect();
-    let cfg = SampleConfig {
-        fanouts: vec![5],
-        batch_size: 10,
-        replacement: Replacement::Without,
-        policy: Policy::Custom,
-        seed: 1,
-        super_batch: 0,
-    };
+    let (g, seeds, cfg) = many_small_batches(Policy::Custom);
     let policy = |v: u32, _e: usize| -> f32 {
         assert!(v < 2000, "a policy bug past node 2000");
         1.0
