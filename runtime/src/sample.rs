@@ -147,9 +147,7 @@ fn validate_holding(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, held: usize
     if let Some(&bad) = seeds.iter().find(|&&s| s as u64 >= n) {
         return Err(WalkError::BadStart { node: bad as u64, num_nodes: n as usize });
     }
-    let (edges, bytes) = max_output(g, held.min(seeds.len()), cfg);
-    crate::memory::check(&format!("the sampled blocks (at most {edges} edges for these seeds and fanouts)"), bytes)
-        .map_err(|e| WalkError::Config(format!("{e}: sample fewer seeds per run, or smaller fanouts or batches")))?;
+    check_memory(g, held.min(seeds.len()), cfg)?;
     if cfg.policy == Policy::EdgeWeight {
         let Some(w) = g.weights() else {
             return Err(WalkError::Config("the weighted policy needs edge weights, which the graph does not have".into()));
@@ -159,6 +157,14 @@ fn validate_holding(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, held: usize
         }
     }
     Ok(())
+}
+
+/// Whether the blocks of `held` seeds' mini-batches fit in the memory left ([`max_output`]):
+/// what a caller that keeps more than a stream's window (the whole epoch, say) checks first.
+pub fn check_memory(g: &CsrGraph, held: usize, cfg: &SampleConfig) -> Result<(), WalkError> {
+    let (edges, bytes) = max_output(g, held, cfg);
+    crate::memory::check(&format!("the sampled blocks (at most {edges} edges for these seeds and fanouts)"), bytes)
+        .map_err(|e| WalkError::Config(format!("{e}: sample fewer seeds per run, or smaller fanouts or batches")))
 }
 
 /// The sampled edges of `v`'s row (global edge ids), for layer `layer` of batch `batch`.

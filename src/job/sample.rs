@@ -41,9 +41,9 @@ pub trait SampleRunner {
     /// timings, for the summary line.
     fn sample_each(&self, job: &SampleJob, sink: &mut BatchSink) -> Result<String, WalkError>;
     /// Samples every mini-batch of `job` into one list. The list holds the epoch, so the
-    /// memory check is the epoch's ([`crate::sample::validate`]), not a window's.
+    /// memory check is the epoch's ([`crate::sample::check_memory`]), not a window's.
     fn sample(&self, job: &SampleJob) -> Result<SampleReport, WalkError> {
-        crate::sample::validate(job.graph, job.seeds, &job.cfg)?;
+        crate::sample::check_memory(job.graph, job.seeds.len(), &job.cfg)?;
         let mut batches = Vec::new();
         let backend = self.sample_each(job, &mut |mb| {
             batches.push(mb);
