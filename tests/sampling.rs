@@ -335,7 +335,7 @@ fn the_classifier_puts_full_nodes_first_in_each_sub_batch() {
     assert!(with.flags.iter().zip(&nodes).all(|(&f, &v)| (f == 1) == (deg(v) == 0)));
 }
 
-/// The streaming sampler hands on exactly the blocks of the whole-epoch one, in order: called
+/// The streaming sampler hands on exactly the epoch's blocks (the reference's), in order: called
 /// from outside the pool (whose threads sample ahead while the caller takes the batches) and
 /// from one of a pool's own threads (window by window), for any super-batch size and thread
 /// count.
@@ -348,7 +348,12 @@ fn streamed_mini_batches_are_the_epochs_in_order() {
     for replacement in [Replacement::Without, Replacement::With] {
         for policy in [Policy::Uniform, Policy::EdgeWeight] {
             let cfg = SampleConfig { fanouts: vec![7, 4], batch_size: 37, replacement, policy, seed: 9, super_batch: 0 };
-            let want = sample(&g, &seeds, &cfg).unwrap();
+            // The epoch, batch by batch from the definition (`sample` itself streams).
+            let want: Vec<MiniBatch> = seeds
+                .chunks(cfg.batch_size)
+                .enumerate()
+                .map(|(b, s)| wayfarer::runtime::sample::reference_batch(&g, s, &cfg, None, b).unwrap())
+                .collect();
             for k in [0, 5] {
                 let cfg = SampleConfig { super_batch: k, ..cfg.clone() };
                 let stream = || {

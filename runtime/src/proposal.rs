@@ -493,19 +493,16 @@ impl ProposalTables {
                     if b.label >= seg.k {
                         0.0
                     } else {
-                        match t.factor {
-                            StaticFactor::One => {
+                        // A factor of 1 (or a table of ones) sums to the segment's length.
+                        let table = match t.factor {
+                            StaticFactor::One => None,
+                            StaticFactor::Table(i) => Some(self.segments[i as usize].as_ref()?).filter(|t| !t.ones),
+                        };
+                        match table {
+                            Some(t) => t.sums[cur as usize * seg.k as usize + b.label as usize],
+                            None => {
                                 let at = cur as usize * (seg.k as usize + 1) + b.label as usize;
                                 (seg.starts[at + 1] - seg.starts[at]) as f64
-                            }
-                            StaticFactor::Table(i) => {
-                                let t = self.segments[i as usize].as_ref()?;
-                                if t.ones {
-                                    let at = cur as usize * (seg.k as usize + 1) + b.label as usize;
-                                    (seg.starts[at + 1] - seg.starts[at]) as f64
-                                } else {
-                                    t.sums[cur as usize * seg.k as usize + b.label as usize]
-                                }
                             }
                         }
                     }

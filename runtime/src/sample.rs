@@ -628,14 +628,16 @@ pub fn sample(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig) -> Result<Vec<Min
 /// node `v`'s row. A negative, NaN or infinite weight is an error naming the edge.
 ///
 /// Mini-batches are processed `cfg.super_batch` at a time through the Super-batch Degree
-/// Classifier ([`classify`]), super-batches in parallel.
+/// Classifier ([`classify`]), super-batches in parallel ([`sample_each`], collected: the
+/// memory check is the epoch's).
 pub fn sample_by(g: &CsrGraph, seeds: &[u32], cfg: &SampleConfig, policy: Option<EdgeWeightFn>) -> Result<Vec<MiniBatch>, WalkError> {
-    validate(g, seeds, cfg)?;
-    check_policy(cfg, policy)?;
-    let (k, per_super) = super_batches(cfg);
-    let supers: Vec<Vec<MiniBatch>> =
-        seeds.par_chunks(per_super).enumerate().map(|(sb, chunk)| sample_chunk(g, chunk, cfg, policy, sb * k)).collect::<Result<_, _>>()?;
-    Ok(supers.into_iter().flatten().collect())
+    check_memory(g, seeds.len(), cfg)?;
+    let mut out = Vec::new();
+    sample_each(g, seeds, cfg, policy, |mb| {
+        out.push(mb);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// [`sample_by`], handing each mini-batch to `sink` in order as soon as it and every earlier

@@ -158,12 +158,11 @@ pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
             wayfarer::WalkError::Config("the output could not be written".into())
         })
     });
-    let total_secs = t.elapsed().as_secs_f64();
+    let secs = t.elapsed().as_secs_f64();
     if let Some(e) = write_error {
         bail!("{}: {e}", out.as_deref().unwrap_or(Path::new("")).display());
     }
     let where_ = sampled?;
-    let secs = total_secs;
     if !a.quiet {
         eprintln!(
             "sampled {batches} mini-batches of up to {} seeds, fanouts {:?} ({}, {}): {edges} edges in {secs:.3} s{} ({:.2} M edges/s, {where_})",
