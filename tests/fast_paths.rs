@@ -280,15 +280,17 @@ fn lock_step_rejection_gives_the_general_paths_walks_and_counts() {
     );
 }
 
+/// R-MAT scale 11 (edge factor 8) with labels U{0..4}.
+fn labelled_rmat() -> CsrGraph {
+    let mut g = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
+    g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 5 }, 6).unwrap())).unwrap();
+    g
+}
+
 #[test]
 fn lock_step_structured_gives_the_general_paths_walks_and_counts() {
     let _held = hold();
-    let labelled = || {
-        let mut g = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
-        g.set_labels(Some(wayfarer::graph::generate::labels(&g, wayfarer::graph::generate::LabelSpec { k: 5 }, 6).unwrap())).unwrap();
-        g
-    };
-    let (g, mut pareto) = (labelled(), labelled());
+    let (g, mut pareto) = (labelled_rmat(), labelled_rmat());
     pareto.set_weights(Some(wayfarer::graph::generate::weights(&g, "pareto:1".parse().unwrap(), 3))).unwrap();
     let starts = Starts::EveryNode { per_node: 2 };
     let gamma = vec![("gamma".to_string(), "0.2".to_string())];
@@ -329,4 +331,35 @@ fn lock_step_structured_gives_the_general_paths_walks_and_counts() {
     // the adaptive rule, and dead ends of empty label segments.
     assert!(seen.structured_steps > 0 && seen.structured_trials > seen.structured_steps, "{seen:?}");
     assert!(seen.rejection_steps > 0 && seen.dead_ends > 0, "{seen:?}");
+}
+
+/// MetaPath's plan is exact (its weight is its label term's envelope but for the 2^-16
+/// widening): under adaptive every step with tables takes the label's segment, on the
+/// lock-step path (whose step start is then inline) and on the general path alike, so the
+/// adaptive walks are the structured sampler's, weighted or not.
+#[test]
+fn exact_label_plans_always_take_their_segments_under_adaptive() {
+    let _held = hold();
+    let (g, mut weighted) = (labelled_rmat(), labelled_rmat());
+    weighted.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 3))).unwrap();
+    let starts = Starts::EveryNode { per_node: 2 };
+    for (graph, weights) in [(&g, "unweighted"), (&weighted, "U[1,5)")] {
+        let walk = LibraryWalk::from_name("metapath", &[], graph, false).unwrap();
+        for fast in [true, false] {
+            let run = |sampler| {
+                let cfg = WalkConfig { length: 10, seed: 9, sampler, ..Default::default() };
+                if fast {
+                    walk.run(graph, &starts, &cfg, None).unwrap()
+                } else {
+                    fast_paths_off(|| walk.run(graph, &starts, &cfg, None).unwrap())
+                }
+            };
+            let what = format!("metapath {weights}, fast paths {fast}");
+            let ((adaptive, ra), (structured, _)) = (run(SamplerMode::Adaptive), run(SamplerMode::Structured));
+            let s = ra.stats;
+            assert!(s.structured_steps > 1_000 && s.dead_ends > 0, "{what}: {s:?}");
+            assert_eq!((s.rejection_steps, s.reservoir_steps), (0, 0), "{what}: adaptive took another sampler");
+            assert!(adaptive == structured, "{what}: the adaptive walks differ from the structured sampler's");
+        }
+    }
 }

@@ -103,19 +103,66 @@ fn starts(nodes: &[u32]) -> Starts {
 
 #[test]
 fn the_compiler_finds_each_plan() {
-    let f = |t, c| TermPlan { factor: t, cond: c };
+    // Inexact: the weight is below its term's envelope somewhere.
+    let f = |t, c| TermPlan { factor: t, cond: c, exact: false };
+    // Exact: the weight is its term's envelope (up to the widening) on its edges, 0 elsewhere.
+    let x = |t, c| TermPlan { factor: t, cond: c, exact: true };
     assert_eq!(Mixture { g: 0.5 }.proposal(), vec![f(StaticFactor::Table(0), TermCond::All), f(StaticFactor::One, TermCond::PrevNeighbor)]);
-    assert_eq!(LabelByStep.proposal(), vec![f(StaticFactor::Table(0), TermCond::Label)]);
+    assert_eq!(LabelByStep.proposal(), vec![x(StaticFactor::Table(0), TermCond::Label)]);
     assert_eq!(DegreeBiased { r: 4.0 }.proposal(), vec![f(StaticFactor::Table(0), TermCond::All)]);
-    assert_eq!(Homesick.proposal(), vec![f(StaticFactor::Table(0), TermCond::Back)]);
+    assert_eq!(Homesick.proposal(), vec![x(StaticFactor::Table(0), TermCond::Back)]);
     use wayfarer::walks as lib;
     assert_eq!(lib::Node2vec { a: 2.0, b: 0.5 }.proposal(), vec![f(StaticFactor::Table(0), TermCond::All)]);
     assert_eq!(
         lib::Ppr2 { gamma: 0.2 }.proposal(),
         vec![f(StaticFactor::One, TermCond::All), f(StaticFactor::One, TermCond::PrevNeighbor)]
     );
-    assert_eq!(lib::Metapath::new(&[0, 1]).unwrap().proposal(), vec![f(StaticFactor::Table(0), TermCond::Label)]);
-    assert_eq!(lib::Deepwalk.proposal(), vec![f(StaticFactor::Table(0), TermCond::All)]);
+    assert_eq!(lib::Metapath::new(&[0, 1]).unwrap().proposal(), vec![x(StaticFactor::Table(0), TermCond::Label)]);
+    assert_eq!(lib::Deepwalk.proposal(), vec![x(StaticFactor::Table(0), TermCond::All)]);
+    // Label plans that are not exact: another edge guard, a second nonzero path, a walker
+    // guard, a residual that is not one constant.
+    assert_eq!(LabelHeavyOnly.proposal(), vec![f(StaticFactor::Table(0), TermCond::Label)]);
+    assert_eq!(LabelOrFirst.proposal(), vec![f(StaticFactor::Table(0), TermCond::All)]);
+    assert_eq!(LabelLater.proposal(), vec![f(StaticFactor::Table(0), TermCond::Label)]);
+    assert_eq!(LabelScaled { c: 2.0 }.proposal(), vec![f(StaticFactor::Table(0), TermCond::Label)]);
+    // A constant weight on a label's edges is exact (a uniform draw from the segment).
+    assert_eq!(LabelFlat.proposal(), vec![x(StaticFactor::One, TermCond::Label)]);
+}
+
+/// Not exact: only the label's heavy edges weigh anything.
+#[walk]
+fn label_heavy_only(s: &Step) -> f32 {
+    if s.label() == 1 { if s.weight() > 2.0 { s.weight() } else { 0.0 } } else { 0.0 }
+}
+
+/// Not exact: two nonzero paths (every edge at the first step, then only label 1).
+#[walk]
+fn label_or_first(s: &Step) -> f32 {
+    if s.step() == 0 {
+        s.weight()
+    } else if s.label() == 1 {
+        s.weight()
+    } else {
+        0.0
+    }
+}
+
+/// Not exact: a walker guard on the label's path (nothing at the first step).
+#[walk]
+fn label_later(s: &Step) -> f32 {
+    if s.step() > 0 { if s.label() == 1 { s.weight() } else { 0.0 } } else { 0.0 }
+}
+
+/// Not exact as the analysis sees it: a residual that is a parameter times the factor.
+#[walk(defaults(c = 2.0))]
+fn label_scaled(s: &Step, c: f32) -> f32 {
+    if s.label() == 1 { s.weight() * c } else { 0.0 }
+}
+
+/// Exact: a constant on label 1's edges.
+#[walk]
+fn label_flat(s: &Step) -> f32 {
+    if s.label() == 1 { 3.0 } else { 0.0 }
 }
 
 #[test]

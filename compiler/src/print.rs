@@ -327,6 +327,17 @@ fn proposal(out: &mut String, f: &Program, info: &crate::analysis::WalkInfo) {
     if let Some(l) = p.label {
         let _ = writeln!(out, "    L = {}", crate::print::formula_in(&d.exprs, &f.params, &f.state, l));
     }
+    if p.exact {
+        let why = if p.terms.iter().all(|t| t.cond != ProposalCond::All) {
+            "the adaptive rule always takes this proposal where the row has tables"
+        } else {
+            "over the whole row the cost model still weighs it against plain eRJS"
+        };
+        let _ = writeln!(
+            out,
+            "    exact: w(e) = R * s(e) on the term's edges and 0 elsewhere, so a trial is accepted but for the envelope's 2^-16 widening; {why}"
+        );
+    }
 }
 
 /// What a per-node quantity in a bound means, in words (`h` is the weight's edge term).

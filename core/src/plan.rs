@@ -32,4 +32,8 @@ pub struct TermPlan {
     pub factor: StaticFactor,
     /// The edges it concerns.
     pub cond: TermCond,
+    /// The walk's weight is exactly `R · s(e)` on this term's edges and 0 on every other edge
+    /// (set only on a plan's single term): its trials are accepted but for the envelope's
+    /// 2^-16 widening, so the adaptive rule always proposes from it.
+    pub exact: bool,
 }

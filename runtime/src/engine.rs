@@ -248,7 +248,7 @@ impl<W: Walk> Env<'_, W> {
     #[inline(always)]
     fn prefetch_terms(&self, w: &Walker<W::State>) {
         if let Some(t) = &self.structured {
-            structured::prefetch_step(self.walk, &self.ctx, t, w);
+            structured::prefetch_step(self.walk, &self.ctx, t, w, true);
         }
     }
 

@@ -321,7 +321,7 @@ impl ProposalTables {
         // 14.9 ms adaptive with tables, every step eRJS). Checked before any table is built
         // (an unweighted graph's `weight()` is the flat case). A bad factor counts as skewed:
         // the build below names it.
-        if let ([TermPlan { factor: StaticFactor::Table(i), cond: TermCond::All }], TableNeed::WhereTheyPay) = (terms, need) {
+        if let ([TermPlan { factor: StaticFactor::Table(i), cond: TermCond::All, .. }], TableNeed::WhereTheyPay) = (terms, need) {
             let skewed_edges: u64 = (0..n as u32)
                 .into_par_iter()
                 .map(|v| {
@@ -463,6 +463,64 @@ impl ProposalTables {
     #[inline(always)]
     pub fn has_prev_neighbor_term(&self) -> bool {
         self.terms.iter().any(|t| t.cond == TermCond::PrevNeighbor)
+    }
+
+    /// Whether the adaptive rule always takes the structured proposal where tables cover the
+    /// row: the plan is exact ([`TermPlan::exact`], one term whose trials are accepted but for
+    /// the envelope's widening) and its term selects a part of the row (a label's segment, the
+    /// edges back), which plain eRJS would find only by rejecting the rest. An exact term over
+    /// the whole row is left to the cost model: where the row's weights are even, plain eRJS's
+    /// first trial reads less than an alias entry and its edge.
+    pub fn always_structured(&self) -> bool {
+        matches!(self.terms.as_slice(), [t] if t.exact && t.cond != TermCond::All)
+    }
+
+    /// Whether [`ProposalTables::label_step`] serves the plan: one label term that the
+    /// adaptive rule always takes ([`ProposalTables::always_structured`]), tables on every row
+    /// at its CSR offset.
+    pub(crate) fn serves_label_steps(&self) -> bool {
+        self.always_structured() && self.terms[0].cond == TermCond::Label && self.row_at.is_none() && self.coverage.covers(1)
+    }
+
+    /// [`ProposalTables::step`] then [`ProposalTables::draw`]'s first trial for a plan that
+    /// [`ProposalTables::serves_label_steps`], on `cur`'s row (starting at edge `row_start`),
+    /// without their general dispatch: the same masses, the same words drawn, the same entry.
+    #[inline(always)]
+    pub(crate) fn label_step(&self, cur: u32, row_start: usize, b: &TermBounds, rng: &mut StepRng) -> LabelStep {
+        let r = b.bound[0];
+        if !(r >= 0.0 && r.is_finite()) {
+            return LabelStep::Other;
+        }
+        let (Some(seg), TermPlan { factor, .. }) = (&self.labels, self.terms[0]) else { return LabelStep::Other };
+        if r == 0.0 || b.label >= seg.k {
+            return LabelStep::DeadEnd;
+        }
+        let si = cur as usize * (seg.k as usize + 1) + b.label as usize;
+        let (lo, hi) = (seg.starts[si] as usize, seg.starts[si + 1] as usize);
+        let table = match factor {
+            StaticFactor::One => None,
+            StaticFactor::Table(i) => match self.segments[i as usize].as_ref() {
+                Some(t) => Some((i, t)),
+                None => return LabelStep::Other,
+            },
+        };
+        let sum = match table {
+            Some((_, t)) if !t.ones => t.sums[cur as usize * seg.k as usize + b.label as usize],
+            _ => (hi - lo) as f64,
+        };
+        let mass = r as f64 * sum;
+        let mut s = StepTerms { mass: [0.0; MAX_TERMS], total: 0.0, bounds: *b, back: (0, 0), prev_row: (0, 0) };
+        s.mass[0] = mass;
+        s.total += mass;
+        if !(s.total > 0.0) {
+            return LabelStep::DeadEnd;
+        }
+        let slot = row_start + lo + rng.below((hi - lo) as u64) as usize;
+        let entry = match table {
+            Some((i, t)) if !t.flat => PendingEntry { at: slot, word: rng.next_u32(), source: EntrySource::Segment(i) },
+            _ => PendingEntry { at: slot, word: 0, source: EntrySource::Order },
+        };
+        LabelStep::Drawn(s, entry)
     }
 
     /// The step's masses `M_k` for walker `(cur, prev)` with bounds `b`, or `None` if a bound
@@ -863,6 +921,16 @@ pub enum Draw {
     Missed,
 }
 
+/// What [`ProposalTables::label_step`] came to.
+pub(crate) enum LabelStep {
+    /// The general path decides the step (a bound that is not a finite number `>= 0`).
+    Other,
+    /// Every weight of the step is 0.
+    DeadEnd,
+    /// The step's terms and its first trial's entry.
+    Drawn(StepTerms, PendingEntry),
+}
+
 /// A table entry a trial waits for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PendingEntry {
@@ -1064,7 +1132,7 @@ mod tests {
         use crate::graph::{CsrParts, Orientation};
         let parts = CsrParts { offsets: vec![0, 2, 3], targets: vec![0, 1, 0], ..Default::default() };
         let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
-        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::Back }];
+        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::Back, exact: false }];
         let tables = ProposalTables::build(&g, &terms, &|_, _| 1.0, u64::MAX, TableNeed::Always).unwrap().unwrap();
         let b = TermBounds { bound: [1.0; MAX_TERMS], label: 0 };
         let good = tables.step(&g, 0, 1, &b, |_, _| 1.0).expect("a step with a good factor");
@@ -1088,7 +1156,7 @@ mod tests {
             ..Default::default()
         };
         let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
-        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::Label }];
+        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::Label, exact: false }];
         let skewed = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
         for (name, factor, ones) in [("ones", [1.0f32; 7], true), ("twos", [2.0; 7], false), ("skewed", skewed, false)] {
             let f = move |_: usize, e: usize| factor[e];
@@ -1110,7 +1178,7 @@ mod tests {
         let parts = CsrParts { offsets: vec![0, 3, 4], targets: vec![0, 1, 1, 0], ..Default::default() };
         let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
         for cond in [TermCond::All, TermCond::Back] {
-            let terms = [TermPlan { factor: StaticFactor::Table(0), cond }];
+            let terms = [TermPlan { factor: StaticFactor::Table(0), cond, exact: false }];
             for bad in [-0.5f32, f32::NAN, f32::INFINITY] {
                 let factor = move |_: usize, e: usize| if e == 2 { bad } else { 1.0 };
                 match (cond, ProposalTables::build(&g, &terms, &factor, u64::MAX, TableNeed::Always)) {
@@ -1142,7 +1210,7 @@ mod tests {
         let g = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
         let factor = |_: usize, e: usize| 1.0 + (e % 4) as f32;
         for cond in [TermCond::All, TermCond::Label] {
-            let terms = [TermPlan { factor: StaticFactor::Table(0), cond }];
+            let terms = [TermPlan { factor: StaticFactor::Table(0), cond, exact: false }];
             let full = ProposalTables::coverage(&g, &terms, u64::MAX).unwrap();
             assert_eq!((full.min_degree, full.edges), (0, 21));
             let budget = ProposalTables::budget_for_min_degree(&g, &terms, 4).unwrap();
@@ -1211,7 +1279,7 @@ mod tests {
     #[test]
     fn even_factors_build_tables_only_when_forced() {
         let g = fifty_rows_of_four();
-        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::All }];
+        let terms = [TermPlan { factor: StaticFactor::Table(0), cond: TermCond::All, exact: false }];
         // Row maxima at 1.6x the row means.
         let even = |_: usize, e: usize| [1.0, 1.0, 1.0, 3.0][e % 4];
         let skew_first = |_: usize, e: usize| if e < 4 { [1.0, 1.0, 1.0, 30.0][e] } else { even(0, e) };
@@ -1228,8 +1296,8 @@ mod tests {
             Ok(Ok(t)) => t.device_trial_cost(),
             _ => panic!("tables for {terms:?}"),
         };
-        let all = |factor| TermPlan { factor, cond: TermCond::All };
-        let prev = TermPlan { factor: StaticFactor::One, cond: TermCond::PrevNeighbor };
+        let all = |factor| TermPlan { factor, cond: TermCond::All, exact: false };
+        let prev = TermPlan { factor: StaticFactor::One, cond: TermCond::PrevNeighbor, exact: false };
         // Node2Vec's shape: a row alias table.
         assert_eq!(cost(&[all(StaticFactor::Table(0))]), 2.0);
         // Second-order PageRank's: a uniform term and the mixture through prev's row.
@@ -1241,7 +1309,7 @@ mod tests {
         let labels = Some((0..g.num_edges() as u32).map(|e| e % 3).collect());
         let parts = CsrParts { offsets: g.offsets().to_vec(), targets: g.targets().to_vec(), labels, ..Default::default() };
         let labelled = CsrGraph::from_parts(parts, Orientation::Directed).unwrap();
-        let label = TermPlan { factor: StaticFactor::One, cond: TermCond::Label };
+        let label = TermPlan { factor: StaticFactor::One, cond: TermCond::Label, exact: false };
         match ProposalTables::build(&labelled, &[label], &skew, u64::MAX, TableNeed::Always) {
             Ok(Ok(t)) => assert_eq!(t.device_trial_cost(), 0.5),
             _ => panic!("label segments for a labelled graph"),

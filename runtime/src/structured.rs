@@ -16,9 +16,10 @@ use crate::walk::{Ctx, Walk, Walker};
 
 /// Prefetches what [`start`] will read at `w`'s next step when the plan has a label term:
 /// the label's segment offsets and sums, and the label's aggregates that the walk's bound and
-/// estimate read (`Ctx::label_query`), as the row's offsets are.
+/// estimate read (`Ctx::label_query`) unless `reads_bound` is false (steps that
+/// `ProposalTables::label_step` starts read neither), as the row's offsets are.
 #[inline(always)]
-pub(crate) fn prefetch_step<W: Walk>(walk: &W, ctx: &Ctx, tables: &ProposalTables, w: &Walker<W::State>) {
+pub(crate) fn prefetch_step<W: Walk>(walk: &W, ctx: &Ctx, tables: &ProposalTables, w: &Walker<W::State>, reads_bound: bool) {
     if !tables.has_label_term() {
         return;
     }
@@ -28,7 +29,7 @@ pub(crate) fn prefetch_step<W: Walk>(walk: &W, ctx: &Ctx, tables: &ProposalTable
         crate::engine::prefetch(p);
     }
     let k = ctx.stats.label_k;
-    if tb.label < k && !ctx.stats.labels.is_empty() {
+    if reads_bound && tb.label < k && !ctx.stats.labels.is_empty() {
         crate::engine::prefetch(ctx.stats.labels.as_ptr().wrapping_add(w.cur as usize * k as usize + tb.label as usize));
     }
 }
@@ -63,8 +64,12 @@ pub(crate) fn start<W: Walk>(
     // Without a `has_edge(prev, dst)` term Ŝ is a fair estimate (its only guesses halve
     // unknown branches): where plain eRJS needs at most a structured trial's cost in trials
     // (structured needs one at the least) it wins, and the terms are not even computed.
+    // An exact plan's trial over a part of the row is accepted but for the envelope's 2^-16
+    // widening: one draw from the term's edges, which no other sampler beats, so it is always
+    // taken (on the GPU too).
+    let always = mode == SamplerMode::Structured || (mode == SamplerMode::Adaptive && tables.always_structured());
     let consider = tables.coverage.covers(d)
-        && (mode == SamplerMode::Structured || tables.has_prev_neighbor_term() || plain_mass > tables.trial_cost() * sum_estimate() as f64);
+        && (always || tables.has_prev_neighbor_term() || plain_mass > tables.trial_cost() * sum_estimate() as f64);
     if !consider {
         return Start::Skip;
     }
@@ -75,7 +80,7 @@ pub(crate) fn start<W: Walk>(
     if !(terms.total > 0.0) {
         return Start::DeadEnd;
     }
-    let use_it = mode == SamplerMode::Structured || {
+    let use_it = always || {
         let s_hat = sum_estimate().max(f32::MIN_POSITIVE) as f64;
         let r = cost.ratio_for(d);
         // Against plain eRJS the weights' sum cancels: only the masses are compared, which

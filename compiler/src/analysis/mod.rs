@@ -93,6 +93,9 @@ struct Path {
     walker_guards: Vec<(Handle<Expr>, bool)>,
     selector: Selector,
     unknown: u32,
+    /// How many guards named an edge set the selector knows (`label == x`, `dst == prev`, …):
+    /// more than one, and the selector is only the most specific of them.
+    selectors: u32,
     /// The edge guards other than the selector's (`has_edge(prev, dst)`, …).
     edge_guards: Vec<(Handle<Expr>, bool)>,
     value: Handle<Expr>,
@@ -276,7 +279,7 @@ impl Analyzer<'_> {
     }
 
     fn classify(&mut self, guards: Vec<(Handle<Expr>, bool)>, value: Handle<Expr>) -> Path {
-        let mut p = Path { walker_guards: Vec::new(), selector: Selector::All, unknown: 0, edge_guards: Vec::new(), value };
+        let mut p = Path { walker_guards: Vec::new(), selector: Selector::All, unknown: 0, selectors: 0, edge_guards: Vec::new(), value };
         for (g, pol) in guards {
             if !self.is_edge(g) {
                 p.walker_guards.push((g, pol));
@@ -302,8 +305,12 @@ impl Analyzer<'_> {
             match found {
                 // A path's edges satisfy all its guards, so any one guard's edge set contains
                 // them: keep the most specific for B (sound), which also serves Ŝ best.
-                Some(s) if rank(s) > rank(p.selector) => p.selector = s,
-                Some(_) => {}
+                Some(s) => {
+                    p.selectors += 1;
+                    if rank(s) > rank(p.selector) {
+                        p.selector = s;
+                    }
+                }
                 None => {
                     p.unknown += 1;
                     p.edge_guards.push((g, pol));

@@ -53,6 +53,10 @@ pub struct Proposal {
     pub factors: Vec<Handle<Expr>>,
     /// The label of the [`ProposalCond::Label`] terms this step (in `derived`).
     pub label: Option<Handle<Expr>>,
+    /// The plan is one term and the weight is exactly `R · s(e)` on its edges and 0 on every
+    /// other edge (MetaPath: `if label == x { h } else { 0 }`): a structured trial is accepted
+    /// but for the envelope's 2^-16 widening, so the adaptive rule always proposes from it.
+    pub exact: bool,
 }
 
 impl Proposal {
@@ -67,7 +71,11 @@ impl Proposal {
         };
         self.terms
             .iter()
-            .map(|t| TermPlan { factor: t.factor.map_or(StaticFactor::One, |i| StaticFactor::Table(i as u8)), cond: cond(t.cond) })
+            .map(|t| TermPlan {
+                factor: t.factor.map_or(StaticFactor::One, |i| StaticFactor::Table(i as u8)),
+                cond: cond(t.cond),
+                exact: self.exact,
+            })
             .collect()
     }
 
@@ -126,10 +134,13 @@ fn same(f: &Program, a: Handle<Expr>, b: Handle<Expr>) -> bool {
     strip(x) == strip(y) && ox.len() == oy.len() && ox.iter().zip(&oy).all(|(p, q)| same(f, *p, *q))
 }
 
-/// A path's base part, factored: its static factor (`None`: 1) and its residual's range.
+/// A path's base part, factored: its static factor (`None`: 1) and its residual's range,
+/// and whether the part is exactly `residual · factor` with a residual that is one constant
+/// (the static factor itself, or a positive literal).
 struct Factored {
     factor: Option<Handle<Expr>>,
     residual: Range,
+    exact: bool,
 }
 
 struct Planner<'p, 'a, 'f> {
@@ -150,13 +161,14 @@ impl Planner<'_, '_, '_> {
         let one = self.a.f32(1.0);
         if !self.a.is_edge(h) {
             let r = self.a.range(h, sel)?;
-            return Ok(Factored { factor: None, residual: r });
+            let exact = matches!(self.f.exprs.get(h), Expr::Literal(Literal::Float(v, _)) if *v > 0.0 && v.is_finite());
+            return Ok(Factored { factor: None, residual: r, exact });
         }
         let whole = |p: &mut Self| -> Result<Factored, String> {
             if p.edge_static(h) {
-                Ok(Factored { factor: Some(h), residual: (one, one) })
+                Ok(Factored { factor: Some(h), residual: (one, one), exact: true })
             } else {
-                Ok(Factored { factor: None, residual: p.a.range(h, sel)? })
+                Ok(Factored { factor: None, residual: p.a.range(h, sel)?, exact: false })
             }
         };
         match self.f.exprs.get(h).clone() {
@@ -169,12 +181,12 @@ impl Planner<'_, '_, '_> {
                 let inner = self.factor(edge, sel)?;
                 let (a, b) = inner.residual;
                 let (c, d) = self.a.range(other, sel)?;
-                Ok(Factored { factor: inner.factor, residual: self.a.corners(BinaryOp::Mul, a, b, c, d) })
+                Ok(Factored { factor: inner.factor, residual: self.a.corners(BinaryOp::Mul, a, b, c, d), exact: false })
             }
             Expr::Binary { op: BinaryOp::Div, lhs, rhs } if !self.a.is_edge(rhs) => {
                 let l = self.factor(lhs, sel)?;
                 let divisor = self.a.range(rhs, sel)?;
-                Ok(Factored { factor: l.factor, residual: self.a.quotient(l.residual, divisor) })
+                Ok(Factored { factor: l.factor, residual: self.a.quotient(l.residual, divisor), exact: false })
             }
             Expr::Select { cond, then, other } if !self.a.is_edge(cond) => {
                 let t = self.factor(then, sel)?;
@@ -187,7 +199,7 @@ impl Planner<'_, '_, '_> {
                 let k = self.a.copy(cond);
                 let lo = self.a.select(Some(k), t.residual.0, o.residual.0);
                 let hi = self.a.select(Some(k), t.residual.1, o.residual.1);
-                Ok(Factored { factor, residual: (lo, hi) })
+                Ok(Factored { factor, residual: (lo, hi), exact: false })
             }
             _ => whole(self),
         }
@@ -217,10 +229,13 @@ pub(super) fn plan(a: &mut Analyzer, paths: &[Path]) -> Result<Proposal, String>
     let mut factor: Option<Option<Handle<Expr>>> = None;
     let mut conds: Vec<Selector> = Vec::new();
     let mut any_extra = false;
+    // Paths with a nonzero value, and whether the one there is (if one) is exactly its term.
+    let (mut nonzero, mut exact) = (0, false);
     for path in paths {
         if p.is_zero(path.value) {
             continue;
         }
+        nonzero += 1;
         let guard = p.a.guard(&path.walker_guards);
         // The part added on `has_edge(prev, dst)` paths: a walker-level summand.
         let prev_neighbor = path.edge_guards.iter().any(|&(g, pol)| pol && p.is_prev_neighbor(g));
@@ -246,6 +261,14 @@ pub(super) fn plan(a: &mut Analyzer, paths: &[Path]) -> Result<Proposal, String>
             continue;
         }
         let fac = p.factor(base, path.selector)?;
+        // Exact: no walker guard, and the only edge guard is the selector's own (`label == x`
+        // or `dst == prev`) or none, so the path is precisely the term's edge set.
+        exact = fac.exact
+            && extra.is_none()
+            && path.walker_guards.is_empty()
+            && path.unknown == 0
+            && path.selectors <= 1
+            && matches!(path.selector, Selector::All | Selector::Label(_) | Selector::Back);
         match factor {
             None => factor = Some(fac.factor),
             Some(prev) => {
@@ -289,6 +312,6 @@ pub(super) fn plan(a: &mut Analyzer, paths: &[Path]) -> Result<Proposal, String>
         [ProposalTerm { factor: None, cond: ProposalCond::All, .. }] => {
             Err("the weight has no static factor, label, back-edge or `has_edge(prev, dst)` term: uniform eRJS is its proposal".into())
         }
-        _ => Ok(Proposal { terms, factors, label }),
+        _ => Ok(Proposal { exact: exact && nonzero == 1 && !any_extra && terms.len() == 1, terms, factors, label }),
     }
 }

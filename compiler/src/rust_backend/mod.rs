@@ -437,7 +437,8 @@ fn proposal_methods(info: &WalkInfo, we: &Emitter, d: &Emitter, rt: &TokenStream
             crate::analysis::ProposalCond::Back => quote!(#rt::proposal::TermCond::Back),
             crate::analysis::ProposalCond::PrevNeighbor => quote!(#rt::proposal::TermCond::PrevNeighbor),
         };
-        quote!(#rt::proposal::TermPlan { factor: #factor, cond: #cond })
+        let exact = p.exact;
+        quote!(#rt::proposal::TermPlan { factor: #factor, cond: #cond, exact: #exact })
     });
     let arms = p.factors.iter().enumerate().map(|(i, h)| {
         let v = we.e(*h);

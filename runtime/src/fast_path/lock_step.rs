@@ -12,7 +12,7 @@
 use super::{Chunk, IDLE_QUERY, first_blocks};
 use crate::engine::{StepStart, prefetch, step_start};
 use crate::error::WalkError;
-use crate::proposal::{EntrySource, PendingEntry, ProposalTables, StepTerms};
+use crate::proposal::{EntrySource, LabelStep, PendingEntry, ProposalTables, StepTerms, TermBounds};
 use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
 use crate::run::{SamplerMode, SamplerStats};
 use crate::sampler;
@@ -65,6 +65,8 @@ struct Env<'a, W: Walk> {
     mode: SamplerMode,
     cost: &'a crate::cost::CostModel,
     tables: Option<&'a ProposalTables>,
+    /// The tables when they serve every step's start inline ([`ProposalTables::label_step`]).
+    label_steps: Option<&'a ProposalTables>,
 }
 
 impl<W: Walk> Env<'_, W> {
@@ -89,6 +91,36 @@ impl<W: Walk> Env<'_, W> {
         (l.base, l.d) = (row.start, row.len());
         if l.d == 0 {
             return Ok(Started::DeadEnd);
+        }
+        // Where the structured arm is always taken (an exact plan over a part of the row, on a
+        // row with tables), the step is the arm's whatever the bound and the estimate
+        // (`structured::start` reads neither then): they are not computed.
+        if let Some(tables) = self.label_steps {
+            // One label term on tables over every row: the start and the first draw inline.
+            let mut tb = TermBounds::default();
+            self.walk.term_bounds(self.ctx, &l.w, &mut tb);
+            match tables.label_step(l.w.cur, l.base, &tb, &mut l.rng) {
+                LabelStep::Other => {}
+                LabelStep::DeadEnd => return Ok(Started::DeadEnd),
+                LabelStep::Drawn(terms, entry) => {
+                    // The cap is computed at the first rejection (structured_decide): nearly
+                    // every trial of an exact plan is accepted.
+                    (l.terms, l.trials, l.cap, l.entry) = (terms, 1, 0, entry);
+                    prefetch(tables.entry_address(&entry));
+                    return Ok(Started::Pending(Stage::Entry));
+                }
+            }
+        } else if let Some(tables) = self.tables.filter(|t| {
+            matches!(self.mode, SamplerMode::Adaptive | SamplerMode::Structured) && t.always_structured() && t.coverage.covers(l.d)
+        }) {
+            match structured::start(self.walk, self.ctx, tables, self.mode, self.cost, &l.w, l.d, f64::INFINITY, &mut None) {
+                structured::Start::Skip => {}
+                structured::Start::DeadEnd => return Ok(Started::DeadEnd),
+                structured::Start::Use(terms) => {
+                    (l.terms, l.trials, l.cap) = (terms, 0, self.cost.trial_cap(l.d));
+                    return self.structured_next(tables, l, st);
+                }
+            }
         }
         let StepStart { dead_end, bound, mut estimate } = step_start(self.walk, self.ctx, &l.w, self.mode);
         if dead_end {
@@ -175,6 +207,9 @@ impl<W: Walk> Env<'_, W> {
             st.structured_trials += l.trials as u64;
             return Ok(Some(Some(l.index - l.base)));
         }
+        if l.cap == 0 {
+            l.cap = self.cost.trial_cap(l.d);
+        }
         Ok(match self.structured_next(tables, l, st)? {
             Started::Pending(stage) => {
                 l.stage = stage;
@@ -248,7 +283,8 @@ pub(super) fn lock_step<W: Walk>(
     lens: &mut [u32],
     edges: &mut [u64],
 ) -> Result<SamplerStats, WalkError> {
-    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost, tables };
+    let label_steps = tables.filter(|t| matches!(chunk.mode, SamplerMode::Adaptive | SamplerMode::Structured) && t.serves_label_steps());
+    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost, tables, label_steps };
     let (cfg, seed) = (chunk.cfg, chunk.seed);
     let g = chunk.ctx.graph;
     let (offsets, targets) = (g.offsets(), g.targets());
@@ -264,7 +300,7 @@ pub(super) fn lock_step<W: Walk>(
         match chunk.next_walker(next, out, lens) {
             Some((w, query, row)) => {
                 if let Some(t) = tables {
-                    structured::prefetch_step(chunk.walk, chunk.ctx, t, &w);
+                    structured::prefetch_step(chunk.walk, chunk.ctx, t, &w, label_steps.is_none());
                 }
                 (lane.w, lane.query, lane.row, lane.len, lane.stage) = (w, query, row, 1, Stage::Start);
                 true
@@ -382,7 +418,7 @@ fn advance<W: Walk>(
     if !ended {
         prefetch(offsets.as_ptr().wrapping_add(w.cur as usize));
         if let Some(t) = env.tables {
-            structured::prefetch_step(env.walk, env.ctx, t, w);
+            structured::prefetch_step(env.walk, env.ctx, t, w, env.label_steps.is_none());
         }
     }
     ended
