@@ -523,9 +523,31 @@ impl ProposalTables {
         LabelStep::Drawn(s, entry)
     }
 
+    /// A floor under the total mass [`ProposalTables::step`] would give on `cur`'s row of `d`
+    /// edges with bounds `b`: the first term's mass when it covers the whole row (a count, or
+    /// its row's sum), else 0. Computed as `step` computes that mass, and the others only add
+    /// to it (`>= 0`; rounding is monotone), so `c · floor > d · B` proves the adaptive rule
+    /// would choose plain eRJS without computing the other terms (`has_edge(prev, dst)`'s
+    /// included).
+    #[inline(always)]
+    pub(crate) fn mass_floor(&self, cur: u32, d: usize, b: &TermBounds) -> f64 {
+        let r = b.bound[0];
+        if !(r > 0.0 && r.is_finite()) {
+            return 0.0;
+        }
+        let sum = match self.terms.first() {
+            Some(TermPlan { cond: TermCond::All, factor: StaticFactor::One, .. }) => d as f64,
+            Some(TermPlan { cond: TermCond::All, factor: StaticFactor::Table(i), .. }) => {
+                self.rows[*i as usize].as_ref().map_or(0.0, |t| t.sums[cur as usize])
+            }
+            _ => 0.0,
+        };
+        r as f64 * sum
+    }
+
     /// The step's masses `M_k` for walker `(cur, prev)` with bounds `b`, or `None` if a bound
     /// is not a finite number `>= 0` (the step then takes another sampler).
-    #[inline]
+    #[inline(always)]
     pub fn step(&self, g: &CsrGraph, cur: u32, prev: u32, b: &TermBounds, factor: impl Fn(usize, usize) -> f32) -> Option<StepTerms> {
         let row = g.row(cur);
         if !self.coverage.covers(row.len()) {

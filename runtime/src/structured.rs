@@ -75,6 +75,11 @@ pub(crate) fn start<W: Walk>(
     }
     let mut tb = TermBounds::default();
     walk.term_bounds(ctx, w, &mut tb);
+    // The rule below needs c·M <= d·B: a floor under M that already exceeds it decides the
+    // step for plain eRJS before the other terms (a search of prev's row, say) are computed.
+    if !always && tables.trial_cost() * tables.mass_floor(w.cur, d, &tb) > plain_mass {
+        return Start::Skip;
+    }
     let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
     let Some(terms) = tables.step(ctx.graph, w.cur, w.prev, &tb, factor) else { return Start::Skip };
     if !(terms.total > 0.0) {

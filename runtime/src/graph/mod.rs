@@ -26,19 +26,33 @@ use std::sync::Arc;
 pub use wayfarer_core::NO_NODE;
 
 /// A read-only array that is either owned or a view into a memory-mapped `.wfg` file.
+///
+/// Its start and length are kept beside the storage, so reading it costs no test of which
+/// storage it is (walks read `offsets` several times a step: the test was a fifth of a
+/// second-order PageRank step's instructions).
 pub struct Buf<T: bytemuck::Pod> {
     inner: BufInner<T>,
+    ptr: *const T,
+    len: usize,
 }
 
+// SAFETY: a Buf only reads through `ptr`, which points into storage the Buf owns (a Vec's heap
+// buffer, or an Arc'd read-only mapping) and that is itself Send and Sync.
+unsafe impl<T: bytemuck::Pod + Send> Send for Buf<T> {}
+unsafe impl<T: bytemuck::Pod + Sync> Sync for Buf<T> {}
+
+/// The storage a [`Buf`]'s pointer reads: held, never read through here.
 enum BufInner<T> {
-    Owned(Vec<T>),
-    Mapped { map: Arc<memmap2::Mmap>, byte_offset: usize, len: usize },
+    Owned(#[allow(dead_code)] Vec<T>),
+    Mapped(#[allow(dead_code)] Arc<memmap2::Mmap>),
 }
 
 impl<T: bytemuck::Pod> Buf<T> {
     /// An owned buffer.
     pub fn owned(v: Vec<T>) -> Self {
-        Buf { inner: BufInner::Owned(v) }
+        // The Vec's heap buffer does not move when the Vec does, and is never changed.
+        let (ptr, len) = (v.as_ptr(), v.len());
+        Buf { inner: BufInner::Owned(v), ptr, len }
     }
 
     /// A view of `len` elements at `byte_offset` of a mapping; `None` if out of range or
@@ -49,12 +63,14 @@ impl<T: bytemuck::Pod> Buf<T> {
         if end > map.len() || (map.as_ptr() as usize + byte_offset) % std::mem::align_of::<T>() != 0 {
             return None;
         }
-        Some(Buf { inner: BufInner::Mapped { map, byte_offset, len } })
+        // SAFETY: the range was just checked to lie inside the mapping, aligned for T.
+        let ptr = unsafe { map.as_ptr().add(byte_offset) } as *const T;
+        Some(Buf { inner: BufInner::Mapped(map), ptr, len })
     }
 
     /// Whether the data lives in a memory-mapped file.
     pub fn is_mapped(&self) -> bool {
-        matches!(self.inner, BufInner::Mapped { .. })
+        matches!(self.inner, BufInner::Mapped(_))
     }
 }
 
@@ -62,15 +78,10 @@ impl<T: bytemuck::Pod> Deref for Buf<T> {
     type Target = [T];
     #[inline(always)]
     fn deref(&self) -> &[T] {
-        match &self.inner {
-            BufInner::Owned(v) => v,
-            // SAFETY: `mapped` checked that the range lies inside the mapping and is aligned
-            // for T; T is Pod, so any bytes are a valid T; the map is read-only and kept
-            // alive by the Arc for as long as this Buf exists.
-            BufInner::Mapped { map, byte_offset, len } => unsafe {
-                std::slice::from_raw_parts(map.as_ptr().add(*byte_offset) as *const T, *len)
-            },
-        }
+        // SAFETY: `ptr` and `len` describe the storage `inner` owns: an owned Vec's buffer, or
+        // a range of the mapping that `mapped` checked lies inside it and is aligned for T. T is
+        // Pod, so any bytes are a valid T; the storage is read-only and lives as long as self.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
 
