@@ -384,7 +384,7 @@ impl<'a> Step<'a> {
     }
     /// The out-degree of `v` (0 if `v` is not a node).
     pub fn degree(&self, v: u32) -> u32 {
-        if (v as usize) < self.ctx.graph.num_nodes() { self.ctx.graph.degree(v).min(u32::MAX as u64) as u32 } else { 0 }
+        self.ctx.graph.walk_degree(v)
     }
 }
 

@@ -208,7 +208,7 @@ impl Emitter<'_> {
                     }
                     Builtin::Degree => {
                         let v = &a[0];
-                        quote!({ let __v: u32 = #v; if (__v as usize) < __g.num_nodes() { __g.degree(__v).min(u32::MAX as u64) as u32 } else { 0u32 } })
+                        quote!(__g.walk_degree(#v))
                     }
                     Builtin::NodeProp(i) => {
                         let name = &self.props[*i as usize];

@@ -380,6 +380,16 @@ impl CsrGraph {
         self.offsets[v + 1] - self.offsets[v]
     }
 
+    /// The degree a walk's `degree(v)` reads: `v`'s out-degree saturated to `u32`, and 0 when
+    /// `v` is not a node (`NO_NODE`, say). One bounds check for both ends of the row.
+    #[inline(always)]
+    pub fn walk_degree(&self, v: u32) -> u32 {
+        match self.offsets.get(v as usize..v as usize + 2) {
+            Some(&[a, b]) => (b - a).min(u32::MAX as u64) as u32,
+            _ => 0,
+        }
+    }
+
     /// The edge index range of `v`'s row.
     #[inline(always)]
     pub fn row(&self, v: u32) -> std::ops::Range<usize> {
