@@ -504,10 +504,7 @@ impl ProposalTables {
                 None => return LabelStep::Other,
             },
         };
-        let sum = match table {
-            Some((_, t)) if !t.ones => t.sums[cur as usize * seg.k as usize + b.label as usize],
-            _ => (hi - lo) as f64,
-        };
+        let sum = segment_sum(seg, table.map(|(_, t)| t), cur, b.label, lo, hi);
         let mass = r as f64 * sum;
         let mut s = StepTerms { mass: [0.0; MAX_TERMS], total: 0.0, bounds: *b, back: (0, 0), prev_row: (0, 0) };
         s.mass[0] = mass;
@@ -515,12 +512,7 @@ impl ProposalTables {
         if !(s.total > 0.0) {
             return LabelStep::DeadEnd;
         }
-        let slot = row_start + lo + rng.below((hi - lo) as u64) as usize;
-        let entry = match table {
-            Some((i, t)) if !t.flat => PendingEntry { at: slot, word: rng.next_u32(), source: EntrySource::Segment(i) },
-            _ => PendingEntry { at: slot, word: 0, source: EntrySource::Order },
-        };
-        LabelStep::Drawn(s, entry)
+        LabelStep::Drawn(s, segment_entry(table, row_start + lo, hi - lo, rng))
     }
 
     /// A floor under the total mass [`ProposalTables::step`] would give on `cur`'s row of `d`
@@ -573,18 +565,12 @@ impl ProposalTables {
                     if b.label >= seg.k {
                         0.0
                     } else {
-                        // A factor of 1 (or a table of ones) sums to the segment's length.
                         let table = match t.factor {
                             StaticFactor::One => None,
-                            StaticFactor::Table(i) => Some(self.segments[i as usize].as_ref()?).filter(|t| !t.ones),
+                            StaticFactor::Table(i) => Some(self.segments[i as usize].as_ref()?),
                         };
-                        match table {
-                            Some(t) => t.sums[cur as usize * seg.k as usize + b.label as usize],
-                            None => {
-                                let at = cur as usize * (seg.k as usize + 1) + b.label as usize;
-                                (seg.starts[at + 1] - seg.starts[at]) as f64
-                            }
-                        }
+                        let si = cur as usize * (seg.k as usize + 1) + b.label as usize;
+                        segment_sum(seg, table, cur, b.label, seg.starts[si] as usize, seg.starts[si + 1] as usize)
                     }
                 }
                 TermCond::Back => {
@@ -705,14 +691,11 @@ impl ProposalTables {
                 let seg = self.labels.as_ref().expect("label segments");
                 let si = cur as usize * (seg.k as usize + 1) + s.bounds.label as usize;
                 let (lo, hi) = (seg.starts[si] as usize, seg.starts[si + 1] as usize);
-                let slot = at + lo + rng.below((hi - lo) as u64) as usize;
-                match t.factor {
-                    StaticFactor::One => Draw::Entry(PendingEntry { at: slot, word: 0, source: EntrySource::Order }),
-                    StaticFactor::Table(f) if self.segments[f as usize].as_ref().is_some_and(|t| t.flat) => {
-                        Draw::Entry(PendingEntry { at: slot, word: 0, source: EntrySource::Order })
-                    }
-                    StaticFactor::Table(f) => Draw::Entry(PendingEntry { at: slot, word: rng.next_u32(), source: EntrySource::Segment(f) }),
-                }
+                let table = match t.factor {
+                    StaticFactor::One => None,
+                    StaticFactor::Table(f) => self.segments[f as usize].as_ref().map(|t| (f, t)),
+                };
+                Draw::Entry(segment_entry(table, at + lo, hi - lo, rng))
             }
             TermCond::Back => match t.factor {
                 StaticFactor::One => Draw::Edge(s.back.0 + rng.below((s.back.1 - s.back.0) as u64) as usize),
@@ -941,6 +924,28 @@ pub enum Draw {
     Entry(PendingEntry),
     /// No candidate (a neighbour of `prev` that `cur` lacks): the trial is rejected.
     Missed,
+}
+
+/// The sum of a label segment `[lo, hi)`'s static factor (`table`; `None` for a factor of 1):
+/// a factor of 1, or a table of ones, sums to the segment's length.
+#[inline(always)]
+fn segment_sum(seg: &LabelSegments, table: Option<&FactorTable>, cur: u32, label: u32, lo: usize, hi: usize) -> f64 {
+    match table {
+        Some(t) if !t.ones => t.sums[cur as usize * seg.k as usize + label as usize],
+        _ => (hi - lo) as f64,
+    }
+}
+
+/// A trial's entry in a label segment of `len` slots from slot `first`: its order entry when
+/// the factor is 1 or flat over segments, else its alias entry in static factor `i`'s table
+/// (with the word that decides it).
+#[inline(always)]
+fn segment_entry(table: Option<(u8, &FactorTable)>, first: usize, len: usize, rng: &mut StepRng) -> PendingEntry {
+    let at = first + rng.below(len as u64) as usize;
+    match table {
+        Some((i, t)) if !t.flat => PendingEntry { at, word: rng.next_u32(), source: EntrySource::Segment(i) },
+        _ => PendingEntry { at, word: 0, source: EntrySource::Order },
+    }
 }
 
 /// What [`ProposalTables::label_step`] came to.
