@@ -333,8 +333,8 @@ fn lock_step_structured_gives_the_general_paths_walks_and_counts() {
     assert!(seen.rejection_steps > 0 && seen.dead_ends > 0, "{seen:?}");
 }
 
-/// MetaPath's plan is exact (its weight is its label term's envelope but for the 2^-16
-/// widening): under adaptive every step with tables takes the label's segment, on the
+/// MetaPath's plan is exact (its weight is its label term's envelope, so its candidates are
+/// taken untested): under adaptive every step with tables takes the label's segment, on the
 /// lock-step path (whose step start is then inline) and on the general path alike, so the
 /// adaptive walks are the structured sampler's, weighted or not.
 #[test]

@@ -25,6 +25,43 @@ fn mixture(s: &Step, g: f32) -> f32 {
     w
 }
 
+/// An exact mixture: `h` plus `g` on the edges to neighbours of `prev`, so its candidates are
+/// taken untested on graphs without parallel edges.
+#[walk(defaults(g = 0.5))]
+fn mixture_exact(s: &Step, g: f32) -> f32 {
+    let mut w = s.weight();
+    if s.has_edge(s.prev(), s.dst()) {
+        w += g;
+    }
+    w
+}
+
+/// Exact too: the `has_edge(prev, dst)` part only from the third step on (a walker guard
+/// around both sides of the edge guard).
+#[walk(defaults(g = 0.5))]
+fn mixture_late(s: &Step, g: f32) -> f32 {
+    let mut w = s.weight();
+    if s.step() > 1 {
+        if s.has_edge(s.prev(), s.dst()) {
+            w += g;
+        }
+    }
+    w
+}
+
+/// Exact in truth, but not as the analysis sees it: the walker guard sits inside the edge
+/// guard, so no group of paths covers every edge on its own.
+#[walk(defaults(g = 0.5))]
+fn mixture_inner(s: &Step, g: f32) -> f32 {
+    let mut w = s.weight();
+    if s.has_edge(s.prev(), s.dst()) {
+        if s.step() > 1 {
+            w += g;
+        }
+    }
+    w
+}
+
 /// A label-conditional term whose label changes with the step.
 #[walk]
 fn label_by_step(s: &Step) -> f32 {
@@ -58,6 +95,15 @@ fn label_rule(step: u32, _prev: Option<u32>, e: &RawEdge, _edges: &[RawEdge]) ->
 fn degree_rule(_step: u32, prev: Option<u32>, e: &RawEdge, edges: &[RawEdge]) -> f64 {
     let k = edges.iter().filter(|f| f.0 == e.1).count() as f64 + 1.0;
     if Some(e.1) == prev { 4.0 * k } else { k }
+}
+
+fn mixture_exact_rule(_step: u32, prev: Option<u32>, e: &RawEdge, edges: &[RawEdge]) -> f64 {
+    let near = prev.is_some_and(|t| edges.iter().any(|f| f.0 == t && f.1 == e.1));
+    e.2 as f64 + if near { 0.5 } else { 0.0 }
+}
+
+fn mixture_late_rule(step: u32, prev: Option<u32>, e: &RawEdge, edges: &[RawEdge]) -> f64 {
+    if step > 1 { mixture_exact_rule(step, prev, e, edges) } else { e.2 as f64 }
 }
 
 fn ppr2_rule(_step: u32, prev: Option<u32>, e: &RawEdge, edges: &[RawEdge]) -> f64 {
@@ -113,9 +159,24 @@ fn the_compiler_finds_each_plan() {
     assert_eq!(Homesick.proposal(), vec![x(StaticFactor::Table(0), TermCond::Back)]);
     use wayfarer::walks as lib;
     assert_eq!(lib::Node2vec { a: 2.0, b: 0.5 }.proposal(), vec![f(StaticFactor::Table(0), TermCond::All)]);
+    // Exact mixtures: the weight is the sum of its terms on every edge.
     assert_eq!(
         lib::Ppr2 { gamma: 0.2 }.proposal(),
-        vec![f(StaticFactor::One, TermCond::All), f(StaticFactor::One, TermCond::PrevNeighbor)]
+        vec![x(StaticFactor::One, TermCond::All), x(StaticFactor::One, TermCond::PrevNeighbor)]
+    );
+    assert_eq!(
+        MixtureExact { g: 0.5 }.proposal(),
+        vec![x(StaticFactor::Table(0), TermCond::All), x(StaticFactor::One, TermCond::PrevNeighbor)]
+    );
+    assert_eq!(
+        MixtureLate { g: 0.5 }.proposal(),
+        vec![x(StaticFactor::Table(0), TermCond::All), x(StaticFactor::One, TermCond::PrevNeighbor)]
+    );
+    // Not exact: a factor 2 on the static part (a scaled residual), and a walker guard inside
+    // the edge guard.
+    assert_eq!(
+        MixtureInner { g: 0.5 }.proposal(),
+        vec![f(StaticFactor::Table(0), TermCond::All), f(StaticFactor::One, TermCond::PrevNeighbor)]
     );
     assert_eq!(lib::Metapath::new(&[0, 1]).unwrap().proposal(), vec![x(StaticFactor::Table(0), TermCond::Label)]);
     assert_eq!(lib::Deepwalk.proposal(), vec![x(StaticFactor::Table(0), TermCond::All)]);
@@ -176,6 +237,14 @@ fn unseen_programs_are_exact_on_every_weight_shape() {
                 assert!(r.stats.structured_steps > 0, "{shape:?}: {:?}", r.stats);
             }
         }
+        // Exact mixtures: always structured under adaptive too, their candidates untested.
+        for r in check(&MixtureExact { g: 0.5 }, &g, &edges, &s, mixture_exact_rule, &format!("mixture_exact {shape:?}"))
+            .into_iter()
+            .chain(check(&MixtureLate { g: 0.5 }, &g, &edges, &s, mixture_late_rule, &format!("mixture_late {shape:?}")))
+            .chain(check(&wayfarer::walks::Ppr2 { gamma: 0.2 }, &g, &edges, &s, ppr2_rule, &format!("ppr2 {shape:?}")))
+        {
+            assert!(r.stats.structured_steps > 0 && r.stats.rejection_steps == 0, "{shape:?} {}: {:?}", r.sampler, r.stats);
+        }
         check(&LabelByStep, &g, &edges, &s, label_rule, &format!("label_by_step {shape:?}"));
         check(&DegreeBiased { r: 4.0 }, &g, &edges, &s, degree_rule, &format!("degree_biased {shape:?}"));
         // Every walk ends where it starts: the envelope's mass is 0 there.
@@ -235,6 +304,7 @@ fn parallel_edges_and_hubs_are_exact() {
     let s = starts(&[5, 3, 1]);
     check(&Mixture { g: 0.5 }, &g, &edges, &s, mixture_rule, "mixture on the hub graph");
     check(&wayfarer::walks::Ppr2 { gamma: 0.2 }, &g, &edges, &s, ppr2_rule, "ppr2 on the hub graph");
+    check(&MixtureExact { g: 0.5 }, &g, &edges, &s, mixture_exact_rule, "mixture_exact on the hub graph");
     check(&LabelByStep, &g, &edges, &s, label_rule, "label_by_step on the hub graph");
     check(&DegreeBiased { r: 4.0 }, &g, &edges, &s, degree_rule, "degree_biased on the hub graph");
 }

@@ -63,6 +63,35 @@ fn a_broken_mixture_fails_the_chi_square_suite() {
     assert!(p < ALPHA, "the broken mixture passed the suite: smallest p = {p:e}");
 }
 
+/// A wrong exactness claim: with every plan's candidates taken untested (feature `testing`),
+/// weighted Node2Vec's structured trials draw edges by `h` alone, ignoring the return and
+/// in-out factors, and the chi-square test must reject its transitions (second-order
+/// PageRank's plan is exact: its candidates pass untested in the test above and in
+/// `structured.rs`).
+#[test]
+fn a_wrong_exactness_claim_fails_the_chi_square_suite() {
+    let edges = shaped_edges(Shape::Pareto1);
+    let g = build(&edges);
+    let starts = Starts::Nodes([0u32, 5, 2].iter().flat_map(|&v| std::iter::repeat_n(v, 60_000)).collect());
+    let cfg = WalkConfig { length: 3, seed: 19, sampler: SamplerMode::Structured, ..Default::default() };
+    let params = [("a".to_string(), "2".to_string()), ("b".to_string(), "0.5".to_string())];
+    let walk = wayfarer::library::LibraryWalk::from_name("node2vec", &params, &g, false).unwrap();
+    let model = Model::Node2vec { a: 2.0, b: 0.5, weighted: true };
+    let run = || walk.run(&g, &starts, &cfg, None).unwrap();
+    let _held = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
+
+    let (good, report) = run();
+    assert!(report.stats.structured_steps > 100_000, "{:?}", report.stats);
+    let p = min_p(&good, &model, &edges);
+    assert!(p > ALPHA, "node2vec's tested trials fail: p = {p:e}");
+
+    wayfarer::proposal::BROKEN_UNTESTED.store(true, Ordering::Relaxed);
+    let (bad, _) = run();
+    wayfarer::proposal::BROKEN_UNTESTED.store(false, Ordering::Relaxed);
+    let p = min_p(&bad, &model, &edges);
+    assert!(p < ALPHA, "node2vec's candidates taken untested passed the suite: smallest p = {p:e}");
+}
+
 /// The same on CUDA: the switch compiles a kernel whose structured trials pick terms equally
 /// (`WF_BROKEN_EQUAL_TERMS`). Without a GPU this says so and passes (`WAYFARER_REQUIRE_GPU=1`
 /// makes a missing GPU a failure, as in `gpu.rs`).

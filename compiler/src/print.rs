@@ -328,14 +328,14 @@ fn proposal(out: &mut String, f: &Program, info: &crate::analysis::WalkInfo) {
         let _ = writeln!(out, "    L = {}", crate::print::formula_in(&d.exprs, &f.params, &f.state, l));
     }
     if p.exact {
-        let why = if p.terms.iter().all(|t| t.cond != ProposalCond::All) {
+        let why = if p.always_structured() {
             "the adaptive rule always takes this proposal where the row has tables"
         } else {
             "over the whole row the cost model still weighs it against plain eRJS"
         };
         let _ = writeln!(
             out,
-            "    exact: w(e) = R * s(e) on the term's edges and 0 elsewhere, so a trial is accepted but for the envelope's 2^-16 widening; {why}"
+            "    exact: w(e) is the envelope on every edge, so a candidate is taken untested (with a has_edge(prev, dst) term: on graphs without parallel edges); {why}"
         );
     }
 }

@@ -32,8 +32,34 @@ pub struct TermPlan {
     pub factor: StaticFactor,
     /// The edges it concerns.
     pub cond: TermCond,
-    /// The walk's weight is exactly `R · s(e)` on this term's edges and 0 on every other edge
-    /// (set only on a plan's single term): its trials are accepted but for the envelope's
-    /// 2^-16 widening, so the adaptive rule always proposes from it.
+    /// The plan is exact (set on each of its terms or on none): the walk's weight is exactly
+    /// the envelope `Σ_k R_k · s_k(e) · [c_k(e)]` on every edge, so a candidate the terms
+    /// propose is accepted without a test ([`accepts_untested`]).
     pub exact: bool,
+}
+
+/// Whether a structured candidate is taken without an acceptance test (and without its
+/// uniform): the plan is exact, and a `has_edge(prev, dst)` term's proposal through `prev`'s
+/// row is exact only on a graph without parallel edges (`multiplicity` 1), where each
+/// neighbour of `prev` is proposed once.
+pub fn accepts_untested(terms: &[TermPlan], multiplicity: u32) -> bool {
+    !terms.is_empty() && terms.iter().all(|t| t.exact) && (multiplicity == 1 || terms.iter().all(|t| t.cond != TermCond::PrevNeighbor))
+}
+
+/// Whether the adaptive rule always proposes from the plan where the row has tables:
+///
+/// - one exact term over a part of the row (a label's segment, the edges back), which plain
+///   eRJS would find only by rejecting the rest;
+/// - an exact `has_edge(prev, dst)` mixture: its trials need no test, where plain eRJS must
+///   search `prev`'s row for the candidates its squeeze leaves undecided. A trial of the
+///   mixture's other terms is taken as drawn, and one through `prev`'s row (just walked, so
+///   near) costs one search of `cur`'s.
+///
+/// An exact term alone over the whole row is left to the cost model: where the row's weights
+/// are even, plain eRJS's first trial reads less than an alias entry and its edge.
+pub fn always_structured(terms: &[TermPlan]) -> bool {
+    match terms {
+        [t] => t.exact && t.cond != TermCond::All,
+        _ => terms.iter().all(|t| t.exact) && terms.iter().any(|t| t.cond == TermCond::PrevNeighbor),
+    }
 }

@@ -539,7 +539,11 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             const u32 i = wf_terms_draw(g, p, w, base, d, st, rng, drawn);
             const u64 e = base + i;
             bool accept = false;
-            if (i != WF_MISSED) {
+            if (i != WF_MISSED && WF_EXACT_PLAN && (!WF_HAS_PREV_NEIGHBOR_TERM || g.multiplicity == 1)) {
+                // An exact plan's envelope is the weight: the candidate is taken untested, no
+                // uniform drawn (ProposalTables::accepts_untested).
+                accept = true;
+            } else if (i != WF_MISSED) {
                 const double u = wf_uniform(rng);
                 const u32 x = wf_dst(g, e);   // read once for the squeeze and the weight
 #ifdef WF_PREFETCH_NEXT

@@ -319,10 +319,12 @@ fn emit_plan(out: &mut String, f: &Program, info: &WalkInfo) {
     let has = |c: ProposalCond| terms.iter().any(|t| t.cond == c) as u8;
     let _ = writeln!(out, "#define WF_HAS_LABEL_TERM {}", has(ProposalCond::Label));
     let _ = writeln!(out, "#define WF_HAS_PREV_NEIGHBOR_TERM {}", has(ProposalCond::PrevNeighbor));
-    // One exact term over a part of the row: the adaptive rule always takes it
-    // (ProposalTables::always_structured).
-    let always = plan.is_some_and(|p| p.exact && terms.iter().all(|t| t.cond != ProposalCond::All));
+    // The adaptive rule always takes an exact term over a part of the row
+    // (ProposalTables::always_structured), and an exact plan's candidates are taken untested
+    // (ProposalTables::accepts_untested; walk.cu adds the graph's multiplicity).
+    let always = plan.is_some_and(|p| p.always_structured());
     let _ = writeln!(out, "#define WF_ALWAYS_STRUCTURED {}", always as u8);
+    let _ = writeln!(out, "#define WF_EXACT_PLAN {}", plan.is_some_and(|p| p.exact) as u8);
     let chain = |items: Vec<String>, last: &str| {
         let mut s = String::new();
         for (k, x) in items.iter().enumerate() {

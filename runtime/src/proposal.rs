@@ -123,6 +123,10 @@ pub struct ProposalTables {
     labels: Option<LabelSegments>,
     /// The largest number of parallel edges between two nodes.
     multiplicity: u32,
+    /// [`ProposalTables::accepts_untested`].
+    untested: bool,
+    /// [`ProposalTables::always_structured`].
+    always: bool,
     /// Which rows have per-edge tables (the longest, within the budget), and the bytes held.
     pub coverage: TableCoverage,
     /// Where each row's per-edge slots start when only some rows have them (`v`'s at
@@ -393,6 +397,8 @@ impl ProposalTables {
             segments,
             labels,
             multiplicity,
+            untested: wayfarer_core::plan::accepts_untested(terms, multiplicity),
+            always: wayfarer_core::plan::always_structured(terms),
             coverage: TableCoverage { bytes, ..coverage },
             row_at,
         }))
@@ -466,13 +472,17 @@ impl ProposalTables {
     }
 
     /// Whether the adaptive rule always takes the structured proposal where tables cover the
-    /// row: the plan is exact ([`TermPlan::exact`], one term whose trials are accepted but for
-    /// the envelope's widening) and its term selects a part of the row (a label's segment, the
-    /// edges back), which plain eRJS would find only by rejecting the rest. An exact term over
-    /// the whole row is left to the cost model: where the row's weights are even, plain eRJS's
-    /// first trial reads less than an alias entry and its edge.
+    /// row ([`wayfarer_core::plan::always_structured`]).
+    #[inline(always)]
     pub fn always_structured(&self) -> bool {
-        matches!(self.terms.as_slice(), [t] if t.exact && t.cond != TermCond::All)
+        self.always
+    }
+
+    /// Whether a candidate the terms propose is taken without an acceptance test
+    /// ([`wayfarer_core::plan::accepts_untested`] on this graph).
+    #[inline(always)]
+    pub fn accepts_untested(&self) -> bool {
+        self.untested
     }
 
     /// Whether [`ProposalTables::label_step`] serves the plan: one label term that the
@@ -513,6 +523,72 @@ impl ProposalTables {
             return LabelStep::DeadEnd;
         }
         LabelStep::Drawn(s, segment_entry(table, row_start + lo, hi - lo, rng))
+    }
+
+    /// Whether [`ProposalTables::mixture_step`] serves the plan: an exact `has_edge(prev, dst)`
+    /// mixture, a uniform term over the row plus the term proposed through `prev`'s row, taken
+    /// untested (second-order PageRank), which the adaptive rule always takes.
+    pub(crate) fn serves_mixture_steps(&self) -> bool {
+        matches!(
+            self.terms.as_slice(),
+            [TermPlan { cond: TermCond::All, factor: StaticFactor::One, .. }, TermPlan { cond: TermCond::PrevNeighbor, .. }]
+        ) && self.always_structured()
+            && self.untested
+            && self.coverage.covers(1)
+    }
+
+    /// [`ProposalTables::step`] then up to [`MIXTURE_INLINE_TRIALS`] of
+    /// [`ProposalTables::draw`]'s trials for a plan that
+    /// [`ProposalTables::serves_mixture_steps`], on `cur`'s row (`d` edges from `row_start`),
+    /// without their general dispatch: the same masses, the same words drawn, the same edge.
+    #[inline(always)]
+    pub(crate) fn mixture_step(
+        &self,
+        g: &CsrGraph,
+        prev: u32,
+        row_start: usize,
+        d: usize,
+        b: &TermBounds,
+        rng: &mut StepRng,
+    ) -> MixtureStep {
+        let (r0, r1) = (b.bound[0], b.bound[1]);
+        if !(r0 >= 0.0 && r0.is_finite() && r1 >= 0.0 && r1.is_finite()) {
+            return MixtureStep::Other;
+        }
+        let mut s = StepTerms { mass: [0.0; MAX_TERMS], total: 0.0, bounds: *b, back: (0, 0), prev_row: (0, 0) };
+        s.mass[0] = r0 as f64 * d as f64;
+        s.total = s.mass[0];
+        if r1 != 0.0 && (prev as usize) < g.num_nodes() {
+            let pr = g.row(prev);
+            s.prev_row = (pr.start, pr.end);
+            s.mass[1] = r1 as f64 * pr.len() as f64;
+            s.total += s.mass[1];
+        }
+        if !(s.total > 0.0) {
+            return MixtureStep::DeadEnd;
+        }
+        // The first term's share of the total, as `draw` picks terms.
+        let (first, total) = (s.mass[0], s.total);
+        #[cfg(feature = "testing")]
+        let (first, total) = if BROKEN_EQUAL_TERMS.load(std::sync::atomic::Ordering::Relaxed) && first > 0.0 && s.mass[1] > 0.0 {
+            (0.5, 1.0)
+        } else {
+            (first, total)
+        };
+        let targets = g.targets();
+        for t in 1..=MIXTURE_INLINE_TRIALS {
+            let u = rng.uniform() * total;
+            if s.mass[1] == 0.0 || (first != 0.0 && u < first) {
+                return MixtureStep::Drawn(s, row_start + rng.below(d as u64) as usize, t);
+            }
+            let (lo, hi) = s.prev_row;
+            let x = targets[lo + rng.below((hi - lo) as u64) as usize];
+            // No parallel edges (`untested`): the edge to x is the only one, as `draw` finds.
+            if let Some(e) = g.find_in_row(row_start, row_start + d, x) {
+                return MixtureStep::Drawn(s, e, t);
+            }
+        }
+        MixtureStep::Missed(s)
     }
 
     /// A floor under the total mass [`ProposalTables::step`] would give on `cur`'s row of `d`
@@ -719,6 +795,10 @@ impl ProposalTables {
             TermCond::PrevNeighbor => {
                 let (lo, hi) = s.prev_row;
                 let x = g.targets()[lo + rng.below((hi - lo) as u64) as usize];
+                if self.multiplicity == 1 {
+                    // At most one edge to x (the filter answers most absent ones).
+                    return g.find_in_row(row.start, row.end, x).map_or(Draw::Missed, Draw::Edge);
+                }
                 let (a, b) = equal_range(g.targets(), row, x);
                 match b - a {
                     0 => Draw::Missed,
@@ -881,6 +961,12 @@ impl ProposalTables {
 #[cfg(feature = "testing")]
 pub static BROKEN_EQUAL_TERMS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// A deliberately broken exactness claim, for the test that shows the exactness suite catches
+/// one (feature `testing` only): while set, every plan's candidates are taken untested, as if
+/// the weight were its envelope ([`ProposalTables::accepts_untested`]).
+#[cfg(feature = "testing")]
+pub static BROKEN_UNTESTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 impl StepTerms {
     /// No terms (a walker's slot before its first structured step).
     pub const EMPTY: StepTerms = StepTerms {
@@ -956,6 +1042,23 @@ pub(crate) enum LabelStep {
     DeadEnd,
     /// The step's terms and its first trial's entry.
     Drawn(StepTerms, PendingEntry),
+}
+
+/// How many trials [`ProposalTables::mixture_step`] draws before it leaves the step to the
+/// general path: the least trial cap (`CostModel::trial_cap`), so the cap, computed only then,
+/// is never passed inline.
+pub(crate) const MIXTURE_INLINE_TRIALS: u32 = 32;
+
+/// What [`ProposalTables::mixture_step`] came to.
+pub(crate) enum MixtureStep {
+    /// The general path decides the step (a bound that is not a finite number `>= 0`).
+    Other,
+    /// Every weight of the step is 0.
+    DeadEnd,
+    /// The step's terms, its candidate edge (taken untested) and its trials so far.
+    Drawn(StepTerms, usize, u32),
+    /// The step's terms after [`MIXTURE_INLINE_TRIALS`] trials without a candidate.
+    Missed(StepTerms),
 }
 
 /// A table entry a trial waits for.

@@ -64,9 +64,9 @@ pub(crate) fn start<W: Walk>(
     // Without a `has_edge(prev, dst)` term Ŝ is a fair estimate (its only guesses halve
     // unknown branches): where plain eRJS needs at most a structured trial's cost in trials
     // (structured needs one at the least) it wins, and the terms are not even computed.
-    // An exact plan's trial over a part of the row is accepted but for the envelope's 2^-16
-    // widening: one draw from the term's edges, which no other sampler beats, so it is always
-    // taken (on the GPU too).
+    // An exact plan over a part of the row, or an exact has_edge(prev, dst) mixture, is always
+    // taken (on the GPU too): its candidates are taken untested
+    // (`wayfarer_core::plan::always_structured`).
     let always = mode == SamplerMode::Structured || (mode == SamplerMode::Adaptive && tables.always_structured());
     let consider = tables.coverage.covers(d)
         && (always || tables.has_prev_neighbor_term() || plain_mass > tables.trial_cost() * sum_estimate() as f64);
@@ -132,7 +132,8 @@ pub(crate) fn draw<W: Walk>(
 }
 
 /// Whether candidate edge `e` (of the row from `base`) is accepted, with probability
-/// `w(e) / E(e)`: one uniform from the step's stream. A weight that is negative, NaN,
+/// `w(e) / E(e)`: one uniform from the step's stream, or none when the plan is exact
+/// ([`ProposalTables::accepts_untested`]: the envelope is the weight). A weight that is negative, NaN,
 /// infinite or over its envelope is an error naming the edge.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -146,6 +147,14 @@ pub(crate) fn accept<W: Walk>(
     e: usize,
     rng: &mut StepRng,
 ) -> Result<bool, WalkError> {
+    // An exact plan's envelope is the weight: nothing to test (no uniform is drawn).
+    #[cfg(feature = "testing")]
+    let untested = tables.accepts_untested() || crate::proposal::BROKEN_UNTESTED.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(feature = "testing"))]
+    let untested = tables.accepts_untested();
+    if untested {
+        return Ok(true);
+    }
     let g = ctx.graph;
     let factor = |i: usize, e: usize| walk.term_static(ctx, i, e);
     let err = |e, bound| crate::engine::to_walk_error(walk.name(), ctx, w, base, bound, e);

@@ -53,9 +53,11 @@ pub struct Proposal {
     pub factors: Vec<Handle<Expr>>,
     /// The label of the [`ProposalCond::Label`] terms this step (in `derived`).
     pub label: Option<Handle<Expr>>,
-    /// The plan is one term and the weight is exactly `R · s(e)` on its edges and 0 on every
-    /// other edge (MetaPath: `if label == x { h } else { 0 }`): a structured trial is accepted
-    /// but for the envelope's 2^-16 widening, so the adaptive rule always proposes from it.
+    /// The weight is exactly the envelope `Σ_k R_k · s_k(e) · [c_k(e)]` on every edge: one
+    /// term that is the whole weight (MetaPath: `if label == x { h } else { 0 }`), or a
+    /// `has_edge(prev, dst)` mixture whose parts are exactly its terms (second-order
+    /// PageRank). Its candidates are taken without an acceptance test
+    /// ([`wayfarer_core::plan::accepts_untested`]).
     pub exact: bool,
 }
 
@@ -77,6 +79,12 @@ impl Proposal {
                 exact: self.exact,
             })
             .collect()
+    }
+
+    /// Whether the adaptive rule always proposes from this plan where the row has tables
+    /// ([`wayfarer_core::plan::always_structured`]).
+    pub fn always_structured(&self) -> bool {
+        wayfarer_core::plan::always_structured(&self.plan())
     }
 
     /// The derived expressions the plan reads, in a fixed order ([`Proposal::set_roots`]).
@@ -218,6 +226,92 @@ impl Planner<'_, '_, '_> {
             _ => false,
         }
     }
+
+    /// A path's value as `(base, extra)`: on paths guarded by `has_edge(prev, dst)`, the
+    /// walker-level summand (`w += gamma / degree(prev)`) is the extra part.
+    fn split(&self, path: &Path) -> (Handle<Expr>, Option<Handle<Expr>>) {
+        let prev_neighbor = path.edge_guards.iter().any(|&(g, pol)| pol && self.is_prev_neighbor(g));
+        match self.f.exprs.get(path.value) {
+            Expr::Binary { op: BinaryOp::Add, lhs, rhs } if prev_neighbor => {
+                if !self.a.is_edge(*rhs) {
+                    (*lhs, Some(*rhs))
+                } else if !self.a.is_edge(*lhs) {
+                    (*rhs, Some(*lhs))
+                } else {
+                    (path.value, None)
+                }
+            }
+            _ => (path.value, None),
+        }
+    }
+
+    /// The exact bounds `(R_base, R_extra)` of a `has_edge(prev, dst)` mixture whose weight is
+    /// exactly `R_base · s(e) + R_extra · [has_edge(prev, dst)]` on every edge of every step,
+    /// or `None`. The paths are grouped by their walker guards. Each group must cover every
+    /// edge: one path without an edge guard, or the two sides of one `has_edge(prev, dst)`
+    /// guard. Within a group the bases must agree, and each must be walker-level, 0, the
+    /// static factor itself or a positive literal; the extra sits on the `has_edge` side only.
+    /// Groups that each cover every edge of the steps their guards allow cannot hold together
+    /// (the paths partition the (step, edge) pairs), so each bound is a chain of selects over
+    /// the groups: the group's own value, not clamped at 0. A negative one leaves the step to
+    /// the samplers that read the weight, and they report it.
+    fn exact_mixture(&mut self, paths: &[Path]) -> Option<(Handle<Expr>, Handle<Expr>)> {
+        // A path of a group: its side of the `has_edge(prev, dst)` guard (none: no edge
+        // guard), its base and its extra part.
+        type Member = (Option<bool>, Handle<Expr>, Option<Handle<Expr>>);
+        type Guards = [(Handle<Expr>, bool)];
+        let f = self.f;
+        let mut groups: Vec<(&Guards, Vec<Member>)> = Vec::new();
+        for path in paths {
+            if path.selectors != 0 || path.unknown as usize != path.edge_guards.len() {
+                return None;
+            }
+            let side = match path.edge_guards.as_slice() {
+                [] => None,
+                [(g, pol)] if self.is_prev_neighbor(*g) => Some(*pol),
+                _ => return None,
+            };
+            let (base, extra) = self.split(path);
+            let guards = path.walker_guards.as_slice();
+            let same_guards =
+                |g: &[(Handle<Expr>, bool)]| g.len() == guards.len() && g.iter().zip(guards).all(|(x, y)| x.1 == y.1 && same(f, x.0, y.0));
+            match groups.iter_mut().find(|(g, _)| same_guards(g)) {
+                Some((_, members)) => members.push((side, base, extra)),
+                None => groups.push((guards, vec![(side, base, extra)])),
+            }
+        }
+        let zero = self.a.f32(0.0);
+        let (mut base_r, mut extra_r) = (zero, zero);
+        for (guards, members) in groups.iter().rev() {
+            let sides: Vec<Option<bool>> = members.iter().map(|m| m.0).collect();
+            if !matches!(sides.as_slice(), [None] | [Some(true), Some(false)] | [Some(false), Some(true)]) {
+                return None;
+            }
+            let base = members[0].1;
+            if !members.iter().all(|m| same(f, m.1, base)) || members.iter().any(|m| m.0 != Some(true) && m.2.is_some()) {
+                return None;
+            }
+            let r = if self.is_zero(base) {
+                zero
+            } else if !self.a.is_edge(base) {
+                self.a.copy(base)
+            } else {
+                let fac = self.factor(base, Selector::All).ok()?;
+                if !fac.exact {
+                    return None;
+                }
+                fac.residual.1
+            };
+            let x = match members.iter().find_map(|m| m.2) {
+                Some(x) => self.a.copy(x),
+                None => zero,
+            };
+            let guard = self.a.guard(guards);
+            base_r = self.a.select(guard, r, base_r);
+            extra_r = self.a.select(guard, x, extra_r);
+        }
+        Some((base_r, extra_r))
+    }
 }
 
 /// The plan for the analysed paths, or why there is none.
@@ -237,20 +331,7 @@ pub(super) fn plan(a: &mut Analyzer, paths: &[Path]) -> Result<Proposal, String>
         }
         nonzero += 1;
         let guard = p.a.guard(&path.walker_guards);
-        // The part added on `has_edge(prev, dst)` paths: a walker-level summand.
-        let prev_neighbor = path.edge_guards.iter().any(|&(g, pol)| pol && p.is_prev_neighbor(g));
-        let (base, extra) = match f.exprs.get(path.value) {
-            Expr::Binary { op: BinaryOp::Add, lhs, rhs } if prev_neighbor => {
-                if !p.a.is_edge(*rhs) {
-                    (*lhs, Some(*rhs))
-                } else if !p.a.is_edge(*lhs) {
-                    (*rhs, Some(*lhs))
-                } else {
-                    (path.value, None)
-                }
-            }
-            _ => (path.value, None),
-        };
+        let (base, extra) = p.split(path);
         if let Some(x) = extra {
             let (_, hi) = p.a.range(x, path.selector)?;
             let hi = p.a.select(guard, hi, zero);
@@ -312,6 +393,15 @@ pub(super) fn plan(a: &mut Analyzer, paths: &[Path]) -> Result<Proposal, String>
         [ProposalTerm { factor: None, cond: ProposalCond::All, .. }] => {
             Err("the weight has no static factor, label, back-edge or `has_edge(prev, dst)` term: uniform eRJS is its proposal".into())
         }
-        _ => Ok(Proposal { exact: exact && nonzero == 1 && !any_extra && terms.len() == 1, terms, factors, label }),
+        _ => {
+            let mut exact = exact && nonzero == 1 && !any_extra && terms.len() == 1;
+            if any_extra && let Some((base_r, extra_r)) = p.exact_mixture(paths) {
+                for t in &mut terms {
+                    t.bound = if t.cond == ProposalCond::PrevNeighbor { extra_r } else { base_r };
+                }
+                exact = true;
+            }
+            Ok(Proposal { exact, terms, factors, label })
+        }
     }
 }

@@ -50,6 +50,7 @@ __device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p
 #define WF_HAS_LABEL_TERM 0
 #define WF_HAS_PREV_NEIGHBOR_TERM 0
 #define WF_ALWAYS_STRUCTURED 0
+#define WF_EXACT_PLAN 1
 // Which edges term k concerns, and its static factor (-1: 1, a uniform proposal).
 __device__ __forceinline__ int wf_term_cond(int k) {
     return k == 0 ? WF_COND_ALL : WF_COND_ALL;

@@ -49,7 +49,8 @@ __device__ __forceinline__ float wf_estimate(const WfGraph& g, const WfParams& p
 #define WF_NUM_TERMS 2
 #define WF_HAS_LABEL_TERM 0
 #define WF_HAS_PREV_NEIGHBOR_TERM 1
-#define WF_ALWAYS_STRUCTURED 0
+#define WF_ALWAYS_STRUCTURED 1
+#define WF_EXACT_PLAN 1
 // Which edges term k concerns, and its static factor (-1: 1, a uniform proposal).
 __device__ __forceinline__ int wf_term_cond(int k) {
     return k == 0 ? WF_COND_ALL : k == 1 ? WF_COND_PREV_NEIGHBOR : WF_COND_ALL;
@@ -65,7 +66,7 @@ __device__ __forceinline__ float wf_term_static(const WfGraph& g, const WfParams
 // R_k: term k's non-static part is at most this on its edges this step.
 __device__ __forceinline__ float wf_term_bound(const WfGraph& g, const WfParams& p, const WfWalker& w, int k) {
     (void)g; (void)p; (void)w;
-    return k == 0 ? ((w.b.prev == 4294967295u) ? 1.0f : wf_maxf(0.0f, (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur)))))) : k == 1 ? wf_maxf(0.0f, ((w.b.prev == 4294967295u) ? 0.0f : (p.gamma / ((float)(wf_degree(g, w.b.prev)))))) : 0.0f;
+    return k == 0 ? ((w.b.prev == 4294967295u) ? 1.0f : (__fsub_rn(1.0f, p.gamma) / ((float)(wf_degree(g, w.b.cur))))) : k == 1 ? ((w.b.prev == 4294967295u) ? 0.0f : (p.gamma / ((float)(wf_degree(g, w.b.prev))))) : 0.0f;
 }
 // The label of the label-segment terms this step.
 __device__ __forceinline__ u32 wf_term_label(const WfGraph& g, const WfParams& p, const WfWalker& w) {

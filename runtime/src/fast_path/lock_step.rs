@@ -12,7 +12,7 @@
 use super::{Chunk, IDLE_QUERY, first_blocks};
 use crate::engine::{StepStart, prefetch, step_start};
 use crate::error::WalkError;
-use crate::proposal::{EntrySource, LabelStep, PendingEntry, ProposalTables, StepTerms, TermBounds};
+use crate::proposal::{EntrySource, LabelStep, MIXTURE_INLINE_TRIALS, MixtureStep, PendingEntry, ProposalTables, StepTerms, TermBounds};
 use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
 use crate::run::{SamplerMode, SamplerStats};
 use crate::sampler;
@@ -67,6 +67,8 @@ struct Env<'a, W: Walk> {
     tables: Option<&'a ProposalTables>,
     /// The tables when they serve every step's start inline ([`ProposalTables::label_step`]).
     label_steps: Option<&'a ProposalTables>,
+    /// The tables when [`ProposalTables::mixture_step`] serves the walk's steps.
+    mixture_steps: Option<&'a ProposalTables>,
 }
 
 impl<W: Walk> Env<'_, W> {
@@ -110,8 +112,27 @@ impl<W: Walk> Env<'_, W> {
                     return Ok(Started::Pending(Stage::Entry));
                 }
             }
-        } else if let Some(tables) = self.tables.filter(|t| {
-            matches!(self.mode, SamplerMode::Adaptive | SamplerMode::Structured) && t.always_structured() && t.coverage.covers(l.d)
+        } else if let Some(tables) = self.mixture_steps {
+            // An exact has_edge(prev, dst) mixture: the start and the trials up to the first
+            // candidate inline; the candidate is taken untested once its edge is here.
+            let mut tb = TermBounds::default();
+            self.walk.term_bounds(self.ctx, &l.w, &mut tb);
+            match tables.mixture_step(self.ctx.graph, l.w.prev, l.base, l.d, &tb, &mut l.rng) {
+                MixtureStep::Other => {}
+                MixtureStep::DeadEnd => return Ok(Started::DeadEnd),
+                MixtureStep::Drawn(terms, e, trials) => {
+                    (l.terms, l.trials, l.cap, l.index) = (terms, trials, 0, e);
+                    self.prefetch_edge(e);
+                    return Ok(Started::Pending(Stage::Edge));
+                }
+                MixtureStep::Missed(terms) => {
+                    (l.terms, l.trials, l.cap) = (terms, MIXTURE_INLINE_TRIALS, self.cost.trial_cap(l.d));
+                    return self.structured_next(tables, l, st);
+                }
+            }
+        }
+        if let Some(tables) = self.tables.filter(|t| {
+            (self.mode == SamplerMode::Structured || self.mode == SamplerMode::Adaptive && t.always_structured()) && t.coverage.covers(l.d)
         }) {
             match structured::start(self.walk, self.ctx, tables, self.mode, self.cost, &l.w, l.d, f64::INFINITY, &mut None) {
                 structured::Start::Skip => {}
@@ -284,7 +305,9 @@ pub(super) fn lock_step<W: Walk>(
     edges: &mut [u64],
 ) -> Result<SamplerStats, WalkError> {
     let label_steps = tables.filter(|t| matches!(chunk.mode, SamplerMode::Adaptive | SamplerMode::Structured) && t.serves_label_steps());
-    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost, tables, label_steps };
+    let mixture_steps =
+        tables.filter(|t| matches!(chunk.mode, SamplerMode::Adaptive | SamplerMode::Structured) && t.serves_mixture_steps());
+    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost, tables, label_steps, mixture_steps };
     let (cfg, seed) = (chunk.cfg, chunk.seed);
     let g = chunk.ctx.graph;
     let (offsets, targets) = (g.offsets(), g.targets());

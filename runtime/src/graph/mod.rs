@@ -411,6 +411,17 @@ impl CsrGraph {
         intersect::search(&self.targets[r.clone()], v).map(|i| r.start + i)
     }
 
+    /// The index of the first edge to `v` in the row `lo..hi` (a node's whole row), as
+    /// [`CsrGraph::find_edge`] finds it; with the edge filter built, most absent edges are
+    /// answered without searching the row.
+    #[inline]
+    pub fn find_in_row(&self, lo: usize, hi: usize, v: u32) -> Option<usize> {
+        if let Some(f) = self.edge_filter.get() {
+            return if f.may_have(lo as u64, hi as u64, v) { f.find(&self.targets, lo, hi, v) } else { None };
+        }
+        intersect::search(&self.targets[lo..hi], v).map(|i| lo + i)
+    }
+
     /// Whether there is an edge `u -> v` (`u` must be a node). With the edge filter built,
     /// most absent edges are answered without searching `u`'s row.
     #[inline]
