@@ -193,21 +193,24 @@ fn gpu_structured_walks_equal_the_cpu_walks_for_a_seed() {
         assert!(differ * 10 < cpu.len() as u64, "{name}: too few identical walks to mean anything");
         eprintln!("{name}: {} walks, {differ} differ; GPU {:?}", cpu.len(), rep.stats);
     }
-    // MetaPath's plan is exact: adaptive takes the label's segment on every step there too,
-    // on both devices, so its adaptive walks are the same as well.
-    let walk = LibraryWalk::from_name("metapath", &[], &g, false).unwrap();
-    let s = Starts::EveryNode { per_node: 2 };
-    let cfg = WalkConfig { length: 20, seed: 97, sampler: SamplerMode::Adaptive, interleave: 8, ..Default::default() };
-    let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
-    let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &s, 20, 97, SamplerMode::Adaptive, CostRatio::Default, None);
-    for (who, st) in [("CPU", &cpu_report.stats), ("GPU", &rep.stats)] {
-        assert!(st.structured_steps > 0 && st.rejection_steps + st.reservoir_steps == 0, "metapath adaptive, {who}: {st:?}");
+    // MetaPath's plan is exact, and so is second-order PageRank's mixture: adaptive takes the
+    // structured proposal on every step there too, on both devices (candidates untested), so
+    // their adaptive walks are the same as well.
+    for (name, params) in [("metapath", vec![]), ("ppr2", vec![("gamma".to_string(), "0.2".to_string())])] {
+        let walk = LibraryWalk::from_name(name, &params, &g, false).unwrap();
+        let s = Starts::EveryNode { per_node: 2 };
+        let cfg = WalkConfig { length: 20, seed: 97, sampler: SamplerMode::Adaptive, interleave: 8, ..Default::default() };
+        let (cpu, cpu_report) = walk.run(&g, &s, &cfg, None).unwrap();
+        let (gpu, rep, _) = gpu_walk(&runner, &walk, &g, &s, 20, 97, SamplerMode::Adaptive, CostRatio::Default, None);
+        for (who, st) in [("CPU", &cpu_report.stats), ("GPU", &rep.stats)] {
+            assert!(st.structured_steps > 0 && st.rejection_steps + st.reservoir_steps == 0, "{name} adaptive, {who}: {st:?}");
+        }
+        let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count() as u64;
+        assert!(
+            differ <= cpu_report.stats.structured_fallbacks.min(rep.stats.structured_fallbacks),
+            "{name} adaptive: {differ} walks differ"
+        );
     }
-    let differ = (0..cpu.len()).filter(|&i| cpu.walk(i) != gpu.walk(i)).count() as u64;
-    assert!(
-        differ <= cpu_report.stats.structured_fallbacks.min(rep.stats.structured_fallbacks),
-        "metapath adaptive: {differ} walks differ"
-    );
 }
 
 #[test]
