@@ -5,7 +5,7 @@
 # WAYFARER_CUDA_DEFINES, taking turns for ${REPEATS:-3} rounds over the walks of SPECS ("walk|
 # length|extra args"). Prints one row per run: kernel time from the summary line and a
 # checksum of the walks (a switch that changes no walk prints the same checksum).
-#   VARIANTS="base= pf=WF_PREFETCH_SIG=wf_prefetch_l1" scripts/kernel-defines-ab.sh > ab.md
+#   VARIANTS="base= alt=WF_MY_SWITCH=1" scripts/kernel-defines-ab.sh > ab.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B="${BIN:-.devbin/wayfarer}"

@@ -229,15 +229,6 @@ __device__ __forceinline__ bool wf_hub_bit(const u32* bits, u64 words, u32 slot,
     return (__ldg(&bits[(u64)slot * words + (v >> 5)]) >> (v & 31)) & 1u;
 }
 
-// A hint that the line holding `a` is wanted soon in this multiprocessor's L1 (no register
-// holds the value, so a speculative fetch costs nothing across the walk loop).
-__device__ __forceinline__ void wf_prefetch_l1(const void* a) {
-    asm volatile("prefetch.global.L1 [%0];" :: "l"(a));
-}
-__device__ __forceinline__ void wf_prefetch_l2(const void* a) {
-    asm volatile("prefetch.global.L2 [%0];" :: "l"(a));
-}
-
 // Block-strided: bitmap k (of `count`) gets the bits of row hubs[k] (bits zeroed before).
 __device__ __forceinline__ void wf_fill_hub_bits(const u64* offsets, const u32* targets, const u32* hubs, u32 count, u32* bits, u64 words) {
     for (u32 k = blockIdx.x; k < count; k += gridDim.x) {
@@ -309,15 +300,15 @@ __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
 // bound and estimate (one 16-byte load, not one per use).
 __device__ __forceinline__ void wf_enter(const WfGraph& g, WfWalkerBase& b) {
     const u32 v = b.cur;
-#ifdef WF_CW_FROM_DEGREE
-    // Every weight 1: (1, 1, d) follow from the row's offsets, which the step reads anyway.
+    // Every weight 1: (1, 1, d) follow from the row's offsets, which the step reads anyway
+    // (one dependent load fewer a step: unweighted Node2Vec -13%, DeepWalk -22% on an H100,
+    // bench/results/2026-12-05-gpu-kernel-switches.md).
     if (g.node_w && !g.edges && !g.weights) {
         const u64 d = g.offsets[v + 1] - g.offsets[v];
         const float one = d > 0 ? 1.0f : 0.0f;
         b.cw = make_float4(one, one, (float)d, 0.0f);
         return;
     }
-#endif
     if (g.node_w) b.cw = __ldg(g.node_w + v);
     else if (g.weight_max) b.cw = make_float4(g.weight_max[v], g.weight_min[v], g.weight_sum[v], 0.0f);
     else b.cw = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -329,12 +320,10 @@ __device__ __forceinline__ float wf_h(const WfGraph& g, u64 e) {
 }
 __device__ __forceinline__ u32 wf_dst(const WfGraph& g, u64 e) {
     if (wf_cold(g, e)) return g.cold_targets[e - g.hot_edges];
-#ifdef WF_TARGETS_STREAMING
-    // A uniform edge of a row much larger than L2 is seldom read again: evict it first, so the
-    // per-node arrays and signatures stay.
-    return g.edges ? __ldcs(&g.edges[e].x) : __ldcs(&g.targets[e]);
-#endif
-    return g.edges ? __ldg(&g.edges[e].x) : g.targets[e];
+    // A random entry of a targets array much larger than L2 is seldom read again: evict it
+    // first, so the per-node arrays and signatures stay. Not an interleaved (target, weight)
+    // pair: its weight is read next, from the same line.
+    return g.edges ? __ldg(&g.edges[e].x) : __ldcs(&g.targets[e]);
 }
 __device__ __forceinline__ u32 wf_label(const WfGraph& g, u64 e) {
     if (wf_cold(g, e)) return g.cold_labels ? g.cold_labels[e - g.hot_edges] : 0u;

@@ -470,10 +470,6 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
         if (active && !in_trials) {
             // A new step: choose the sampler.
             wf_enter(g, w.b);
-#ifdef WF_PREFETCH_SIG
-            // prev's signature, while cur's row offsets come: has_edge(prev, x) finds it near.
-            if (g.row_sig && w.b.prev < g.num_nodes) WF_PREFETCH_SIG(g.row_sig + (u64)w.b.prev * WF_SIG_WORDS);
-#endif
 #ifdef WF_OUT_OF_CORE
             base = wf_row_base(g, w.b.cur);
             d = (u32)(g.offsets[w.b.cur + 1] - g.offsets[w.b.cur]);
@@ -546,12 +542,6 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             } else if (i != WF_MISSED) {
                 const double u = wf_uniform(rng);
                 const u32 x = wf_dst(g, e);   // read once for the squeeze and the weight
-#ifdef WF_PREFETCH_NEXT
-                if (x < g.num_nodes) {
-                    WF_PREFETCH_NEXT(g.offsets + x);
-                    if (g.node_w) WF_PREFETCH_NEXT(g.node_w + x);
-                }
-#endif
                 int verdict = -1;   // 1 accept, 0 reject, -1 undecided
                 if (WF_HAS_ENVELOPE) {
                     // The squeeze first: most trials of a has_edge walk need no search.
@@ -591,14 +581,6 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             const u32 i = wf_below(rng, d);
             const double y = wf_uniform(rng) * (double)bound;
             const u32 x = wf_dst(g, base + i);   // read once for the squeeze and the weight
-#ifdef WF_PREFETCH_NEXT
-            // The candidate's row offsets (and aggregates): most trials are accepted, and the
-            // next step starts there.
-            if (x < g.num_nodes) {
-                WF_PREFETCH_NEXT(g.offsets + x);
-                if (g.node_w) WF_PREFETCH_NEXT(g.node_w + x);
-            }
-#endif
             int verdict = -1;   // 1 accept, 0 reject, -1 undecided
             if (WF_HAS_ENVELOPE) {
                 // The squeeze decides most trials without the expensive part, exactly as the
@@ -716,11 +698,7 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
                 w.b.step += 1;
                 WfRng ur = wf_rng(a.seed, gq, w.b.step, WF_UPDATE);
                 wf_update(g, p, w, ur);
-#ifdef WF_OUT_STREAMING
-                __stcs(&a.out[q * stride + len], w.b.cur);
-#else
                 a.out[q * stride + len] = w.b.cur;
-#endif
                 if (a.out_edges) a.out_edges[q * (stride - 1) + len - 1] = w.b.prev == WF_NO_NODE ? WF_NO_EDGE : w.b.last_edge;
                 len += 1;
                 stats[WF_STAT_STEPS] += 1;
