@@ -371,6 +371,46 @@ __device__ __forceinline__ void wf_terms_envelope_range(const WfGraph& g, const 
     *hi = __dmul_rn(b, 1.0 + 1.0 / 65536.0);
 }
 
+// A lane's walk words are gathered per 32-byte sector of the output (shared memory, slot k of
+// lane L at k * 256 + L) and written as two 16-byte stores once the sector is full, or as the
+// words held when the walk ends: one scattered 4-byte store a step had cost more than any load
+// of the step (H100: weighted Node2Vec -22%, DeepWalk -24%, bench/results/
+// 2026-12-05-gpu-output-sectors.md). The buffer takes 8 KiB of a block's 48 KiB of static
+// shared memory; a structured build of three or four terms has no room for it and stores each
+// word as it comes.
+#if WF_STRUCT_ON
+#define WF_TERMS_SMEM (sizeof(WfTerms) * 256)
+#else
+#define WF_TERMS_SMEM 0
+#endif
+constexpr bool WF_OUT_BUFFERED = WF_TERMS_SMEM + (u64)WF_NUM_STATS * 8 * 256 + 8 * 4 * 256 <= 48 * 1024;
+
+// Word `at` of the output is v; `row_at` is the walk's first word, `last` flushes the sector.
+__device__ __forceinline__ void wf_out_put(u32* buf, u32* out, u64 at, u32 v, u64 row_at, bool last) {
+    if (!WF_OUT_BUFFERED) { out[at] = v; return; }
+    const u32 slot = (u32)(((u64)(out + at) >> 2) & 7u);
+    buf[slot * 256] = v;
+    if (slot == 7u || last) {
+        const u64 sector_at = at - slot;
+        // The sector's first word of this walk: the sector's, or the row's when the row starts
+        // inside it (the words before it are another walk's).
+        const u64 first = sector_at < row_at ? row_at : sector_at;
+        if (first == sector_at && slot == 7u) {
+            uint4* sector = reinterpret_cast<uint4*>(out + sector_at);
+            sector[0] = make_uint4(buf[0], buf[256], buf[512], buf[768]);
+            sector[1] = make_uint4(buf[1024], buf[1280], buf[1536], buf[1792]);
+        } else {
+            for (u64 k = first; k <= at; ++k) out[k] = buf[(u32)(k - sector_at) * 256];
+        }
+    }
+}
+
+// Flushes the words held for the walk whose last word is `at`.
+__device__ __forceinline__ void wf_out_flush(u32* buf, u32* out, u64 at, u64 row_at) {
+    if (!WF_OUT_BUFFERED) return;
+    wf_out_put(buf, out, at, buf[(u32)(((u64)(out + at) >> 2) & 7u) * 256], row_at, true);
+}
+
 // Blocks of 256 lanes that must fit on one multiprocessor at once: the register cap that sets
 // (65536 / (256 * WF_MIN_BLOCKS)) trades spills for latency hiding (WAYFARER_MIN_BLOCKS sets it
 // for a sweep).
@@ -417,6 +457,8 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
     __shared__ u64 wf_lane_stats[WF_NUM_STATS * 256];
     const WfLaneStats stats{wf_lane_stats + threadIdx.x};
     for (int i = 0; i < WF_NUM_STATS; ++i) stats[i] = 0;
+    __shared__ u32 wf_out_buf[WF_OUT_BUFFERED ? 8 * 256 : 1];
+    u32* const obuf = wf_out_buf + (WF_OUT_BUFFERED ? threadIdx.x : 0);
 
     while (true) {
         // Refill: idle lanes take the next queries, one atomic per warp (a counter that every
@@ -440,10 +482,10 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
                 memset(&w.s, 0, sizeof(w.s));
                 WfRng ir = wf_rng(a.seed, gq, WF_INIT_STEP, WF_INIT);
                 wf_init(g, p, w, ir);
-                a.out[q * stride] = start;
-                len = 1;
                 in_trials = false;
                 active = a.length > 0;
+                wf_out_put(obuf, a.out, q * stride, start, q * stride, !active);
+                len = 1;
                 if (!active) a.lens[q] = 1;
             }
         }
@@ -698,19 +740,23 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
                 w.b.step += 1;
                 WfRng ur = wf_rng(a.seed, gq, w.b.step, WF_UPDATE);
                 wf_update(g, p, w, ur);
-                a.out[q * stride + len] = w.b.cur;
+                const bool ends = w.b.step >= a.length;
+                // The walk's last word flushes its sector; a stop below flushes it too.
+                wf_out_put(obuf, a.out, q * stride + len, w.b.cur, q * stride, ends);
                 if (a.out_edges) a.out_edges[q * (stride - 1) + len - 1] = w.b.prev == WF_NO_NODE ? WF_NO_EDGE : w.b.last_edge;
                 len += 1;
                 stats[WF_STAT_STEPS] += 1;
-                if (w.b.step >= a.length) {
+                if (ends) {
                     active = false;
                 } else if (wf_stop(g, p, w, ur)) {
                     stats[WF_STAT_STOPPED] += 1;
                     active = false;
+                    wf_out_flush(obuf, a.out, q * stride + len - 1, q * stride);
                 }
             } else {
                 stats[WF_STAT_DEAD_ENDS] += 1;
                 active = false;
+                wf_out_flush(obuf, a.out, q * stride + len - 1, q * stride);
             }
             if (!active) {
                 a.lens[q] = len;
