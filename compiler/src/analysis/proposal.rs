@@ -263,7 +263,7 @@ impl Planner<'_, '_, '_> {
         let f = self.f;
         let mut groups: Vec<(&Guards, Vec<Member>)> = Vec::new();
         for path in paths {
-            if path.selectors != 0 || path.unknown as usize != path.edge_guards.len() {
+            if path.selectors != 0 {
                 return None;
             }
             let side = match path.edge_guards.as_slice() {
