@@ -90,11 +90,12 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 // ---- owners, partners, units ----------------------------------------------------------------
 
 // (The #ifndef knobs can be swept with WAYFARER_CUDA_DEFINES.)
+// Unit sizes and pair probes as swept on the H200 (bench/results/2026-12-05-gpu-triangles-pair-probes.md).
 #ifndef WF_T_WARP_UNIT
-#define WF_T_WARP_UNIT 64ull     // partners per warp unit
+#define WF_T_WARP_UNIT 32ull     // partners per warp unit
 #endif
 #ifndef WF_T_BLOCK_UNIT
-#define WF_T_BLOCK_UNIT 1024ull  // partners per block unit
+#define WF_T_BLOCK_UNIT 4096ull  // partners per block unit
 #endif
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
@@ -237,10 +238,15 @@ __device__ __forceinline__ u64 wf_t_min(u64 a, u64 b) { return a < b ? a : b; }
 
 __device__ __forceinline__ u32 wf_t_slot(u32 v, u32 bits) { return (v * 2654435769u) >> (32 - bits); }
 
-// WF_T_PAIR_PROBES (a sweep knob, off by default and not yet measured on the GPU): tables at
-// load 1/8 where they fit, probed two slots per 8-byte load (linear probing from the even slot
-// at or below the hash), so a lookup nearly always stops after its first load.
-#ifdef WF_T_PAIR_PROBES
+// WF_T_PAIR_PROBES (on; 0 for the single-slot probes, a sweep knob): tables at load 1/8 where
+// they fit, probed two slots per 8-byte load (linear probing from the even slot at or below the
+// hash), so a lookup nearly always stops after its first load (R-MAT 20 counting -21% on the
+// H200). An entry is inserted at the first empty slot from the even start, so a pair with an
+// empty slot ends the probe: slots are never emptied.
+#ifndef WF_T_PAIR_PROBES
+#define WF_T_PAIR_PROBES 1
+#endif
+#if WF_T_PAIR_PROBES
 #define WF_T_LOAD_SHIFT 3
 #define WF_T_START(h) ((h) & ~1u)
 #else
@@ -264,7 +270,7 @@ __device__ __forceinline__ bool wf_t_has(const u32* tab, u32 bits, const u32* ro
     if (bits) {
         u32 mask = (1u << bits) - 1u, h = WF_T_START(wf_t_slot(v, bits));
         while (true) {
-#ifdef WF_T_PAIR_PROBES
+#if WF_T_PAIR_PROBES
             uint2 k = *reinterpret_cast<const uint2*>(tab + h);  // tables start 8-byte aligned
             if (k.x == v || k.y == v) return true;
             if (k.x == WF_T_EMPTY || k.y == WF_T_EMPTY) return false;
