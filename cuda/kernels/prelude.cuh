@@ -225,8 +225,39 @@ __device__ __forceinline__ u64 wf_lower_bound(const u32* a, u64 lo, u64 hi, u32 
 
 // Hub rows as bitmaps (walks' has_edge, triangle counting): whether bitmap `slot` (of `words`
 // 32-bit words each) has bit v.
+// Loads of the per-node arrays a walk step reads (row offsets, row signatures, hub bitmaps).
+// WF_L2_KEEP (a sweep knob, off by default, not yet measured): an L2 evict-last policy on
+// them, so the targets array streaming through L2 (read evict-first) does not push them out.
+#ifdef WF_L2_KEEP
+__device__ __forceinline__ u64 wf_keep_policy() {
+    u64 p;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ u64 wf_ld_node(const u64* a) {
+    u64 v;
+    asm("ld.global.nc.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(a), "l"(wf_keep_policy()));
+    return v;
+}
+__device__ __forceinline__ u32 wf_ld_node(const u32* a) {
+    u32 v;
+    asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(wf_keep_policy()));
+    return v;
+}
+__device__ __forceinline__ uint2 wf_ld_node(const uint2* a) {
+    uint2 v;
+    asm("ld.global.nc.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(v.x), "=r"(v.y) : "l"(a), "l"(wf_keep_policy()));
+    return v;
+}
+#define WF_LD_OFFSET(p) wf_ld_node(p)
+#define WF_LD_SIG(p) wf_ld_node(p)
+#else
+#define WF_LD_OFFSET(p) (*(p))
+#define WF_LD_SIG(p) __ldg(p)
+#endif
+
 __device__ __forceinline__ bool wf_hub_bit(const u32* bits, u64 words, u32 slot, u32 v) {
-    return (__ldg(&bits[(u64)slot * words + (v >> 5)]) >> (v & 31)) & 1u;
+    return (WF_LD_SIG(&bits[(u64)slot * words + (v >> 5)]) >> (v & 31)) & 1u;
 }
 
 // Block-strided: bitmap k (of `count`) gets the bits of row hubs[k] (bits zeroed before).
@@ -278,12 +309,12 @@ __device__ __forceinline__ bool wf_has_edge(const WfGraph& g, u32 u, u32 v) {
         const u32* s = g.row_sig + (u64)u * WF_SIG_WORDS;
         const u32 h = WF_SIG_BIT(v);
         // Both loads at once: the row's head (flags, slot) and v's word share a sector.
-        const uint2 head = __ldg(reinterpret_cast<const uint2*>(s));
-        const u32 word = __ldg(s + (h >> 5));
+        const uint2 head = WF_LD_SIG(reinterpret_cast<const uint2*>(s));
+        const u32 word = WF_LD_SIG(s + (h >> 5));
         if (head.x & WF_SIG_HUB) {
             if (!(head.x & WF_SIG_WIDE)) return wf_hub_bit(g.hub_bits, g.hub_words, head.y, v);
             const u32 h2 = WF_WIDE_BIT(v);
-            if (!((__ldg(&g.wide_sig[(u64)head.y * WF_WIDE_WORDS + (h2 >> 5)]) >> (h2 & 31)) & 1u)) return false;
+            if (!((WF_LD_SIG(&g.wide_sig[(u64)head.y * WF_WIDE_WORDS + (h2 >> 5)]) >> (h2 & 31)) & 1u)) return false;
         } else if (!((word >> (h & 31)) & 1u)) {
             return false;
         }
@@ -304,7 +335,7 @@ __device__ __forceinline__ void wf_enter(const WfGraph& g, WfWalkerBase& b) {
     // (one dependent load fewer a step: unweighted Node2Vec -13%, DeepWalk -22% on an H100,
     // bench/results/2026-12-05-gpu-kernel-switches.md).
     if (g.node_w && !g.edges && !g.weights) {
-        const u64 d = g.offsets[v + 1] - g.offsets[v];
+        const u64 d = WF_LD_OFFSET(&g.offsets[v + 1]) - WF_LD_OFFSET(&g.offsets[v]);
         const float one = d > 0 ? 1.0f : 0.0f;
         b.cw = make_float4(one, one, (float)d, 0.0f);
         return;

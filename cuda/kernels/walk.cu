@@ -516,8 +516,8 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             base = wf_row_base(g, w.b.cur);
             d = (u32)(g.offsets[w.b.cur + 1] - g.offsets[w.b.cur]);
 #else
-            base = g.offsets[w.b.cur];
-            d = (u32)(g.offsets[w.b.cur + 1] - base);
+            base = WF_LD_OFFSET(&g.offsets[w.b.cur]);
+            d = (u32)(WF_LD_OFFSET(&g.offsets[w.b.cur + 1]) - base);
 #endif
             if (d == 0) {
                 dead = true;
