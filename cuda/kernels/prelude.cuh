@@ -223,8 +223,6 @@ __device__ __forceinline__ u64 wf_lower_bound(const u32* a, u64 lo, u64 hi, u32 
     return lo;
 }
 
-// Hub rows as bitmaps (walks' has_edge, triangle counting): whether bitmap `slot` (of `words`
-// 32-bit words each) has bit v.
 // Loads of the per-node arrays a walk step reads (row offsets, row signatures, hub bitmaps).
 // WF_L2_KEEP (a sweep knob, off by default, not yet measured): an L2 evict-last policy on
 // them, so the targets array streaming through L2 (read evict-first) does not push them out.
@@ -256,6 +254,8 @@ __device__ __forceinline__ uint2 wf_ld_node(const uint2* a) {
 #define WF_LD_SIG(p) __ldg(p)
 #endif
 
+// Hub rows as bitmaps (walks' has_edge, triangle counting): whether bitmap `slot` (of `words`
+// 32-bit words each) has bit v.
 __device__ __forceinline__ bool wf_hub_bit(const u32* bits, u64 words, u32 slot, u32 v) {
     return (WF_LD_SIG(&bits[(u64)slot * words + (v >> 5)]) >> (v & 31)) & 1u;
 }

@@ -320,7 +320,7 @@ pub(crate) fn run_chunk<W: Walk>(
 
 /// The graph's row offsets in 32 bits, if every edge index fits: the uniform-rows path reads
 /// one offset pair a step, and half the bytes keep twice the nodes' offsets in a core's L2
-/// (DeepWalk unweighted on R-MAT 18: +6%, `bench/results/2026-12-05-cpu-compact-offsets.md`;
+/// (DeepWalk unweighted on R-MAT 18 and 20: +3%, `bench/results/2026-12-05-cpu-compact-offsets.md`;
 /// the alias path, which reads a table entry besides, gained nothing).
 fn compact_offsets(off: &[u64]) -> Option<Vec<u32>> {
     if off.last().is_none_or(|&m| m > u32::MAX as u64) {

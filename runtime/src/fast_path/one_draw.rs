@@ -55,26 +55,6 @@ impl Group {
     }
 }
 
-/// A row offset as the fast paths read it: the graph's own `u64`s, or a 32-bit copy.
-pub(super) trait RowOffset: Copy + Send + Sync {
-    /// The offset as an index.
-    fn index(self) -> usize;
-}
-
-impl RowOffset for u64 {
-    #[inline(always)]
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl RowOffset for u32 {
-    #[inline(always)]
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
 /// [`super::run_chunk`] for uniform rows (`ALIAS` false) or alias rows (`entries`), with the
 /// graph's row offsets `offsets` (its own or a 32-bit copy), recording
 /// each move's edge in `edges` when `RECORD` (a constant: the loop without it is untouched): the fast
@@ -82,7 +62,7 @@ impl RowOffset for u32 {
 /// draws every lane's candidate (sixteen streams' first blocks at once) and prefetches it,
 /// resolves alias entries (prefetching the targets), then moves every lane (prefetching its
 /// new row's offsets): between a prefetch and its use the other lanes' work goes by.
-pub(super) fn lock_step<W: Walk, O: RowOffset, const ALIAS: bool, const RECORD: bool>(
+pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const RECORD: bool>(
     offsets: &[O],
     entries: &[[u32; 4]],
     chunk: &Chunk<W>,
@@ -123,7 +103,7 @@ pub(super) fn lock_step<W: Walk, O: RowOffset, const ALIAS: bool, const RECORD: 
                 let v = gr.cur[l] as usize;
                 // One bounds check for both ends of the row (a node is always below n).
                 let (base, end) = match offsets.get(v..v + 2) {
-                    Some(&[b, e]) => (b.index(), e.index()),
+                    Some(&[b, e]) => (b.into() as usize, e.into() as usize),
                     _ => (0, 0),
                 };
                 if base == end {
