@@ -89,8 +89,16 @@ fi
 } >>"$OUTMD"
 
 trw_rate() { # app args... -> M steps/s from ThunderRW's "Throughput (steps per second)" summary line
+    # Only the run's summary, "(func: compute)": each thread also prints its own throughput,
+    # from functions whose names end in "compute" too (uniform_compute, ...). Matching those
+    # as well put per-thread rates among the run's and the median picked one of them (before
+    # 2026-12-05 20:20 UTC every ThunderRW figure in bench/results was one thread's, about
+    # half the run's at 2 threads). Exactly one line per run, or the run fails here.
     local app="$1"; shift
-    "$trw_bin/$app" -f "$TMP/trw" -n "$THREADS" "$@" 2>&1 | grep 'compute) .*Throughput' | sed 's/.*: //' | awk '{printf "%.3f\n", $1 / 1e6}'
+    local lines
+    lines="$("$trw_bin/$app" -f "$TMP/trw" -n "$THREADS" "$@" 2>&1 | grep -F '(func: compute)' | grep 'Throughput' | sed 's/.*: //')"
+    [ "$(wc -l <<<"$lines")" = 1 ] && [ -n "$lines" ] || { echo "ThunderRW $app printed no single run throughput: $lines" >&2; return 1; }
+    awk '{printf "%.3f\n", $1 / 1e6}' <<<"$lines"
 }
 wf_rate() { # walk args... -> M steps/s from `wayfarer walk`'s summary
     "$B" --threads "$THREADS" walk "$@" --graph "$TMP/g.wfg" --seed 1 -o "$TMP/w.npy" 2>&1 | grep -o '([0-9.]* M steps/s)' | tr -d '(' | cut -d' ' -f1

@@ -646,13 +646,15 @@ fn gpu_neighbor_sampling_equals_the_cpu() {
 
 /// The counting kernel's three ways of looking an entry up, each forced on these small graphs:
 /// warps' tables only where they can (the default), blocks' tables for every row longer than 4,
-/// and block rows longer than 16 binary-searched (tables of 32 slots).
-fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 3] {
+/// blocks' tables at load 1/16, and block rows longer than 16 binary-searched (tables of 32
+/// slots).
+fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 4] {
     use wayfarer_cuda::triangles::CountTuning;
     [
         (CountTuning::default(), "default"),
         (CountTuning { warp_rows: 4, ..Default::default() }, "block tables"),
-        (CountTuning { warp_rows: 4, block_slots_max: 32 }, "searched rows"),
+        (CountTuning { warp_rows: 4, block_spread: 16, ..Default::default() }, "block tables"),
+        (CountTuning { warp_rows: 4, block_slots_max: 32, ..Default::default() }, "searched rows"),
     ]
 }
 

@@ -254,6 +254,15 @@ __device__ __forceinline__ uint2 wf_ld_node(const uint2* a) {
 #define WF_LD_SIG(p) __ldg(p)
 #endif
 
+// Sweep knobs (off by default, not yet measured): a prefetch into L1 holds no register, unlike
+// a load whose value waits for its use (WF_SPEC_NEXT's registers made it slower everywhere).
+// WF_PF_SIG=1: prev's row signature at a step's start, for has_edge(prev, x) once x is read;
+// WF_PF_SIG=2: cur's, a step ahead.
+// WF_PF_NEXT: the candidate's row offsets as soon as it is read, for the next step.
+__device__ __forceinline__ void wf_prefetch_l1(const void* p) {
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+}
+
 // Hub rows as bitmaps (walks' has_edge, triangle counting): whether bitmap `slot` (of `words`
 // 32-bit words each) has bit v.
 __device__ __forceinline__ bool wf_hub_bit(const u32* bits, u64 words, u32 slot, u32 v) {

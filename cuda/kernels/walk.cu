@@ -511,6 +511,12 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
         bool need_ervs = false, dead = false;
         if (active && !in_trials) {
             // A new step: choose the sampler.
+#ifdef WF_PF_SIG
+            {   // 1: prev's, needed this step; 2: cur's, a step ahead (cur is the next step's prev)
+                const u32 v = (WF_PF_SIG + 0) == 2 ? w.b.cur : w.b.prev;
+                if (g.row_sig && v < g.num_nodes) wf_prefetch_l1(g.row_sig + (u64)v * WF_SIG_WORDS);
+            }
+#endif
             wf_enter(g, w.b);
 #ifdef WF_OUT_OF_CORE
             base = wf_row_base(g, w.b.cur);
@@ -584,6 +590,9 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             } else if (i != WF_MISSED) {
                 const double u = wf_uniform(rng);
                 const u32 x = wf_dst(g, e);   // read once for the squeeze and the weight
+#ifdef WF_PF_NEXT
+                if (x < g.num_nodes) wf_prefetch_l1(g.offsets + x);
+#endif
                 int verdict = -1;   // 1 accept, 0 reject, -1 undecided
                 if (WF_HAS_ENVELOPE) {
                     // The squeeze first: most trials of a has_edge walk need no search.
@@ -623,6 +632,9 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             const u32 i = wf_below(rng, d);
             const double y = wf_uniform(rng) * (double)bound;
             const u32 x = wf_dst(g, base + i);   // read once for the squeeze and the weight
+#ifdef WF_PF_NEXT
+            if (x < g.num_nodes) wf_prefetch_l1(g.offsets + x);
+#endif
             int verdict = -1;   // 1 accept, 0 reject, -1 undecided
             if (WF_HAS_ENVELOPE) {
                 // The squeeze decides most trials without the expensive part, exactly as the

@@ -77,7 +77,8 @@ pub const BLOCK_SLOTS_MAX: u32 = 16384;
 const WARP_REGION_SLOTS: u32 = 8 * 1024;
 
 /// Where the counting kernel draws the line between its paths (tests force each path on small
-/// graphs; `WAYFARER_TRI_WARP_ROWS` and `WAYFARER_TRI_BLOCK_SLOTS` set them from outside).
+/// graphs; `WAYFARER_TRI_WARP_ROWS`, `WAYFARER_TRI_BLOCK_SLOTS` and `WAYFARER_TRI_BLOCK_SPREAD`
+/// set them from outside).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CountTuning {
     /// Rows of at most this many entries (at most [`WARP_ROWS`]) get a warp's table.
@@ -85,23 +86,34 @@ pub struct CountTuning {
     /// The most slots of a block's table (a power of two, at least 32, at most
     /// [`BLOCK_SLOTS_MAX`]); longer rows are searched.
     pub block_slots_max: u32,
+    /// A block's table has this many slots per entry of the longest block row (a power of two
+    /// in 2..=16; the load is its inverse), within `block_slots_max`.
+    pub block_spread: u32,
 }
+
+/// Slots per entry of a block's table by default: load at most 1/4.
+pub const BLOCK_SPREAD: u32 = 4;
 
 impl Default for CountTuning {
     fn default() -> Self {
-        CountTuning { warp_rows: WARP_ROWS, block_slots_max: BLOCK_SLOTS_MAX }
+        CountTuning { warp_rows: WARP_ROWS, block_slots_max: BLOCK_SLOTS_MAX, block_spread: BLOCK_SPREAD }
     }
 }
 
 impl CountTuning {
-    /// The defaults, overridden by `WAYFARER_TRI_WARP_ROWS` and `WAYFARER_TRI_BLOCK_SLOTS`.
+    /// The defaults, overridden by `WAYFARER_TRI_WARP_ROWS`, `WAYFARER_TRI_BLOCK_SLOTS` and
+    /// `WAYFARER_TRI_BLOCK_SPREAD`.
     pub fn from_env() -> Result<Self, CudaError> {
         let var = |name| std::env::var(name).ok();
-        Self::from_settings(var("WAYFARER_TRI_WARP_ROWS").as_deref(), var("WAYFARER_TRI_BLOCK_SLOTS").as_deref())
+        Self::from_settings(
+            var("WAYFARER_TRI_WARP_ROWS").as_deref(),
+            var("WAYFARER_TRI_BLOCK_SLOTS").as_deref(),
+            var("WAYFARER_TRI_BLOCK_SPREAD").as_deref(),
+        )
     }
 
-    /// The defaults, overridden by the two settings' texts where given (errors name them).
-    fn from_settings(warp_rows: Option<&str>, block_slots: Option<&str>) -> Result<Self, CudaError> {
+    /// The defaults, overridden by the settings' texts where given (errors name them).
+    fn from_settings(warp_rows: Option<&str>, block_slots: Option<&str>, block_spread: Option<&str>) -> Result<Self, CudaError> {
         let number = |name: &str, text: Option<&str>| -> Result<Option<u32>, CudaError> {
             let Some(text) = text else { return Ok(None) };
             let v: u64 = text.trim().parse().map_err(|_| WalkError::param(name, format!("`{text}` is not a whole number")))?;
@@ -113,6 +125,9 @@ impl CountTuning {
         }
         if let Some(v) = number("WAYFARER_TRI_BLOCK_SLOTS", block_slots)? {
             t.block_slots_max = v;
+        }
+        if let Some(v) = number("WAYFARER_TRI_BLOCK_SPREAD", block_spread)? {
+            t.block_spread = v;
         }
         t.check()?;
         Ok(t)
@@ -128,6 +143,11 @@ impl CountTuning {
                 format!("{} is not a power of two in 32..={BLOCK_SLOTS_MAX}", self.block_slots_max),
             )
             .into());
+        }
+        if !self.block_spread.is_power_of_two() || !(2..=16).contains(&self.block_spread) {
+            return Err(
+                WalkError::param("WAYFARER_TRI_BLOCK_SPREAD", format!("{} is not a power of two in 2..=16", self.block_spread)).into()
+            );
         }
         Ok(())
     }
@@ -381,8 +401,8 @@ fn count_on_device(
     report.warp_units = warp_count;
     report.block_units = block_count;
     report.longest_block_row = longest;
-    // The block's table: load 1/4 where it fits, within the tuning's limit.
-    let block_slots = (4 * longest).next_power_of_two().clamp(32, tuning.block_slots_max as u64) as u32;
+    // The block's table: load 1/spread where it fits, within the tuning's limit.
+    let block_slots = (tuning.block_spread as u64 * longest).next_power_of_two().clamp(32, tuning.block_slots_max as u64) as u32;
     report.block_slots = block_slots;
     let shared = block_slots.max(WARP_REGION_SLOTS) * 4;
     let func = f(&kernels::T_COUNT)?;
@@ -697,22 +717,29 @@ mod tests {
     #[test]
     fn tuning_is_checked() {
         assert!(CountTuning::default().check().is_ok());
-        assert!(CountTuning { warp_rows: 0, block_slots_max: 32 }.check().is_ok());
+        assert!(CountTuning { warp_rows: 0, block_slots_max: 32, block_spread: 2 }.check().is_ok());
         assert!(CountTuning { warp_rows: WARP_ROWS + 1, ..Default::default() }.check().is_err());
         for slots in [0, 16, 48, 2 * BLOCK_SLOTS_MAX] {
             assert!(CountTuning { block_slots_max: slots, ..Default::default() }.check().is_err(), "{slots}");
         }
+        for spread in [0, 1, 3, 32] {
+            assert!(CountTuning { block_spread: spread, ..Default::default() }.check().is_err(), "{spread}");
+        }
         // The settings' texts: errors name the setting.
-        assert_eq!(CountTuning::from_settings(None, None).unwrap(), CountTuning::default());
-        assert_eq!(CountTuning::from_settings(Some(" 4 "), Some("32")).unwrap(), CountTuning { warp_rows: 4, block_slots_max: 32 });
-        for (warp, slots, name) in [
-            (Some("many"), None, "WAYFARER_TRI_WARP_ROWS"),
-            (Some("300"), None, "WAYFARER_TRI_WARP_ROWS"),
-            (None, Some("-1"), "WAYFARER_TRI_BLOCK_SLOTS"),
-            (None, Some("48"), "WAYFARER_TRI_BLOCK_SLOTS"),
+        assert_eq!(CountTuning::from_settings(None, None, None).unwrap(), CountTuning::default());
+        assert_eq!(
+            CountTuning::from_settings(Some(" 4 "), Some("32"), Some("8")).unwrap(),
+            CountTuning { warp_rows: 4, block_slots_max: 32, block_spread: 8 }
+        );
+        for (warp, slots, spread, name) in [
+            (Some("many"), None, None, "WAYFARER_TRI_WARP_ROWS"),
+            (Some("300"), None, None, "WAYFARER_TRI_WARP_ROWS"),
+            (None, Some("-1"), None, "WAYFARER_TRI_BLOCK_SLOTS"),
+            (None, Some("48"), None, "WAYFARER_TRI_BLOCK_SLOTS"),
+            (None, None, Some("6"), "WAYFARER_TRI_BLOCK_SPREAD"),
         ] {
-            let e = CountTuning::from_settings(warp, slots).unwrap_err().to_string();
-            assert!(e.contains(name), "{warp:?} {slots:?}: {e}");
+            let e = CountTuning::from_settings(warp, slots, spread).unwrap_err().to_string();
+            assert!(e.contains(name), "{warp:?} {slots:?} {spread:?}: {e}");
         }
     }
 }
