@@ -99,6 +99,35 @@ fn uniform_rows_take_the_fast_path_and_give_the_general_paths_walks() {
     }
 }
 
+/// The uniform path writes its walks a 64-byte line at a time: walks that stop at a dead end
+/// partway through a line, walks of every length modulo a line and every interleave width give
+/// the general path's walks word for word (the graph: R-MAT's edges from lower to higher ids
+/// only, so every walk ends at a dead end, after 0 to many moves).
+#[test]
+fn uniform_rows_write_every_word_of_walks_that_end_anywhere() {
+    let _held = hold();
+    let (g, _) = graphs();
+    let (mut offsets, mut targets) = (vec![0u64], Vec::new());
+    for u in 0..g.num_nodes() as u32 {
+        targets.extend(g.targets()[g.row(u)].iter().copied().filter(|&v| v > u));
+        offsets.push(targets.len() as u64);
+    }
+    let dag = CsrGraph::from_parts(CsrParts { offsets, targets, ..Default::default() }, Orientation::Directed).unwrap();
+    let starts = Starts::Nodes((0..dag.num_nodes() as u32).chain(0..dag.num_nodes() as u32 / 3).collect());
+    let native = LibraryWalk::from_name("deepwalk", &[], &dag, false).unwrap();
+    for length in [5, 15, 16, 17, 37] {
+        for interleave in [1, 8, 64] {
+            let cfg = WalkConfig { length, seed: 11, interleave, ..Default::default() };
+            let (fast, rf) = native.run(&dag, &starts, &cfg, None).unwrap();
+            assert!(rf.fast_path == FastPathReport::UniformRows, "length {length}: not the fast path");
+            let (general, _) = fast_paths_off(|| native.run(&dag, &starts, &cfg, None).unwrap());
+            assert_eq!(fast, general, "length {length}, interleave {interleave}");
+            let ended_early = (0..fast.len()).filter(|&i| (3..=length as usize).contains(&fast.walk(i).len())).count();
+            assert!(ended_early > 100 && rf.stats.dead_ends > 100, "length {length}: {ended_early} walks ended partway");
+        }
+    }
+}
+
 #[test]
 fn rows_that_are_not_provably_first_trial_keep_the_uniform_path_off() {
     let _held = hold();
