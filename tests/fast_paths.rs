@@ -99,9 +99,9 @@ fn uniform_rows_take_the_fast_path_and_give_the_general_paths_walks() {
     }
 }
 
-/// The uniform path writes its walks a 64-byte line at a time: walks that stop at a dead end
-/// partway through a line, walks of every length modulo a line and every interleave width give
-/// the general path's walks word for word (the graph: R-MAT's edges from lower to higher ids
+/// Walks that stop at a dead end anywhere (partway through a 64-byte output line or a chunk),
+/// of lengths around a line's sixteen words, at every interleave width, give the general path's
+/// walks word for word on the uniform path (the graph: R-MAT's edges from lower to higher ids
 /// only, so every walk ends at a dead end, after 0 to many moves).
 #[test]
 fn uniform_rows_write_every_word_of_walks_that_end_anywhere() {

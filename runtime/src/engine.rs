@@ -905,6 +905,8 @@ pub fn run_streaming<W: Walk>(
     let mut first = 0u64;
     while first < walkers {
         let count = batch.min(walkers - first);
+        // Filled here to commit the pages before the clock starts (as a peer's preallocated
+        // buffers are); each chunk's worker fills its part again below.
         let mut nodes = vec![NO_NODE; count as usize * stride];
         let mut lengths = vec![0u32; count as usize];
         // The edge behind each move, when asked for: `stride - 1` per walk.
@@ -923,6 +925,12 @@ pub fn run_streaming<W: Walk>(
             .enumerate()
             .map(|(c, ((out, lens), edges))| {
                 let at = first + (c * chunk) as u64;
+                // Rewriting the chunk's words (512 walks' worth, ~160 KiB at 80 steps) brings
+                // its output lines into this core's L2, owned, before the steps store into them
+                // one word at a time: otherwise each line's first store waits on the shared L3
+                // or memory. DeepWalk unweighted, 2 threads: +15-20%
+                // (bench/results/2026-12-05-cpu-chunk-fill.md).
+                out.fill(NO_NODE);
                 // Two instantiations: the engine's loop for walks without compiled turns carries
                 // no trace of them (its registers are all the native walk's).
                 let st = if let Some(fast) = &fast {

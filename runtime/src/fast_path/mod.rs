@@ -24,7 +24,6 @@
 
 mod lock_step;
 mod one_draw;
-mod out_line;
 
 use crate::cost::CostModel;
 use crate::engine::TABLE_TRIALS;

@@ -1,6 +1,5 @@
 //! The one-draw fast paths: uniform rows and alias rows (see [`super`]).
 
-use super::out_line::{GATHERED, OutLine};
 use super::{Chunk, DEAD_ROW};
 use crate::rng::{LANES, PhiloxLanes, Purpose, StepRng};
 use crate::run::SamplerStats;
@@ -28,8 +27,6 @@ struct Group {
     word: [u32; LANES],
     /// Alias rows: the pending edge's target, read from its entry.
     next: [u32; LANES],
-    /// Each lane's words of the output line it is filling ([`GATHERED`]).
-    line: [OutLine; LANES],
 }
 
 impl Group {
@@ -43,7 +40,6 @@ impl Group {
         slot: [0; LANES],
         word: [0; LANES],
         next: [0; LANES],
-        line: [OutLine::EMPTY; LANES],
     };
 
     /// Puts walker `w` (query `query`, output row `row`) in lane `l`.
@@ -65,9 +61,7 @@ impl Group {
 /// paths' width of walkers in lock step, each in a lane of its own until its walk ends. A round
 /// draws every lane's candidate (sixteen streams' first blocks at once) and prefetches it,
 /// resolves alias entries (prefetching the targets), then moves every lane (prefetching its
-/// new row's offsets): between a prefetch and its use the other lanes' work goes by. The
-/// uniform rows' walks go out a line at a time ([`super::out_line`]; the alias rows' gained
-/// nothing from it).
+/// new row's offsets): between a prefetch and its use the other lanes' work goes by.
 pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const RECORD: bool>(
     offsets: &[O],
     entries: &[[u32; 4]],
@@ -170,23 +164,13 @@ pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const R
                     continue;
                 }
                 let e = gr.pending[l];
-                // The walk's words after its start (which `admit` wrote) begin here.
-                let first = gr.row[l] * stride + 1;
                 let ended = if e == DEAD {
                     st.dead_ends += 1;
-                    // The words held for a line not yet full go out now.
-                    if GATHERED && !ALIAS {
-                        gr.line[l].finish(out, at - 1, first);
-                    }
                     true
                 } else {
                     let v = if ALIAS { gr.next[l] } else { targets[e] };
                     gr.cur[l] = v;
-                    if GATHERED && !ALIAS {
-                        gr.line[l].put(out, at, v, first, gr.ctr[1][l] + 1 >= cfg.length);
-                    } else {
-                        out[at] = v;
-                    }
+                    out[at] = v;
                     if RECORD {
                         // Slot `at` of row r is move `at - r * stride - 1` of it.
                         edges[at - gr.row[l] - 1] = e as u64;
@@ -208,9 +192,6 @@ pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const R
                 }
             }
         }
-    }
-    if GATHERED && !ALIAS {
-        OutLine::fence();
     }
     // Every move was one draw: eRJS's first trial, or one alias draw.
     let moves: u64 = lens.iter().map(|&l| l as u64 - 1).sum();
