@@ -153,7 +153,8 @@ fn rows_that_are_not_provably_first_trial_keep_the_uniform_path_off() {
     assert_eq!(r.fast_path, FastPathReport::LockStepStructured);
     // Walks whose weight reads the walker (Node2Vec) or whose rows are skewed do not.
     let node2vec = LibraryWalk::from_name("node2vec", &[], &g, false).unwrap();
-    assert_eq!(node2vec.run(&g, &starts, &cfg(SamplerMode::Adaptive), None).unwrap().1.fast_path, FastPathReport::LockStepRejection);
+    let fast_path = node2vec.run(&g, &starts, &cfg(SamplerMode::Adaptive), None).unwrap().1.fast_path;
+    assert!(matches!(fast_path, FastPathReport::LockStepRejection { .. }), "{fast_path:?}");
     let mut skewed = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
     skewed.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 3))).unwrap();
     let weighted = LibraryWalk::from_name("deepwalk", &[], &skewed, false).unwrap();
@@ -278,7 +279,12 @@ fn lock_step_rejection_gives_the_general_paths_walks_and_counts() {
                 let cfg = WalkConfig { length: 10, seed: 9, sampler, interleave, table_budget: Some(0), ..Default::default() };
                 let what = format!("{what} {sampler} interleave {interleave}");
                 let (fast, rf) = node2vec.run(graph, &starts, &cfg, None).unwrap();
-                assert_eq!(rf.fast_path, FastPathReport::LockStepRejection, "{what}");
+                // Node2Vec's openings past the first move depend on the node alone at a=2, b=0.5.
+                assert!(
+                    matches!(rf.fast_path, FastPathReport::LockStepRejection { node_starts } if node_starts > 0),
+                    "{what}: {:?}",
+                    rf.fast_path
+                );
                 assert!(rf.summary("cpu").contains("lock-step eRJS"), "{what}: the summary does not say so");
                 let (slow, rs) = fast_paths_off(|| node2vec.run(graph, &starts, &cfg, None).unwrap());
                 assert_eq!(rs.fast_path, FastPathReport::None, "{what}: the switch");
@@ -288,7 +294,12 @@ fn lock_step_rejection_gives_the_general_paths_walks_and_counts() {
                 (ervs, fallbacks) = (ervs + rf.stats.reservoir_steps, fallbacks + rf.stats.rejection_fallbacks);
                 // Cranelift: the same path, the same walks as its compiled turns.
                 let (fast_jit, rj) = wayfarer::engine::run(&jit, graph, &starts, &cfg, None).unwrap();
-                assert!(rj.fast_path == FastPathReport::LockStepRejection && !rj.compiled_turns, "{what}: Cranelift");
+                assert!(
+                    matches!(rj.fast_path, FastPathReport::LockStepRejection { node_starts } if node_starts > 0),
+                    "{what}: Cranelift: {:?}",
+                    rj.fast_path
+                );
+                assert!(!rj.compiled_turns, "{what}: Cranelift");
                 let (slow_jit, _) = fast_paths_off(|| wayfarer::engine::run(&jit, graph, &starts, &cfg, None).unwrap());
                 assert_eq!(fast_jit, slow_jit, "{what}: Cranelift's lock-step walks differ from its compiled turns'");
             }
@@ -307,6 +318,85 @@ fn lock_step_rejection_gives_the_general_paths_walks_and_counts() {
         "{:?}",
         r.fast_path
     );
+}
+
+/// Runs `f` with the per-node openings switched as `off` and `broken` say.
+fn with_node_starts<T>(off: bool, broken: bool, f: impl FnOnce() -> T) -> T {
+    use std::sync::atomic::Ordering;
+    use wayfarer::fast_path::node_starts::{BROKEN_NODE_STARTS, NODE_STARTS_OFF};
+    // Switched back when `f` returns or panics: the next test finds them off.
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            (NODE_STARTS_OFF.store(false, Ordering::Relaxed), BROKEN_NODE_STARTS.store(false, Ordering::Relaxed));
+        }
+    }
+    let _reset = Reset;
+    (NODE_STARTS_OFF.store(off, Ordering::Relaxed), BROKEN_NODE_STARTS.store(broken, Ordering::Relaxed));
+    f()
+}
+
+/// Per-node openings (Node2Vec's bound and estimate past the first move read only the node):
+/// the walks and sampler counts of the same path without them and of the general path, on
+/// rows of U[1,5) weights, skewed Pareto(1) rows (some open on eRVS) and rows whose weights are
+/// all 0 (dead ends by their bound); only those where the bound reads the edge back to `prev`
+/// on the others (a = 0.3); natively and through Cranelift; and a table whose bounds are halved gives other walks, so the comparison would
+/// catch a wrong one.
+#[test]
+fn node_openings_give_the_walks_of_every_step_computing_its_own() {
+    let _held = hold();
+    let g = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
+    let with_zero_rows = |spec: &str| {
+        let mut w = wayfarer::graph::generate::weights(&g, spec.parse().unwrap(), 4);
+        for v in (0..g.num_nodes() as u32).filter(|v| v % 7 == 0) {
+            w[g.row(v)].fill(0.0);
+        }
+        let mut h = wayfarer::graph::generate::rmat(11, 8, 5).unwrap();
+        h.set_weights(Some(w)).unwrap();
+        h
+    };
+    let (uniform, pareto) = (with_zero_rows("uniform"), with_zero_rows("pareto:1"));
+    let starts = Starts::EveryNode { per_node: 2 };
+    let return_heavy = vec![("a".to_string(), "0.3".to_string()), ("b".to_string(), "4".to_string())];
+    let mut ervs = 0;
+    for (graph, what) in [(&g, "unweighted"), (&uniform, "U[1,5) with zero rows"), (&pareto, "Pareto(1) with zero rows")] {
+        // At a = 0.3 the bound reads the edge back to `prev` unless the row's weights are all
+        // 0: only the zero rows are tabulated (as dead ends).
+        for (params, tabulated) in [(&[][..], true), (&return_heavy[..], what != "unweighted")] {
+            let node2vec = LibraryWalk::from_name("node2vec", params, graph, false).unwrap();
+            let jit = cranelift_walk(&node2vec, graph.weights().is_some());
+            for sampler in [SamplerMode::Adaptive, SamplerMode::Rejection] {
+                let cfg = WalkConfig { length: 12, seed: 5, sampler, table_budget: Some(0), ..Default::default() };
+                let what = format!("{what}, {params:?}, {sampler}");
+                let (with, rw) = node2vec.run(graph, &starts, &cfg, None).unwrap();
+                let FastPathReport::LockStepRejection { node_starts } = rw.fast_path else { panic!("{what}: {:?}", rw.fast_path) };
+                assert_eq!(node_starts > 0, tabulated, "{what}: table of {node_starts} bytes");
+                let (without, ro) = with_node_starts(true, false, || node2vec.run(graph, &starts, &cfg, None).unwrap());
+                assert_eq!(ro.fast_path, FastPathReport::LockStepRejection { node_starts: 0 }, "{what}: the switch");
+                let (general, rg) = fast_paths_off(|| node2vec.run(graph, &starts, &cfg, None).unwrap());
+                assert!(with.steps() > 10_000, "{what}: too few steps to mean anything");
+                assert!(with == without && with == general, "{what}: the walks differ");
+                assert!(rw.stats == ro.stats && rw.stats == rg.stats, "{what}: the sampler counts differ");
+                // Cranelift: its own `node_start`, the same tables and walks.
+                let (jit_with, rj) = wayfarer::engine::run(&jit, graph, &starts, &cfg, None).unwrap();
+                let (jit_without, _) = with_node_starts(true, false, || wayfarer::engine::run(&jit, graph, &starts, &cfg, None).unwrap());
+                assert_eq!(rj.fast_path, rw.fast_path, "{what}: Cranelift's table");
+                assert!(jit_with == with && jit_without == with, "{what}: Cranelift's walks differ");
+                assert!(rw.stats.dead_ends > 100 || what.starts_with("unweighted"), "{what}: no dead end");
+                ervs += rw.stats.reservoir_steps;
+                if params.is_empty() {
+                    // The engine checks each weight against its bound: halved bounds are met
+                    // by a weight above them (an error naming the edge) or, short of that, by
+                    // other walks.
+                    match with_node_starts(false, true, || node2vec.run(graph, &starts, &cfg, None)) {
+                        Err(e) => assert!(e.to_string().contains("bound"), "{what}: {e}"),
+                        Ok((broken, _)) => assert!(broken != general, "{what}: halved bounds gave the same walks"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(ervs > 0, "no step opened on eRVS: the test misses that branch");
 }
 
 /// R-MAT scale 11 (edge factor 8) with labels U{0..4}.

@@ -615,6 +615,26 @@ pub fn any_in(exprs: &Arena<Expr>, h: Handle<Expr>, pred: &dyn Fn(&Expr) -> bool
     pred(e) || e.operands().into_iter().any(|x| any_in(exprs, x, pred))
 }
 
+/// Whether `e` reads the walker beyond its current node: its state, its other step fields,
+/// a random draw or the edges back to `prev`. A bound or estimate that reads none of them
+/// (past [`first_step_test`]s) is a function of the node alone (`Walk::node_start`).
+pub fn reads_more_than_cur(e: &Expr) -> bool {
+    match e {
+        Expr::State(_) | Expr::Draw(_) | Expr::Node(NodeQuery::BackWeight | NodeQuery::BackCount) => true,
+        Expr::Step(f) => *f != StepField::Cur,
+        _ => false,
+    }
+}
+
+/// Whether `h` is `step()` compared with 0: `Some(true)` for `==`, `Some(false)` for `!=`
+/// (either side). Past the walk's first move the first is false and the second true.
+pub fn first_step_test(exprs: &Arena<Expr>, h: Handle<Expr>) -> Option<bool> {
+    let Expr::Binary { op: op @ (BinaryOp::Eq | BinaryOp::Ne), lhs, rhs } = exprs.get(h) else { return None };
+    let is_step = |x: Handle<Expr>| matches!(exprs.get(x), Expr::Step(StepField::Step));
+    let is_zero = |x: Handle<Expr>| matches!(exprs.get(x), Expr::Literal(Literal::Int(0, _)));
+    ((is_step(*lhs) && is_zero(*rhs)) || (is_zero(*lhs) && is_step(*rhs))).then_some(*op == BinaryOp::Eq)
+}
+
 /// Whether `h` reads the candidate edge.
 pub fn reads_edge(exprs: &Arena<Expr>, h: Handle<Expr>) -> bool {
     any_in(exprs, h, &|e| matches!(e, Expr::Step(f) if f.is_per_edge()))

@@ -189,6 +189,9 @@ pub struct JitWalk {
     bound: ValueFn,
     estimate: ValueFn,
     bound_estimate: PairFn,
+    /// `B` and `Ŝ` for the walker's node past its first move, and whether they read more
+    /// (`Walk::node_start`; none without a bound).
+    node_start: Option<PairFn>,
     envelope: Option<EnvelopeFn>,
     /// The engine's eRJS turns (a step's start, a pending trial), compiled for this walk.
     turn: (TurnFn, TurnFn),
@@ -294,7 +297,13 @@ impl JitWalk {
         let bound = c.value_fn("wf_bound", &info.derived.exprs, &info.derived.types, bound_h).map_err(err)?;
         let estimate = c.value_fn("wf_estimate", &info.derived.exprs, &info.derived.types, info.sum_estimate).map_err(err)?;
         let bound_estimate =
-            c.pair_fn("wf_bound_estimate", &info.derived.exprs, &info.derived.types, bound_h, info.sum_estimate).map_err(err)?;
+            c.pair_fn("wf_bound_estimate", &info.derived.exprs, &info.derived.types, [bound_h, info.sum_estimate], false).map_err(err)?;
+        let node_start = match info.bound {
+            Some(b) => {
+                Some(c.pair_fn("wf_node_start", &info.derived.exprs, &info.derived.types, [b, info.sum_estimate], true).map_err(err)?)
+            }
+            None => None,
+        };
         let envelope = c.envelope_fn("wf_envelope").map_err(err)?;
         // The structured proposal's static factors, per-step bounds and label.
         let (mut factor_ids, mut term_bound_ids, mut label_id) = (Vec::new(), Vec::new(), None);
@@ -357,6 +366,8 @@ impl JitWalk {
         let (init, update, stop) = (routine(routines[0]), routine(routines[1]), routine(routines[2]));
         // SAFETY: defined above with exactly this signature.
         let bound_estimate = unsafe { std::mem::transmute::<*const u8, PairFn>(module.get_finalized_function(bound_estimate)) };
+        // SAFETY: defined above with exactly this signature (its `out` holds three words).
+        let node_start = node_start.map(|id| unsafe { std::mem::transmute::<*const u8, PairFn>(module.get_finalized_function(id)) });
         // SAFETY: defined above with exactly this signature.
         let envelope = envelope.map(|id| unsafe { std::mem::transmute::<*const u8, EnvelopeFn>(module.get_finalized_function(id)) });
         // SAFETY: defined above with exactly this signature.
@@ -411,6 +422,7 @@ impl JitWalk {
             bound,
             estimate,
             bound_estimate,
+            node_start,
             envelope,
             turn,
             turn_update,
@@ -709,6 +721,17 @@ impl Walk for JitWalk {
         self.with_jit_ctx(ctx, |jc| unsafe { (self.bound_estimate)(jc, w, out.as_mut_ptr()) });
         Some(wayfarer_runtime::StepEstimates {
             bound: if self.has_bound { Bound::Max(out[0]) } else { Bound::Unknown },
+            estimate: out[1],
+            dead_end: self.sum_exact.then_some(out[1] <= 0.0),
+        })
+    }
+    fn node_start(&self, ctx: &Ctx, w: &Walker<JitState>) -> Option<wayfarer_runtime::StepEstimates> {
+        let f = self.node_start?;
+        let mut out = [0f32; 3];
+        // SAFETY: as in `call_value`; `out` holds the two floats and the flag the function writes.
+        self.with_jit_ctx(ctx, |jc| unsafe { f(jc, w, out.as_mut_ptr()) });
+        (out[2].to_bits() == 0).then(|| wayfarer_runtime::StepEstimates {
+            bound: Bound::Max(out[0]),
             estimate: out[1],
             dead_end: self.sum_exact.then_some(out[1] <= 0.0),
         })

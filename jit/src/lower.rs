@@ -189,6 +189,9 @@ struct L<'a, 'b> {
     inline_minmax: bool,
     memo: HashMap<usize, CValue>,
     calls: &'a mut dyn FnMut(&str, &mut Function) -> cranelift_codegen::ir::FuncRef,
+    /// A node function's flag (`pair_fn`'s `node_only`): a read of the walker beyond its node
+    /// stores 1 there and reads 0, and `step() == 0` is false.
+    taint: Option<CValue>,
 }
 
 const PTR: Type = types::I64;
@@ -276,6 +279,7 @@ impl<'m> Compiler<'m> {
                 inline_minmax: false,
                 memo: HashMap::new(),
                 calls: &mut calls,
+                taint: None,
             };
             body(&mut l)?;
             b.seal_all_blocks();
@@ -314,21 +318,29 @@ impl<'m> Compiler<'m> {
         s
     }
 
-    /// `fn(ctx, walker, out: *mut f32)` writing `first` and `second` of `exprs` (B and Ŝ of a
-    /// step in one call, sharing their common parts).
+    /// `fn(ctx, walker, out: *mut f32)` writing `first` and `second` (f32) to `out[0..2]`.
+    /// With `node_only` (`Walk::node_start`): computed for the walker's node past its first
+    /// move, with `out[2]` set to 1 (else 0) if that read more of the walker than its node; the
+    /// same lowering otherwise, so the values are the plain function's.
     pub(crate) fn pair_fn(
         &mut self,
         name: &str,
         exprs: &Arena<Expr>,
         types_: &[Scalar],
-        first: Handle<Expr>,
-        second: Handle<Expr>,
+        [first, second]: [Handle<Expr>; 2],
+        node_only: bool,
     ) -> Result<FuncId, String> {
         let mut sig = self.module.make_signature();
         sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
         self.define(name, sig, exprs, types_, |l| {
             let out = l.e;
             l.e = l.b.ins().iconst(types::I64, 0);
+            if node_only {
+                let flag = l.b.ins().iadd_imm_s(out, 8);
+                let zero = l.b.ins().iconst(types::I32, 0);
+                l.b.ins().store(trusted(), zero, flag, 0);
+                l.taint = Some(flag);
+            }
             for (i, h) in [first, second].into_iter().enumerate() {
                 if l.types[h.index()] != Scalar::F32 {
                     return Err(format!("`{name}` output {i} is not an f32"));
@@ -565,6 +577,26 @@ impl L<'_, '_> {
             return Ok(v);
         }
         let t = self.types[h.index()];
+        if let Some(flag) = self.taint {
+            let v = if reads_more_than_cur(self.exprs.get(h)) {
+                let one = self.b.ins().iconst(types::I32, 1);
+                self.b.ins().store(trusted(), one, flag, 0);
+                Some(self.zero(t))
+            } else if let Some(eq) = first_step_test(self.exprs, h) {
+                // Past the first move.
+                Some(self.b.ins().iconst(types::I8, !eq as i64))
+            } else if let Expr::Select { cond, then, other } = self.exprs.get(h).clone()
+                && let Some(eq) = first_step_test(self.exprs, cond)
+            {
+                Some(self.lower(if eq { other } else { then })?)
+            } else {
+                None
+            };
+            if let Some(v) = v {
+                self.memo.insert(h.index(), v);
+                return Ok(v);
+            }
+        }
         let v = match self.exprs.get(h).clone() {
             Expr::Literal(Literal::Float(x, Scalar::F64)) => self.b.ins().f64const(x),
             Expr::Literal(Literal::Float(x, _)) => self.b.ins().f32const(x as f32),

@@ -874,7 +874,8 @@ pub fn run_streaming<W: Walk>(
         _ => false,
     };
     let table = if wants_table { Some(build_table(walk, &ctx)?) } else { None };
-    let fast = fast.or_else(|| crate::fast_path::choose_after_tables(walk, cfg.sampler, structured.is_some(), table.is_some()));
+    let fast =
+        fast.or_else(|| crate::fast_path::choose_after_tables(walk, &ctx, cfg.sampler, &cost, structured.is_some(), table.is_some()));
     let precompute_seconds = precompute_seconds + t3.elapsed().as_secs_f64();
     let compiled = turn.map(|c| {
         Compiled {

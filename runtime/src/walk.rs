@@ -439,6 +439,16 @@ pub trait Walk: Sync {
     fn step_estimates(&self, _ctx: &Ctx, _walker: &Walker<Self::State>) -> Option<StepEstimates> {
         None
     }
+    /// The step's `B`, `Ŝ` and dead-end verdict for every walker at `walker.cur` past its
+    /// first move, when they depend on that node alone: `Some` only if computing them for
+    /// `walker` (at `cur`, `step` 1) read nothing but `cur`, the node's arrays and the
+    /// hyperparameters, with `step() == 0` taken as false. The values are then bit for bit
+    /// [`Walk::bound`], [`Walk::sum_estimate`] and [`Walk::dead_end`] of any walker at `cur`
+    /// with `step >= 1`, and the lock-step path tabulates them per node (`#[walk]` generates
+    /// it; `None`, the default, leaves every step to compute its own).
+    fn node_start(&self, _ctx: &Ctx, _walker: &Walker<Self::State>) -> Option<StepEstimates> {
+        None
+    }
     /// Data to compute once per run from the graph and arrays (a JIT-compiled walk keeps the
     /// raw-pointer image its machine code reads); the engine puts it in [`Ctx::prepared`].
     fn prepare(&self, _ctx: &Ctx) -> Option<Prepared> {

@@ -147,7 +147,7 @@ pub fn check_walk<'a>(
             FastPathReport::UniformRows => {
                 assert!(matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection), "{what}: the uniform fast path under {mode}")
             }
-            FastPathReport::LockStepRejection => {
+            FastPathReport::LockStepRejection { .. } => {
                 assert!(matches!(mode, SamplerMode::Adaptive | SamplerMode::Rejection), "{what}: lock-step eRJS under {mode}");
                 assert!(!tables, "{what}: lock-step eRJS with structured-proposal tables");
             }

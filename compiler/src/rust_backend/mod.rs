@@ -51,6 +51,9 @@ struct Emitter<'a> {
     params: &'a [Param],
     props: &'a [String],
     state: &'a [StateField],
+    /// For `Walk::node_start`: every read of the walker other than `cur` sets the generated
+    /// code's `__tainted` (and reads a zero), and `step() == 0` is false.
+    node_only: bool,
 }
 
 impl Emitter<'_> {
@@ -85,6 +88,20 @@ impl Emitter<'_> {
 
     fn e(&self, h: Handle<Expr>) -> TokenStream {
         let ty = self.types[h.index()];
+        if self.node_only {
+            let tainted = |ty: Scalar| {
+                let z = zero(ty);
+                quote!({ __tainted = true; #z })
+            };
+            if reads_more_than_cur(self.exprs.get(h)) {
+                return tainted(ty);
+            }
+            if let Some(eq) = first_step_test(self.exprs, h) {
+                // Past the first move.
+                let v = !eq;
+                return quote!(#v);
+            }
+        }
         match self.exprs.get(h) {
             Expr::Literal(Literal::Float(v, t)) => {
                 let inf = v.is_infinite();
@@ -279,7 +296,7 @@ pub fn emit(
             quote!(#[doc = #doc] #vis #n: #t)
         })
         .collect();
-    let we = Emitter { exprs: &f.exprs, types: &f.types, params: &f.params, props: &f.props, state: &f.state };
+    let we = Emitter { exprs: &f.exprs, types: &f.types, params: &f.params, props: &f.props, state: &f.state, node_only: false };
     let weight = we.e(f.result);
     // A squeeze only pays when the weight has an expensive part to skip.
     let envelope = match we.expensive(f.result).then(|| we.envelope(f.result)).flatten() {
@@ -304,7 +321,14 @@ pub fn emit(
     } else {
         quote!()
     };
-    let d = Emitter { exprs: &info.derived.exprs, types: &info.derived.types, params: &f.params, props: &f.props, state: &f.state };
+    let d = Emitter {
+        exprs: &info.derived.exprs,
+        types: &info.derived.types,
+        params: &f.params,
+        props: &f.props,
+        state: &f.state,
+        node_only: false,
+    };
     let bound = match info.bound {
         Some(b) => {
             let b = d.e(b);
@@ -312,6 +336,7 @@ pub fn emit(
         }
         None => quote!(#rt::Bound::Unknown),
     };
+    let node_start = node_start(info, &Emitter { node_only: true, ..d }, rt, &st);
     let scope = match (info.bound, info.bound_scope) {
         (None, _) => quote!(#rt::BoundScope::None),
         (Some(_), Scope::PerKernel) => quote!(#rt::BoundScope::PerKernel),
@@ -405,6 +430,7 @@ pub fn emit(
                 let _ = (__g, __w);
                 #estimate
             }
+            #node_start
             fn possible_zero(&self) -> bool { #possible_zero }
             fn static_weight(&self) -> bool { #static_weight }
             fn has_move_hooks(&self) -> bool { #has_move_hooks }
@@ -417,6 +443,29 @@ pub fn emit(
         }
 
         #conversions
+    }
+}
+
+/// `Walk::node_start` for a walk with a bound: `B`, `Ŝ` and the dead-end verdict computed by
+/// `d` (an emitter in node mode) unless that read more of the walker than its node.
+fn node_start(info: &WalkInfo, d: &Emitter, rt: &TokenStream, st: &TokenStream) -> TokenStream {
+    let Some(b) = info.bound else { return quote!() };
+    let (b, estimate) = (d.e(b), d.e(info.sum_estimate));
+    let dead_end = if info.sum_exact { quote!(Some(__estimate <= 0.0)) } else { quote!(None) };
+    quote! {
+        #[inline]
+        #[allow(unused_mut, unused_assignments)]
+        fn node_start(&self, __ctx: &#rt::Ctx, __w: &#rt::Walker<#st>) -> Option<#rt::StepEstimates> {
+            let __g = __ctx.graph;
+            let _ = (__g, __w);
+            let mut __tainted = false;
+            let __bound = #b;
+            let __estimate = #estimate;
+            if __tainted {
+                return None;
+            }
+            Some(#rt::StepEstimates { bound: #rt::Bound::Max(__bound), estimate: __estimate, dead_end: #dead_end })
+        }
     }
 }
 
@@ -520,7 +569,7 @@ fn routines(f: &Program, rt: &TokenStream, st: &TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
     for (which, r) in [("init", &f.init), ("update", &f.update), ("stop", &f.stop)] {
         let Some(r) = r else { continue };
-        let em = Emitter { exprs: &r.exprs, types: &r.types, params: &f.params, props: &f.props, state: &f.state };
+        let em = Emitter { exprs: &r.exprs, types: &r.types, params: &f.params, props: &f.props, state: &f.state, node_only: false };
         let n = r.draws as usize;
         let draws = if n == 0 { quote!() } else { quote!(let __d: [f64; #n] = ::core::array::from_fn(|_| __rng.uniform());) };
         let edge = if which == "init" { quote!(let __e = 0usize;) } else { quote!(let __e = __w.last_edge as usize;) };

@@ -146,7 +146,7 @@ pub(super) fn conversions(f: &Program, rt: &TokenStream, name: &proc_macro2::Ide
 pub(super) fn checks(f: &Program, rt: &TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
     for c in &f.checks {
-        let em = Emitter { exprs: &c.exprs, types: &c.types, params: &f.params, props: &f.props, state: &f.state };
+        let em = Emitter { exprs: &c.exprs, types: &c.types, params: &f.params, props: &f.props, state: &f.state, node_only: false };
         let cond = em.e(c.result);
         let named: Vec<&Param> = f.params.iter().filter(|p| matches!(p.ty, ParamType::Scalar(_)) && mentions(&c.text, &p.name)).collect();
         let first = named.first().map_or(String::new(), |p| p.name.clone());

@@ -9,6 +9,7 @@
 //! from a table entry takes two rounds: the entry is prefetched in one and read in the next,
 //! as the candidate's edge is before it is decided.
 
+use super::node_starts::{NodeStarts, Opening, opening};
 use super::{Chunk, IDLE_QUERY, first_blocks};
 use crate::engine::{StepStart, prefetch, step_start};
 use crate::error::WalkError;
@@ -69,6 +70,9 @@ struct Env<'a, W: Walk> {
     label_steps: Option<&'a ProposalTables>,
     /// The tables when [`ProposalTables::mixture_step`] serves the walk's steps.
     mixture_steps: Option<&'a ProposalTables>,
+    /// The nodes' openings past the first move, where they depend on the node alone (runs
+    /// without structured-proposal tables only).
+    node_starts: Option<&'a NodeStarts>,
 }
 
 impl<W: Walk> Env<'_, W> {
@@ -93,6 +97,12 @@ impl<W: Walk> Env<'_, W> {
         (l.base, l.d) = (row.start, row.len());
         if l.d == 0 {
             return Ok(Started::DeadEnd);
+        }
+        if let Some(starts) = self.node_starts
+            && l.w.step != 0
+            && let Some(o) = starts.get(l.w.cur)
+        {
+            return self.open(o, l, st);
         }
         // Where the structured arm is always taken (an exact plan over a part of the row, on a
         // row with tables), the step is the arm's whatever the bound and the estimate
@@ -162,25 +172,21 @@ impl<W: Walk> Env<'_, W> {
                 }
             }
         }
-        let rejection_bound = match bound {
-            Bound::Max(b) if b > 0.0 && b.is_finite() => {
-                let use_it = self.mode != SamplerMode::Adaptive || {
-                    let s = estimate.unwrap_or_else(|| self.walk.sum_estimate(self.ctx, &l.w));
-                    !self.cost.prefers_reservoir(l.d, b, s)
-                };
-                use_it.then_some(b)
-            }
-            // Every weight is <= 0, i.e. 0: nothing can be taken.
-            Bound::Max(b) if b <= 0.0 => return Ok(Started::DeadEnd),
-            _ => None,
-        };
-        match rejection_bound {
-            Some(b) => {
+        let o = opening(false, bound, l.d, self.mode, self.cost, || estimate.unwrap_or_else(|| self.walk.sum_estimate(self.ctx, &l.w)));
+        self.open(o, l, st)
+    }
+
+    /// `l`'s step started as `o` says: its first eRJS trial in flight, or an eRVS pick.
+    #[inline(always)]
+    fn open(&self, o: Opening, l: &mut Lane<W::State>, st: &mut SamplerStats) -> Result<Started, WalkError> {
+        match o {
+            Opening::Rejection(b) => {
                 (l.bound, l.trials, l.cap) = (b, 0, 0);
                 self.propose(l);
                 Ok(Started::Pending(Stage::Trial))
             }
-            None => {
+            Opening::DeadEnd => Ok(Started::DeadEnd),
+            Opening::Reservoir => {
                 st.reservoir_steps += 1;
                 Ok(match self.reservoir(l)? {
                     Some(i) => Started::Picked(i),
@@ -299,6 +305,7 @@ enum Started {
 /// structured-proposal tables if it built them.
 pub(super) fn lock_step<W: Walk>(
     tables: Option<&ProposalTables>,
+    node_starts: Option<&NodeStarts>,
     chunk: &Chunk<W>,
     out: &mut [u32],
     lens: &mut [u32],
@@ -307,7 +314,7 @@ pub(super) fn lock_step<W: Walk>(
     let label_steps = tables.filter(|t| matches!(chunk.mode, SamplerMode::Adaptive | SamplerMode::Structured) && t.serves_label_steps());
     let mixture_steps =
         tables.filter(|t| matches!(chunk.mode, SamplerMode::Adaptive | SamplerMode::Structured) && t.serves_mixture_steps());
-    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost, tables, label_steps, mixture_steps };
+    let env = Env { walk: chunk.walk, ctx: chunk.ctx, mode: chunk.mode, cost: chunk.cost, tables, label_steps, mixture_steps, node_starts };
     let (cfg, seed) = (chunk.cfg, chunk.seed);
     let g = chunk.ctx.graph;
     let (offsets, targets) = (g.offsets(), g.targets());

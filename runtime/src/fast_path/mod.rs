@@ -23,6 +23,7 @@
 //!   the same walks), in lock step.
 
 mod lock_step;
+pub mod node_starts;
 mod one_draw;
 
 use crate::cost::CostModel;
@@ -41,8 +42,9 @@ pub(crate) enum FastPath {
     UniformRows(Option<Vec<u32>>),
     /// Every step is one draw from its row's alias table.
     AliasRows(AliasRows),
-    /// The general path's eRJS and eRVS steps, in lock step ([`lock_step`]).
-    LockStepRejection,
+    /// The general path's eRJS and eRVS steps, in lock step ([`lock_step`]), with the nodes'
+    /// openings tabulated when they depend on the node alone.
+    LockStepRejection(Option<node_starts::NodeStarts>),
     /// The general path's structured, eRJS and eRVS steps, in lock step ([`lock_step`]).
     LockStepStructured,
 }
@@ -62,8 +64,12 @@ pub enum FastPathReport {
         /// Seconds to build them.
         seconds: f64,
     },
-    /// The general path's eRJS and eRVS steps, in lock step: the same walks.
-    LockStepRejection,
+    /// The general path's eRJS and eRVS steps, in lock step: the same walks. With
+    /// `node_starts` bytes (0: none) of per-node openings ([`node_starts`]).
+    LockStepRejection {
+        /// The per-node openings' size.
+        node_starts: u64,
+    },
     /// The general path's structured-proposal, eRJS and eRVS steps, in lock step: the same
     /// walks.
     LockStepStructured,
@@ -78,7 +84,10 @@ impl FastPathReport {
             FastPathReport::AliasRows { bytes, seconds } => {
                 format!(", alias rows (one alias draw per step; tables {:.1} MiB in {seconds:.3} s)", *bytes as f64 / (1u64 << 20) as f64)
             }
-            FastPathReport::LockStepRejection => ", lock-step eRJS".into(),
+            FastPathReport::LockStepRejection { node_starts: 0 } => ", lock-step eRJS".into(),
+            FastPathReport::LockStepRejection { node_starts } => {
+                format!(", lock-step eRJS (openings per node: {:.1} MiB)", *node_starts as f64 / (1u64 << 20) as f64)
+            }
             FastPathReport::LockStepStructured => ", lock-step structured proposals and eRJS".into(),
         }
     }
@@ -199,7 +208,7 @@ impl FastPath {
         match self {
             FastPath::UniformRows(_) => FastPathReport::UniformRows,
             FastPath::AliasRows(a) => FastPathReport::AliasRows { bytes: a.entries.len() as u64 * ALIAS_ENTRY_BYTES, seconds: a.seconds },
-            FastPath::LockStepRejection => FastPathReport::LockStepRejection,
+            FastPath::LockStepRejection(t) => FastPathReport::LockStepRejection { node_starts: t.as_ref().map_or(0, |t| t.bytes()) },
             FastPath::LockStepStructured => FastPathReport::LockStepStructured,
         }
     }
@@ -207,14 +216,23 @@ impl FastPath {
 
 /// The fast path for a walk that none of [`choose`]'s fits, once the run's tables are known:
 /// when the walk has no move hooks and no prefix table was built, lock-step eRJS under
-/// adaptive or eRJS without structured-proposal tables, and lock-step structured under
-/// adaptive or structured with them.
-pub(crate) fn choose_after_tables<W: Walk>(walk: &W, mode: SamplerMode, structured: bool, prefix_table: bool) -> Option<FastPath> {
+/// adaptive or eRJS without structured-proposal tables (with per-node openings where the walk
+/// has them), and lock-step structured under adaptive or structured with them.
+pub(crate) fn choose_after_tables<W: Walk>(
+    walk: &W,
+    ctx: &Ctx,
+    mode: SamplerMode,
+    cost: &CostModel,
+    structured: bool,
+    prefix_table: bool,
+) -> Option<FastPath> {
     if fast_paths_off() || walk.has_move_hooks() || prefix_table {
         return None;
     }
     match (structured, mode) {
-        (false, SamplerMode::Adaptive | SamplerMode::Rejection) => Some(FastPath::LockStepRejection),
+        (false, SamplerMode::Adaptive | SamplerMode::Rejection) => {
+            Some(FastPath::LockStepRejection(node_starts::NodeStarts::build(walk, ctx, mode, cost)))
+        }
         (true, SamplerMode::Adaptive | SamplerMode::Structured) => Some(FastPath::LockStepStructured),
         _ => None,
     }
@@ -311,9 +329,9 @@ pub(crate) fn run_chunk<W: Walk>(
             one_draw::lock_step::<W, u64, true, false>(chunk.ctx.graph.offsets(), &a.entries, chunk, out, lens, edges)
         }
         FastPath::AliasRows(a) => one_draw::lock_step::<W, u64, true, true>(chunk.ctx.graph.offsets(), &a.entries, chunk, out, lens, edges),
-        FastPath::LockStepRejection => return lock_step::lock_step(None, chunk, out, lens, edges),
+        FastPath::LockStepRejection(starts) => return lock_step::lock_step(None, starts.as_ref(), chunk, out, lens, edges),
         FastPath::LockStepStructured => {
-            return lock_step::lock_step(Some(chunk.tables.expect("lock-step structured with tables")), chunk, out, lens, edges);
+            return lock_step::lock_step(Some(chunk.tables.expect("lock-step structured with tables")), None, chunk, out, lens, edges);
         }
     })
 }
