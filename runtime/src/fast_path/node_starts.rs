@@ -3,7 +3,7 @@
 //! `#[walk]` generates from the bound analysis), the adaptive rule's verdict for every node is
 //! computed once per run and a step past the first reads it in one word, instead of computing
 //! the bound and the estimate and weighing eRJS against eRVS each step. The verdicts are the
-//! ones the step would reach itself ([`opening`] is the function both use), so the walks are
+//! ones the step would reach itself (`opening` is the function both use), so the walks are
 //! the same.
 
 use crate::cost::CostModel;
