@@ -102,8 +102,8 @@ pub fn advise_huge_pages(ptr: *const u8, bytes: usize) {
         let start = (ptr as usize).next_multiple_of(PAGE);
         let end = (ptr as usize).saturating_add(bytes) & !(PAGE - 1);
         if end > start {
-            // SAFETY: advice on whole pages inside the caller's allocation; it changes no
-            // contents, and a failure (THP off) only leaves the pages small.
+            // SAFETY: MADV_HUGEPAGE only changes how pages are backed, never what they hold;
+            // on a range that is not mapped it fails, and a failure (THP off) leaves them small.
             unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
         }
     }
