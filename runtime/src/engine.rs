@@ -19,6 +19,7 @@
 use crate::cost::cached_model;
 pub use crate::cost::{CPU_COST_MODEL, CostModel, CostRatio, SHORT_ROW, cost_cache_key, cost_cache_path, profile_cost_model};
 use crate::error::WalkError;
+use crate::fast_path::node_starts::Opening;
 use crate::graph::{CsrGraph, NO_NODE};
 
 use crate::proposal::{EntrySource, PendingEntry, ProposalTables, StepTerms, TableNeed};
@@ -311,20 +312,16 @@ impl<W: Walk> Env<'_, W> {
                                     break 'pick sampler::prefix_table(&table[base..base + d], rng);
                                 }
                             }
-                            let rejection_bound = match bound {
-                                Bound::Max(b) if b > 0.0 && b.is_finite() => {
-                                    let use_it = self.mode != SamplerMode::Adaptive || !self.cost.prefers_reservoir(d, b, sum_estimate());
-                                    use_it.then_some(b)
+                            // The lock-step path's rule, and its per-node tables' (one function).
+                            match crate::fast_path::node_starts::opening(false, bound, d, self.mode, &self.cost, sum_estimate) {
+                                Opening::DeadEnd => return Ok(Turn::DeadEnd),
+                                Opening::Rejection(bound) => {
+                                    let (index, level) = sampler::rejection_propose(d, bound, rng);
+                                    self.prefetch_edge(base + index);
+                                    *phase = Phase { index: index as u64, level, trials: 1, bound, ..Phase::START };
+                                    return Ok(Turn::Pending);
                                 }
-                                // Every weight is <= 0, i.e. 0: nothing can be taken.
-                                Bound::Max(b) if b <= 0.0 => return Ok(Turn::DeadEnd),
-                                _ => None,
-                            };
-                            if let Some(bound) = rejection_bound {
-                                let (index, level) = sampler::rejection_propose(d, bound, rng);
-                                self.prefetch_edge(base + index);
-                                *phase = Phase { index: index as u64, level, trials: 1, bound, ..Phase::START };
-                                return Ok(Turn::Pending);
+                                Opening::Reservoir => {}
                             }
                             st.reservoir_steps += 1;
                             self.reservoir(d, base, wr, rng, weight).map_err(|e| err(e, f32::NAN))?
