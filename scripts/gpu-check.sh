@@ -145,7 +145,7 @@ fi
 echo "== wayfarer emit" | tee -a "$LOG"
 # Every library walk and a user program (a has_edge mixture on Pareto weights, where a
 # contracted a*b + c once broke the bound), each built with the command `emit` prints, must
-# write the CLI's walks byte for byte.
+# write the CLI's walks byte for byte (with --table-budget 0 where emit says so).
 if [ -x .devbin/wayfarer ]; then
     E="$BUILD/emit"; mkdir -p "$E"
     cat >"$E/mix.rs" <<'WALK'
@@ -166,7 +166,8 @@ WALK
             && bin="${cmd##* -o }" \
             && (cd "$E" && run $cmd) \
             && run "$E/$bin" "$graph" "$E/$name-standalone.npy" 24 11 \
-            && run .devbin/wayfarer walk $walk --graph "$graph" --backend cuda --length 24 --seed 11 --ids internal -q -o "$E/$name-cli.npy" \
+            && tables="$(grep -o -m1 -- '--table-budget 0' "$E/$name.emit" || true)" \
+            && run .devbin/wayfarer walk $walk --graph "$graph" --backend cuda --length 24 --seed 11 --ids internal $tables -q -o "$E/$name-cli.npy" \
             && run python3 -c "import numpy as np, sys; a = np.load('$E/$name-standalone.npy'); b = np.load('$E/$name-cli.npy'); print('$name', a.shape, b.shape); sys.exit(0 if a.shape == b.shape and (a.astype('u8') == b.astype('u8')).all() else 1)"; then
             emitted=$((emitted + 1))
         else

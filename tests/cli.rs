@@ -278,6 +278,8 @@ fn emit_writes_a_standalone_cuda_file() {
     let out = dir().join("walk.cu");
     let (_, err) = ok(&["emit", "node2vec", "-p", "a=1.5", "-o", out.to_str().unwrap()]);
     assert!(err.contains("nvcc -O3 -arch=sm_90"), "{err}");
+    // The file builds no structured-proposal tables: it says which CLI run it reproduces.
+    assert!(err.contains("`wayfarer walk --backend cuda --table-budget 0`'s"), "{err}");
     let cu = std::fs::read_to_string(&out).unwrap();
     for needle in
         ["int main(", "__global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk", "#define WF_PARAMS {1.5f, 0.5f}", "wf_philox"]

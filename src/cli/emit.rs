@@ -187,14 +187,23 @@ pub(crate) fn cmd_emit(a: EmitArgs) -> Result<()> {
     let mut out_file = out_file;
     std::io::Write::write_all(&mut out_file, cu.as_bytes()).with_context(|| output.display().to_string())?;
     out_file.commit()?;
+    // The standalone file builds no structured-proposal tables, so a walk with a plan gives
+    // the CLI's walks only with the tables off.
+    let tables_off = if info.proposal.as_ref().is_ok_and(|p| !p.plan().is_empty()) { " --table-budget 0" } else { "" };
     eprintln!(
-        "wrote {} ({} walk{}; build with `nvcc -O3 -arch=sm_90 {} -o {}`)",
+        "wrote {} ({} walk{}; build with `nvcc -O3 -arch=sm_90 {} -o {}`; its walks are `wayfarer walk --backend cuda{tables_off}`'s)",
         output.display(),
         program.name,
         if anonymous { ", written as first-visit indices" } else { "" },
         output.display(),
         program.name
     );
+    if !tables_off.is_empty() {
+        eprintln!(
+            "note: the standalone file has no structured-proposal tables (eRJS/eRVS only): the CLI's default walks of `{}` may use them",
+            program.name
+        );
+    }
     Ok(())
 }
 
