@@ -245,9 +245,9 @@ class Graph:
             ``auto`` takes a CUDA GPU when there is one.
         return_edges : bool
             Also return the ids of the edges taken, -1 where a move took none (a restart or
-            teleport). The CPU records them as it walks; on a GPU they are read off the
-            nodes, which is refused for graphs with parallel edges and walks that restart or
-            teleport (pass ``backend="cpu"``). Refused for anonymous walks.
+            teleport). The CPU and CUDA record them as they walk; on wgpu they are read off
+            the nodes, which is refused for graphs with parallel edges and walks that restart
+            or teleport (pass ``backend="cpu"`` or ``"cuda"``). Refused for anonymous walks.
         ids : {"original", "internal"}
             Node ids of ``start`` and of the result: the input's, or the engine's ``0..n``.
         sampler : {"adaptive", "rejection", "reservoir"}

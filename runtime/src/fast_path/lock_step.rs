@@ -176,6 +176,24 @@ impl<W: Walk> Env<'_, W> {
         self.open(o, l, st)
     }
 
+    /// `start`'s most common case inline, without its call and result: a step past the first
+    /// move whose node's tabulated opening is eRJS gets its first trial in flight (`true`);
+    /// anything else (`false`) is left to `start`, which reaches the same opening for it.
+    #[inline(always)]
+    fn open_tabulated(&self, l: &mut Lane<W::State>) -> bool {
+        let Some(starts) = self.node_starts else { return false };
+        if l.w.step == 0 {
+            return false;
+        }
+        // A row without edges is never tabulated as eRJS (`NodeStarts::get` gives None).
+        let Some(Opening::Rejection(b)) = starts.get(l.w.cur) else { return false };
+        let row = self.ctx.graph.row(l.w.cur);
+        (l.base, l.d) = (row.start, row.len());
+        (l.bound, l.trials, l.cap) = (b, 0, 0);
+        self.propose(l);
+        true
+    }
+
     /// `l`'s step started as `o` says: its first eRJS trial in flight, or an eRVS pick.
     #[inline(always)]
     fn open(&self, o: Opening, l: &mut Lane<W::State>, st: &mut SamplerStats) -> Result<Started, WalkError> {
@@ -366,6 +384,10 @@ pub(super) fn lock_step<W: Walk>(
                     Stage::Start => {
                         let block = [blocks[0][l], blocks[1][l], blocks[2][l], blocks[3][l]];
                         lane.rng = StepRng::with_first_block(seed, lane.query, lane.w.step, Purpose::Sample, block);
+                        if env.open_tabulated(lane) {
+                            lane.stage = Stage::Trial;
+                            continue;
+                        }
                         match env.start(lane, &mut st)? {
                             Started::Pending(stage) => lane.stage = stage,
                             Started::DeadEnd => {
