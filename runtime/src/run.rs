@@ -167,8 +167,9 @@ pub struct WalkConfig {
     /// Walkers each thread advances in turn (1 = one walker at a time). Each candidate's edge
     /// data is prefetched and the thread serves the other walkers while it arrives; the walks
     /// are identical at any width. [`INTERLEAVE_AUTO`] (0, the default): 8 on the general path,
-    /// 64 on the one-draw fast paths, whose steps are short enough to need many more walkers
-    /// in flight (see `bench/results/`).
+    /// 64 on the one-draw fast paths and the structured lock-step path, whose steps are short
+    /// enough to need many more walkers in flight, 32 on the lock-step eRJS path (see
+    /// `bench/results/`).
     pub interleave: usize,
     /// Bytes the structured-proposal tables may take (`None`: `WAYFARER_TABLE_BUDGET`, else a
     /// quarter of the memory available; 0 turns them off). Which rows get tables follows the
@@ -185,6 +186,10 @@ pub const INTERLEAVE_AUTO: usize = 0;
 pub const GENERAL_INTERLEAVE: usize = 8;
 /// The fast paths' width under [`INTERLEAVE_AUTO`].
 pub const FAST_PATH_INTERLEAVE: usize = 64;
+/// The lock-step eRJS path's width under [`INTERLEAVE_AUTO`]: its lanes are larger and its
+/// steps longer, and 64 of them ran 3-7% slower than 32 on R-MAT 18 and 22
+/// (`bench/results/2026-12-06-cpu-lock-step-width.md`).
+pub const LOCK_STEP_REJECTION_INTERLEAVE: usize = 32;
 
 /// An interleave width as written on a command line: `auto` ([`INTERLEAVE_AUTO`]) or a width
 /// of at least 1.
@@ -207,6 +212,15 @@ impl WalkConfig {
     /// The fast paths' width.
     pub fn fast_path_interleave(&self) -> usize {
         if self.interleave == INTERLEAVE_AUTO { FAST_PATH_INTERLEAVE } else { self.interleave }
+    }
+
+    /// The lock-step path's width: with structured-proposal tables or without (eRJS).
+    pub fn lock_step_interleave(&self, structured: bool) -> usize {
+        match self.interleave {
+            INTERLEAVE_AUTO if structured => FAST_PATH_INTERLEAVE,
+            INTERLEAVE_AUTO => LOCK_STEP_REJECTION_INTERLEAVE,
+            width => width,
+        }
     }
 }
 

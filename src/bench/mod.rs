@@ -41,7 +41,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "erjs,ervs,adaptive")]
     pub samplers: String,
     /// Interleave widths to try with the adaptive sampler, comma separated: numbers or `auto`
-    /// (8 on the general path, 64 on the fast paths).
+    /// (8 on the general path, 64 on the fast paths, 32 on the lock-step eRJS path).
     #[arg(long, default_value = "auto")]
     pub interleave: String,
     /// Walkers for the scan-every-edge samplers (eRVS-only and the references), which are

@@ -76,7 +76,8 @@ pub(crate) struct WalkArgs {
     pub(crate) ids: String,
     /// Walkers each thread advances in turn, prefetching each one's next edge while serving
     /// the others (1 = one walker at a time; the walks are the same either way). auto: 8 on
-    /// the general path, 64 on the one-draw fast paths (uniform and alias rows).
+    /// the general path, 64 on the one-draw fast paths (uniform and alias rows) and the
+    /// structured lock-step path, 32 on the lock-step eRJS path.
     #[arg(long, default_value = "auto", value_parser = wayfarer::engine::parse_interleave)]
     pub(crate) interleave: usize,
     /// auto (the GPU when there is a usable one, else all CPU cores), cpu, or cuda.

@@ -339,7 +339,7 @@ pub(super) fn lock_step<W: Walk>(
     let edge_queries = chunk.walk.requirements().edge_queries;
     let stride = cfg.length as usize + 1;
     let philox = PhiloxLanes::new(seed);
-    let width = cfg.fast_path_interleave();
+    let width = cfg.lock_step_interleave(tables.is_some());
     let mut lanes: Vec<Lane<W::State>> = Vec::with_capacity(width.div_ceil(LANES) * LANES);
     let mut st = SamplerStats::default();
     let mut next = 0usize;
