@@ -107,17 +107,22 @@ def test_edges_taken_are_the_input_edges_between_the_nodes():
             assert {int(u), int(v)} == {int(row[t]), int(row[t + 1])}
 
 
-def test_the_cpu_records_parallel_edges_and_restarts():
+# The CPU and CUDA record the edge behind each move (wgpu reads edges off the nodes, and so
+# refuses parallel edges and restarts); the CUDA case runs on the GPU machine (gpu-check.sh).
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_the_cpu_and_cuda_record_parallel_edges_and_restarts(backend):
+    if backend == "cuda" and not wayfarer.cuda_available():
+        pytest.skip("no CUDA GPU")
     # Node 0 -> 1 twice (weights 1 and 3), 1 -> 0: which parallel edge a move took follows
     # the weights (0.25 for the first; 20,000 moves give a standard error of 0.003).
     multi = wayfarer.Graph.from_edge_index(np.array([[0, 0, 1], [1, 1, 0]]), edge_weight=np.array([1.0, 3.0, 1.0], dtype=np.float32))
-    w, e = multi.walk("deepwalk", start=np.zeros(20_000, dtype=np.int64), length=1, seed=5, backend="cpu", return_edges=True)
+    w, e = multi.walk("deepwalk", start=np.zeros(20_000, dtype=np.int64), length=1, seed=5, backend=backend, return_edges=True)
     assert set(np.unique(e[:, 0]).tolist()) == {0, 1}
     assert abs(np.mean(e[:, 0] == 0) - 0.25) < 0.02
     # A restart moves without an edge: -1 there, and only there.
     ei, _ = random_graph(100, 600, 7)
     g = wayfarer.Graph.from_edge_index(ei, undirected=True)
-    w, e = g.walk("ppr", length=10, seed=3, backend="cpu", return_edges=True, alpha=0.3)
+    w, e = g.walk("ppr", length=10, seed=3, backend=backend, return_edges=True, alpha=0.3)
     restarts = 0
     for row, erow in zip(w, e):
         for t in range(10):
