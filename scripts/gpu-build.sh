@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds what scripts/gpu-check.sh runs, for a GPU machine without a Rust toolchain: the
-# release CLI (with the wgpu backend) and the GPU test binaries (CUDA, wgpu, the adaptive rule, the broken mixture), stripped, in .devbin/ (carry it to the GPU machine).
+# release CLI (with the wgpu backend) and the GPU test binaries (CUDA, wgpu, the adaptive rule, the broken mixture), stripped, in .devbin/, and the same packed in .devpack/devbin.tar.xz (carry .devpack/ and .gl/ to the GPU machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .devbin
@@ -31,4 +31,17 @@ if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/wf-apt-amd64'
     apt-get $o update >/dev/null && (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2) || echo "warning: no .gl/ (the wgpu tests on the GPU need a Vulkan loader)"
 fi
-ls -la .devbin
+# The device tool carries at most 64 MiB and .devbin/ is about 95 MB: the same files go as one
+# xz archive (about 30 MB), which gpu-check.sh unpacks into .devbin/ there. Carry .devpack/
+# and .gl/. A peers' source pack (scripts/triangle-peers.sh pack ... .devbin/peers-src.tar.xz)
+# made before this goes in too.
+mkdir -p .devpack
+python3 - <<'PY'
+import glob, os, tarfile
+names = ["wayfarer", "gpu-tests", "wgpu-tests", "adaptive-rule-tests", "structured-broken-tests", "commit"]
+files = [os.path.join(".devbin", n) for n in names] + glob.glob(".devbin/wayfarer-*.whl") + glob.glob(".devbin/peers-src.tar.xz")
+with tarfile.open(".devpack/devbin.tar.xz", "w:xz") as t:
+    for f in files:
+        t.add(f, arcname=os.path.basename(f))
+PY
+ls -la .devbin .devpack

@@ -2,7 +2,8 @@
 # Everything that needs the GPU, in one call (the device tool runs it on the H200):
 #   scripts/gpu-check.sh            # from the repository root; logs go to $OUT (or ./gpu-out)
 # The GPU machine may have no Rust toolchain: then run scripts/gpu-build.sh here first and
-# carry .devbin/ (the CLI and the GPU test binary); with cargo, this builds them itself.
+# carry .devpack/ (the CLI, the GPU test binaries and the wheel, one archive that is unpacked
+# into .devbin/ here) and .gl/; with cargo, this builds them itself.
 # What it checks:
 #   1. the device and toolchain;
 #   2. the CUDA prelude's Philox streams against the CPU's pinned numbers (rng_check);
@@ -19,6 +20,10 @@
 # It prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [ -f .devpack/devbin.tar.xz ]; then
+    mkdir -p .devbin
+    python3 -c "import tarfile; tarfile.open('.devpack/devbin.tar.xz').extractall('.devbin')"
+fi
 OUT="${OUT:-gpu-out}"
 mkdir -p "$OUT"
 LOG="$OUT/gpu-check.log"
