@@ -111,11 +111,11 @@ pub fn advise_huge_pages(ptr: *const u8, bytes: usize) {
     let _ = (ptr, bytes);
 }
 
-/// A vector of `n` copies of `x` whose pages were advised huge before they were written
-/// ([`advise_huge_pages`]).
-pub fn huge_page_vec<T: Clone>(n: usize, x: T) -> Vec<T> {
+/// A vector of `n` values made by `make`, whose pages were advised huge before they were
+/// written ([`advise_huge_pages`]).
+pub fn huge_page_vec<T>(n: usize, make: impl FnMut() -> T) -> Vec<T> {
     let mut v = Vec::with_capacity(n);
-    advise_huge_pages(v.as_ptr() as *const u8, n * std::mem::size_of::<T>());
-    v.resize(n, x);
+    advise_huge_pages(v.as_ptr() as *const u8, n.saturating_mul(std::mem::size_of::<T>()));
+    v.resize_with(n, make);
     v
 }

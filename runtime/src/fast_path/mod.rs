@@ -124,7 +124,7 @@ impl AliasRows {
         let g = ctx.graph;
         let (off, tg) = (g.offsets(), g.targets());
         // Read at random by every step: on huge pages (+40-50% on R-MAT 18).
-        let mut entries = crate::memory::huge_page_vec(g.num_edges() as usize, [0u32; 4]);
+        let mut entries = crate::memory::huge_page_vec(g.num_edges() as usize, || [0u32; 4]);
         let chunks = crate::graph::build::row_chunks(off, 1 << 16);
         // Disjoint slices of `entries`, one per chunk of rows.
         let mut slices = Vec::with_capacity(chunks.len());

@@ -50,10 +50,7 @@ impl EdgeFilter {
         use rayon::prelude::*;
         let bits = targets.len() as u64 * BITS_PER_ENTRY;
         // Read at random by the steps: on huge pages.
-        let n = bits.div_ceil(64) as usize;
-        let mut words: Vec<AtomicU64> = Vec::with_capacity(n);
-        crate::memory::advise_huge_pages(words.as_ptr() as *const u8, n * 8);
-        words.extend((0..n).map(|_| AtomicU64::new(0)));
+        let words = crate::memory::huge_page_vec(bits.div_ceil(64) as usize, || AtomicU64::new(0));
         super::build::row_chunks(offsets, 1 << 16).into_par_iter().for_each(|rows| {
             for u in rows {
                 let (lo, hi) = (offsets[u], offsets[u + 1]);
