@@ -11,6 +11,8 @@
 #   scripts/triangle-peers.sh pack [--trust DIR] [--grouptc DIR] OUT.tar.xz
 #       packs the sources a build needs (a few MB), to carry to the GPU machine, where
 #       `tar -xJf OUT.tar.xz -C D` gives D/trust and D/grouptc to build from.
+#   scripts/triangle-peers.sh prepare GRAPH.wfg
+#       only prepares (and caches) the peers' inputs for GRAPH.
 #   scripts/triangle-peers.sh run PEER GRAPH.wfg
 #       prints `PEER: T triangles, counting kernel S s` (the best of $PEERS_REPEAT runs, 3 by
 #       default). PEER: trust (the authors' TRUST: their preprocessing, orientation and
@@ -43,6 +45,7 @@ build_trust() {
         -o "$PEERS_BIN/trust-tc"
     g++ -O3 -w "$src/Preprocess/fromDirectToUndirect.cpp" -o "$PEERS_BIN/trust-undirect"
     g++ -O3 -w "$src/Preprocess/preprocess_outdegree.cpp" -o "$PEERS_BIN/trust-preprocess"
+    g++ -O3 "$SHIM/trust_mmio.cpp" -o "$PEERS_BIN/trust-mmio"
 }
 
 build_grouptc() {
@@ -57,14 +60,22 @@ build_grouptc() {
     "$NVCC" -arch="$PEERS_ARCH" "$obj"/*.o -Xcompiler -fopenmp -o "$PEERS_BIN/grouptc-main"
 }
 
-# TRUST's input: its own two preprocessing tools on a text edge list, in the graph's
-# directory under $PEERS_DATA (kept for the next run).
+# TRUST's input, in the graph's directory under $PEERS_DATA (kept for the next run): its
+# first tool's file, 1.mmio, written by bench/peers/trust_mmio.cpp straight from the .wfg
+# (byte for byte what trust-undirect makes of `wayfarer convert`'s text, minutes faster at
+# R-MAT 24; PEERS_TRUST_TEXT=1 takes their way), then their orientation and degree
+# reordering (trust-preprocess).
 trust_input() {
     local g="$1" dir="$PEERS_DATA/trust-$(basename "$1" .wfg)"
     if [ ! -f "$dir/adjacent.bin" ]; then
         mkdir -p "$dir"
-        "$WF" convert "$g" -o "$dir/edges.txt" -q
-        (cd "$dir" && "$PEERS_BIN/trust-undirect" edges.txt >/dev/null && "$PEERS_BIN/trust-preprocess" >/dev/null)
+        if [ "${PEERS_TRUST_TEXT:-0}" = 1 ] || [ ! -x "$PEERS_BIN/trust-mmio" ]; then
+            "$WF" convert "$g" -o "$dir/edges.txt" -q
+            (cd "$dir" && "$PEERS_BIN/trust-undirect" edges.txt >/dev/null)
+        else
+            "$PEERS_BIN/trust-mmio" "$g" "$dir/1.mmio" || die "trust-mmio on $g failed"
+        fi
+        (cd "$dir" && "$PEERS_BIN/trust-preprocess" >/dev/null)
         rm -f "$dir/edges.txt" "$dir/1.mmio"
         [ -f "$dir/adjacent.bin" ] || die "TRUST's preprocessing of $g wrote no adjacent.bin"
     fi
@@ -86,7 +97,15 @@ run_trust() {
     echo "trust: $count triangles, counting kernel $best s"
 }
 
-# The harness's input (bench/peers/grouptc_input.py) and a config naming one kernel.
+# The harness's input (bench/peers/grouptc_input.py), cached under $PEERS_DATA; prints its
+# parent directory.
+grouptc_input() {
+    local g="$1" data="$PEERS_DATA/grouptc"
+    [ -f "$data/$(basename "$g" .wfg)/adjacent.bin" ] || "$PY" bench/peers/grouptc_input.py "$g" "$data/$(basename "$g" .wfg)" >&2
+    echo "$data"
+}
+
+# The harness's input and a config naming one kernel.
 run_harness() {
     local peer="$1" g="$2" name key data ini out best="" count="" t c
     name="$(basename "$g" .wfg)"
@@ -95,8 +114,7 @@ run_harness() {
         tricore) key=TriCore;; polak) key=Polak;; h-index) key=H-INDEX;;
         *) die "unknown peer $peer";;
     esac
-    data="$PEERS_DATA/grouptc"
-    [ -f "$data/$name/adjacent.bin" ] || "$PY" bench/peers/grouptc_input.py "$g" "$data/$name" >&2
+    data="$(grouptc_input "$g")"
     ini="$PEERS_DATA/grouptc-$key.ini"
     {
         echo "[comm]"
@@ -177,5 +195,11 @@ case "$cmd" in
             [ -x "$PEERS_BIN/grouptc-main" ] || die "the GroupTC harness is not built in $PEERS_BIN (run: $0 build --grouptc DIR)"
             run_harness "$peer" "$g"
         fi;;
-    *) die "usage: $0 build [--trust DIR] [--grouptc DIR] | pack [--trust DIR] [--grouptc DIR] OUT.tar.xz | run PEER GRAPH.wfg";;
+    prepare)
+        # Only the inputs (cached for `run`): at R-MAT 24 TRUST's preprocessing takes minutes,
+        # which a device call of its own can spend while the next one measures.
+        [ $# -eq 1 ] && [ -f "$1" ] || die "usage: prepare GRAPH.wfg"
+        [ ! -x "$PEERS_BIN/trust-preprocess" ] || echo "TRUST input: $(trust_input "$1")"
+        echo "GroupTC input: $(grouptc_input "$1")/$(basename "$1" .wfg)";;
+    *) die "usage: $0 build [--trust DIR] [--grouptc DIR] | pack [--trust DIR] [--grouptc DIR] OUT.tar.xz | prepare GRAPH.wfg | run PEER GRAPH.wfg";;
 esac

@@ -86,8 +86,9 @@ pub struct CountTuning {
     /// The most slots of a block's table (a power of two, at least 32, at most
     /// [`BLOCK_SLOTS_MAX`]); longer rows are searched.
     pub block_slots_max: u32,
-    /// A block's table has this many slots per entry of the longest block row (a power of two
-    /// in 2..=16; the load is its inverse), within `block_slots_max`.
+    /// A block's table has at least this many slots per entry of the longest block row (a
+    /// power of two in 2..=16; the load is at most its inverse), within `block_slots_max`
+    /// ([`CountTuning::block_slots`]).
     pub block_spread: u32,
 }
 
@@ -150,6 +151,18 @@ impl CountTuning {
             );
         }
         Ok(())
+    }
+
+    /// The slots of a block's table for block rows of at most `longest` entries: `block_spread`
+    /// slots per entry, twice that where the larger table still fits in the warps' region
+    /// (the kernel reserves that shared memory whatever the block's table takes, so the lower
+    /// load costs no occupancy: R-MAT 20's counting kernel 5.04 -> 4.98 ms on an H100,
+    /// `bench/results/2026-12-06-gpu-triangles-h100.md`), within `block_slots_max`.
+    pub fn block_slots(&self, longest: u64) -> u32 {
+        let slots = (self.block_spread as u64 * longest).next_power_of_two();
+        let free = (2 * self.block_spread as u64 * longest).next_power_of_two();
+        let slots = if free <= WARP_REGION_SLOTS as u64 { free } else { slots };
+        slots.clamp(32, self.block_slots_max as u64) as u32
     }
 }
 
@@ -401,8 +414,7 @@ fn count_on_device(
     report.warp_units = warp_count;
     report.block_units = block_count;
     report.longest_block_row = longest;
-    // The block's table: load 1/spread where it fits, within the tuning's limit.
-    let block_slots = (tuning.block_spread as u64 * longest).next_power_of_two().clamp(32, tuning.block_slots_max as u64) as u32;
+    let block_slots = tuning.block_slots(longest);
     report.block_slots = block_slots;
     let shared = block_slots.max(WARP_REGION_SLOTS) * 4;
     let func = f(&kernels::T_COUNT)?;
@@ -740,6 +752,30 @@ mod tests {
         ] {
             let e = CountTuning::from_settings(warp, slots, spread).unwrap_err().to_string();
             assert!(e.contains(name), "{warp:?} {slots:?} {spread:?}: {e}");
+        }
+    }
+
+    /// The block's table doubles its slots while that stays within the warps' region, and
+    /// never goes past it for that, nor past the tuning's limit.
+    #[test]
+    fn block_tables_take_the_free_shared_memory() {
+        let t = CountTuning::default();
+        assert_eq!(t.block_spread, 4);
+        // (longest block row, slots): the three graphs measured, then the ends.
+        for (longest, slots) in [(1000, 8192), (2000, 8192), (400, 4096), (3, 32), (0, 32), (4000, 16384), (5000, 16384)] {
+            assert_eq!(t.block_slots(longest), slots, "longest {longest}");
+        }
+        let sweep = CountTuning { block_spread: 16, ..t };
+        assert_eq!(sweep.block_slots(1000), 16384, "a spread set from outside is kept past the warps' region");
+        assert_eq!(CountTuning { block_slots_max: 2048, ..t }.block_slots(1000), 2048);
+        for longest in 1..20_000u64 {
+            let s = t.block_slots(longest) as u64;
+            assert!(s.is_power_of_two() && s <= BLOCK_SLOTS_MAX as u64);
+            assert!(s >= (4 * longest).min(BLOCK_SLOTS_MAX as u64), "load at most 1/4 where it fits: {longest} -> {s}");
+            assert!(
+                s <= (4 * longest).next_power_of_two().max(WARP_REGION_SLOTS as u64),
+                "no more shared memory than before: {longest} -> {s}"
+            );
         }
     }
 }
