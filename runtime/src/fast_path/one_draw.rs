@@ -101,11 +101,11 @@ pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const R
                     continue;
                 }
                 let v = gr.cur[l] as usize;
-                // One bounds check for both ends of the row (a node is always below n).
-                let (base, end) = match offsets.get(v..v + 2) {
-                    Some(&[b, e]) => (b.into() as usize, e.into() as usize),
-                    _ => (0, 0),
-                };
+                debug_assert!(v + 1 < offsets.len());
+                // SAFETY: a walker's node is a node of the graph (a start is checked against
+                // the node count before the run, a move goes to a target, and targets are below
+                // it: `CsrGraph`'s invariant), and `offsets` has one entry per node and one more.
+                let (base, end) = unsafe { ((*offsets.get_unchecked(v)).into() as usize, (*offsets.get_unchecked(v + 1)).into() as usize) };
                 if base == end {
                     gr.pending[l] = DEAD;
                     continue;
@@ -168,9 +168,15 @@ pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const R
                     st.dead_ends += 1;
                     true
                 } else {
-                    let v = if ALIAS { gr.next[l] } else { targets[e] };
+                    debug_assert!(e < targets.len() && at < out.len());
+                    // SAFETY: `e` is `base + slot` with `slot` below the row's length, and a
+                    // graph's rows lie within its targets (`CsrGraph`'s invariant, checked when it
+                    // is made); `at` is a slot of this walker's output row, inside `out`
+                    // (`Chunk::next_walker` hands out rows of `out`, `stride` slots each, and
+                    // a walk ends after `length` moves).
+                    let v = if ALIAS { gr.next[l] } else { unsafe { *targets.get_unchecked(e) } };
                     gr.cur[l] = v;
-                    out[at] = v;
+                    unsafe { *out.get_unchecked_mut(at) = v };
                     if RECORD {
                         // Slot `at` of row r is move `at - r * stride - 1` of it.
                         edges[at - gr.row[l] - 1] = e as u64;
