@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Measurements for one device call, after scripts/gpu-build.sh here (carry .devpack and .gl):
+#   MODE="check ab tri peers py" MODE2="spread" MODE3="tritest" scripts/device-measure.sh
+# Each mode writes its files under $OUT (the device tool's output folder):
+#   check    the whole GPU check without benchmarks (BENCH=0 scripts/gpu-check.sh)
+#   ab       Node2Vec walk-kernel switches (scripts/kernel-defines-ab.sh; ABSPECS, ABREP, ABT)
+#            and WAYFARER_MIN_BLOCKS 0 against 4
+#   tri      R-MAT 20 triangle block-table sweep (spread, slots) and ncu per-kernel times
+#   peers    the published triangle counters beside wayfarer (PG graphs, PR rows, PT limit)
+#   py       repeated g.walk(backend="cuda") calls from the wheel, timed
+#   spread   (MODE2) spread 4 against 8 on web-like, R-MAT 22 and Erdős–Rényi
+#   tritest  (MODE3) the GPU triangle tests and default counting times on 20, web, 22
+# R-MAT 24's peers need their inputs prepared in an earlier call (bench/README.md).
+set -u
+cd "$(dirname "$0")/.."
+if [ -f .devpack/devbin.tar.xz ] && [ ! -x .devbin/wayfarer ]; then
+  mkdir -p .devbin && python3 -c "import tarfile; tarfile.open('.devpack/devbin.tar.xz').extractall('.devbin')"
+fi
+. scripts/nvrtc-env.sh
+export WAYFARER_CACHE_DIR=/tmp/wfc
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+cat .devbin/commit >> "$OUT/gpu.txt"
+G=/tmp/rmat20.wfg
+[ -f $G ] || .devbin/wayfarer gen rmat --scale 20 --edge-factor 16 --seed 1 -o $G -q
+for m in ${MODE}; do case $m in
+check)
+  BENCH=0 OUT=$OUT/check timeout 330 scripts/gpu-check.sh > "$OUT/check.txt" 2>&1; echo "check rc $?" >> "$OUT/check.txt";;
+ab)
+  REPEATS=${ABREP:-3} SPECS="${ABSPECS:-node2vec|80|--unweighted node2vec|80|}" VARIANTS="base= keep=WF_L2_KEEP=1 pfs=WF_PF_SIG=1 pfs2=WF_PF_SIG=2 pfn=WF_PF_NEXT=1 both=WF_PF_SIG=1,WF_PF_NEXT=1" timeout ${ABT:-200} scripts/kernel-defines-ab.sh > "$OUT/ab.md" 2>&1
+  echo "ab rc $?" >> "$OUT/ab.md"
+  for mb in 0 4; do for r in 1 2; do
+    echo "minblocks $mb round $r: $(WAYFARER_MIN_BLOCKS=$mb timeout 30 .devbin/wayfarer walk node2vec --graph $G --backend cuda --length 80 --unweighted --seed 1 -o /tmp/w.npy 2>&1 | tail -1)" >> "$OUT/minblocks.txt"
+  done; done;;
+tri)
+  for r in 1 2 3; do for s in 4 2 8 16; do
+    echo "spread $s round $r: $(WAYFARER_TRI_BLOCK_SPREAD=$s timeout 30 .devbin/wayfarer triangles --graph $G --backend cuda 2>&1 | tail -2 | tr '\n' ' ')" >> "$OUT/tri-spread.txt"
+  done; done
+  for r in 1 2; do for w in 2048 4096 8192; do
+    echo "slots $w round $r: $(WAYFARER_TRI_BLOCK_SLOTS=$w timeout 30 .devbin/wayfarer triangles --graph $G --backend cuda 2>&1 | tail -2 | tr '\n' ' ')" >> "$OUT/tri-spread.txt"
+  done; done
+  timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --graph $G --backend cuda > "$OUT/ncu-tri20.txt" 2>&1
+  echo "ncu rc $?" >> "$OUT/ncu-tri20.txt";;
+peers)
+  mkdir -p /tmp/ps && tar -xJf .devbin/peers-src.tar.xz -C /tmp/ps && scripts/triangle-peers.sh build --trust /tmp/ps/trust --grouptc /tmp/ps/grouptc > "$OUT/peers-build.log" 2>&1; echo "peers build rc $?" >> "$OUT/peers-build.log"
+  BENCH_DIR=/tmp/tb WF=.devbin/wayfarer timeout ${PT:-400} scripts/triangle-bench.sh "${PG:-20 22 24}" ${PR:-wayfarer-cuda,wayfarer-cuda-keep-all,wayfarer-cuda-half,grouptc-cuckoo,grouptc-opt,tricore,trust} "$OUT/peers.md" > "$OUT/peers.log" 2>&1
+  echo "peers rc $?" >> "$OUT/peers.log";;
+py)
+  python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl
+  PYTHONPATH=/tmp/py timeout 120 python3 - > "$OUT/py-walk.txt" 2>&1 <<'PY'
+import time, wayfarer
+g = wayfarer.Graph.load('/tmp/rmat20.wfg')
+for walk in ["deepwalk", "node2vec"]:
+    for i in range(3):
+        t = time.perf_counter()
+        w = g.walk(walk, length=80, backend="cuda", seed=1, verbose=True)
+        print(walk, i, "call seconds %.3f" % (time.perf_counter() - t), w.shape, flush=True)
+PY
+;;
+esac; done
+# second pass modes
+for m in ${MODE2:-}; do case $m in
+spread)
+  for gname in web 22; do
+    if [ $gname = web ]; then GG=/tmp/web.wfg; [ -f $GG ] || .devbin/wayfarer gen rmat --scale 18 --edge-factor 10 --seed 1 -o $GG -q
+    else GG=/tmp/rmat22.wfg; [ -f $GG ] || .devbin/wayfarer gen rmat --scale 22 --edge-factor 16 --seed 1 -o $GG -q; fi
+    for r in 1 2 3; do for s in 4 8; do
+      echo "$gname spread $s round $r: $(WAYFARER_TRI_BLOCK_SPREAD=$s timeout 30 .devbin/wayfarer triangles --graph $GG --backend cuda 2>&1 | tail -1 | grep -o 'counting kernels [0-9.]* ms\|block tables of [0-9]* slots' | tr '\n' ' ')" >> "$OUT/tri-spread2.txt"
+    done; done
+  done
+  .devbin/wayfarer gen er --nodes 1000000 --avg-degree 32 --seed 1 -o /tmp/er.wfg -q 2>> "$OUT/tri-spread2.txt"
+  for r in 1 2 3; do for s in 4 8; do
+    echo "er spread $s round $r: $(WAYFARER_TRI_BLOCK_SPREAD=$s timeout 30 .devbin/wayfarer triangles --graph /tmp/er.wfg --backend cuda 2>&1 | tail -1 | grep -o 'counting kernels [0-9.]* ms\|block tables of [0-9]* slots' | tr '\n' ' ')" >> "$OUT/tri-spread2.txt"
+  done; done;;
+esac; done
+for m in ${MODE3:-}; do case $m in
+tritest)
+  timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
+  for gname in 20 web 22; do
+    case $gname in web) GG=/tmp/web.wfg; [ -f $GG ] || .devbin/wayfarer gen rmat --scale 18 --edge-factor 10 --seed 1 -o $GG -q;;
+      20) GG=/tmp/rmat20.wfg;; 22) GG=/tmp/rmat22.wfg; [ -f $GG ] || .devbin/wayfarer gen rmat --scale 22 --edge-factor 16 --seed 1 -o $GG -q;; esac
+    for r in 1 2 3; do
+      echo "$gname default round $r: $(timeout 30 .devbin/wayfarer triangles --graph $GG --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms\|block tables of [0-9]* slots' | tr '\n' ' ')" >> "$OUT/tri-default.txt"
+    done
+  done;;
+esac; done
