@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measurements for one device call, after scripts/gpu-build.sh here (carry .devpack and .gl):
-#   MODE="check ab tri peers py" MODE2="spread" MODE3="tritest" scripts/device-measure.sh
+#   MODE="check ab tri peers py spread tritest" scripts/device-measure.sh
 # Each mode writes its files under $OUT (the device tool's output folder):
 #   check    the whole GPU check without benchmarks (BENCH=0 scripts/gpu-check.sh)
 #   ab       Node2Vec walk-kernel switches (scripts/kernel-defines-ab.sh; ABSPECS, ABREP, ABT)
@@ -8,8 +8,8 @@
 #   tri      R-MAT 20 triangle block-table sweep (spread, slots) and ncu per-kernel times
 #   peers    the published triangle counters beside wayfarer (PG graphs, PR rows, PT limit)
 #   py       repeated g.walk(backend="cuda") calls from the wheel, timed
-#   spread   (MODE2) spread 4 against 8 on web-like, R-MAT 22 and Erdős–Rényi
-#   tritest  (MODE3) the GPU triangle tests and default counting times on 20, web, 22
+#   spread   spread 4 against 8 on web-like, R-MAT 22 and Erdős–Rényi
+#   tritest  the GPU triangle tests and default counting times on 20, web, 22
 # R-MAT 24's peers need their inputs prepared in an earlier call (bench/README.md).
 set -u
 cd "$(dirname "$0")/.."
@@ -20,8 +20,24 @@ fi
 export WAYFARER_CACHE_DIR=/tmp/wfc
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 cat .devbin/commit >> "$OUT/gpu.txt"
-G=/tmp/rmat20.wfg
-[ -f $G ] || .devbin/wayfarer gen rmat --scale 20 --edge-factor 16 --seed 1 -o $G -q
+# The path of a named graph (20, 22, web, er), made on first use.
+graph() {
+    local g=/tmp/$1.wfg
+    if [ ! -f "$g" ]; then
+        case $1 in
+            web) .devbin/wayfarer gen rmat --scale 18 --edge-factor 10 --seed 1 -o "$g" -q;;
+            er) .devbin/wayfarer gen er --nodes 1000000 --avg-degree 32 --seed 1 -o "$g" -q;;
+            *) .devbin/wayfarer gen rmat --scale "$1" --edge-factor 16 --seed 1 -o "$g" -q;;
+        esac
+    fi
+    echo "$g"
+}
+# Counting time and table size of one default (or tuned, by the environment) count.
+tri_line() {
+    timeout 30 .devbin/wayfarer triangles --graph "$1" --backend cuda 2>&1 | tail -1 |
+        grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms\|block tables of [0-9]* slots' | tr '\n' ' '
+}
+G="$(graph 20)"
 for m in ${MODE}; do case $m in
 check)
   BENCH=0 OUT=$OUT/check timeout 330 scripts/gpu-check.sh > "$OUT/check.txt" 2>&1; echo "check rc $?" >> "$OUT/check.txt";;
@@ -48,7 +64,7 @@ py)
   python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl
   PYTHONPATH=/tmp/py timeout 120 python3 - > "$OUT/py-walk.txt" 2>&1 <<'PY'
 import time, wayfarer
-g = wayfarer.Graph.load('/tmp/rmat20.wfg')
+g = wayfarer.Graph.load('/tmp/20.wfg')
 for walk in ["deepwalk", "node2vec"]:
     for i in range(3):
         t = time.perf_counter()
@@ -56,30 +72,18 @@ for walk in ["deepwalk", "node2vec"]:
         print(walk, i, "call seconds %.3f" % (time.perf_counter() - t), w.shape, flush=True)
 PY
 ;;
-esac; done
-# second pass modes
-for m in ${MODE2:-}; do case $m in
 spread)
-  for gname in web 22; do
-    if [ $gname = web ]; then GG=/tmp/web.wfg; [ -f $GG ] || .devbin/wayfarer gen rmat --scale 18 --edge-factor 10 --seed 1 -o $GG -q
-    else GG=/tmp/rmat22.wfg; [ -f $GG ] || .devbin/wayfarer gen rmat --scale 22 --edge-factor 16 --seed 1 -o $GG -q; fi
-    for r in 1 2 3; do for s in 4 8; do
-      echo "$gname spread $s round $r: $(WAYFARER_TRI_BLOCK_SPREAD=$s timeout 30 .devbin/wayfarer triangles --graph $GG --backend cuda 2>&1 | tail -1 | grep -o 'counting kernels [0-9.]* ms\|block tables of [0-9]* slots' | tr '\n' ' ')" >> "$OUT/tri-spread2.txt"
+  for gname in web 22 er; do
+    for r in 1 2 3; do for sp in 4 8; do
+      echo "$gname spread $sp round $r: $(WAYFARER_TRI_BLOCK_SPREAD=$sp tri_line "$(graph $gname)")" >> "$OUT/tri-spread2.txt"
     done; done
-  done
-  .devbin/wayfarer gen er --nodes 1000000 --avg-degree 32 --seed 1 -o /tmp/er.wfg -q 2>> "$OUT/tri-spread2.txt"
-  for r in 1 2 3; do for s in 4 8; do
-    echo "er spread $s round $r: $(WAYFARER_TRI_BLOCK_SPREAD=$s timeout 30 .devbin/wayfarer triangles --graph /tmp/er.wfg --backend cuda 2>&1 | tail -1 | grep -o 'counting kernels [0-9.]* ms\|block tables of [0-9]* slots' | tr '\n' ' ')" >> "$OUT/tri-spread2.txt"
-  done; done;;
-esac; done
-for m in ${MODE3:-}; do case $m in
+  done;;
 tritest)
   timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
   for gname in 20 web 22; do
-    case $gname in web) GG=/tmp/web.wfg; [ -f $GG ] || .devbin/wayfarer gen rmat --scale 18 --edge-factor 10 --seed 1 -o $GG -q;;
-      20) GG=/tmp/rmat20.wfg;; 22) GG=/tmp/rmat22.wfg; [ -f $GG ] || .devbin/wayfarer gen rmat --scale 22 --edge-factor 16 --seed 1 -o $GG -q;; esac
     for r in 1 2 3; do
-      echo "$gname default round $r: $(timeout 30 .devbin/wayfarer triangles --graph $GG --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms\|block tables of [0-9]* slots' | tr '\n' ' ')" >> "$OUT/tri-default.txt"
+      echo "$gname default round $r: $(tri_line "$(graph $gname)")" >> "$OUT/tri-default.txt"
     done
   done;;
+*) echo "unknown mode $m" >&2; exit 2;;
 esac; done

@@ -101,7 +101,8 @@ run_trust() {
 # parent directory.
 grouptc_input() {
     local g="$1" data="$PEERS_DATA/grouptc"
-    [ -f "$data/$(basename "$g" .wfg)/adjacent.bin" ] || "$PY" bench/peers/grouptc_input.py "$g" "$data/$(basename "$g" .wfg)" >&2
+    [ -f "$data/$(basename "$g" .wfg)/adjacent.bin" ] || "$PY" bench/peers/grouptc_input.py "$g" "$data/$(basename "$g" .wfg)" >&2 ||
+        die "the GroupTC input of $g could not be made"
     echo "$data"
 }
 
@@ -199,7 +200,9 @@ case "$cmd" in
         # Only the inputs (cached for `run`): at R-MAT 24 TRUST's preprocessing takes minutes,
         # which a device call of its own can spend while the next one measures.
         [ $# -eq 1 ] && [ -f "$1" ] || die "usage: prepare GRAPH.wfg"
-        [ ! -x "$PEERS_BIN/trust-preprocess" ] || echo "TRUST input: $(trust_input "$1")"
-        echo "GroupTC input: $(grouptc_input "$1")/$(basename "$1" .wfg)";;
+        # (Assigned first: a failure inside $(...) in an echo's words would go unnoticed.)
+        if [ -x "$PEERS_BIN/trust-preprocess" ]; then dir="$(trust_input "$1")"; echo "TRUST input: $dir"; fi
+        data="$(grouptc_input "$1")"
+        echo "GroupTC input: $data/$(basename "$1" .wfg)";;
     *) die "usage: $0 build [--trust DIR] [--grouptc DIR] | pack [--trust DIR] [--grouptc DIR] OUT.tar.xz | prepare GRAPH.wfg | run PEER GRAPH.wfg";;
 esac
