@@ -10,7 +10,10 @@
 #   py       repeated g.walk(backend="cuda") calls from the wheel, timed
 #   spread   spread 4 against 8 on web-like, R-MAT 22 and Erdős–Rényi
 #   tritest  the GPU triangle tests and default counting times on 20, web, 22
-# R-MAT 24's peers need their inputs prepared in an earlier call (bench/README.md).
+#   agg      wayfarer.aggregate: its tests with CUDA, the GraphSAGE example, bench/aggregate.py
+#            on R-MAT 20 and 22 (AGGB batch sizes, default "1024 8192")
+#   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
+#   peers24  R-MAT 24: wayfarer and the peers (the next call, on the same warm machine)
 set -u
 cd "$(dirname "$0")/.."
 if [ -f .devpack/devbin.tar.xz ] && [ ! -x .devbin/wayfarer ]; then
@@ -78,6 +81,23 @@ spread)
       echo "$gname spread $sp round $r: $(WAYFARER_TRI_BLOCK_SPREAD=$sp tri_line "$(graph $gname)")" >> "$OUT/tri-spread2.txt"
     done; done
   done;;
+agg)
+  python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl
+  PYTHONPATH=/tmp/py timeout 200 python3 -m pytest -q -p no:cacheprovider python/tests/test_aggregate.py > "$OUT/agg-tests.txt" 2>&1
+  echo "agg tests rc $?" >> "$OUT/agg-tests.txt"
+  PYTHONPATH=/tmp/py timeout 120 python3 examples/python/graphsage.py --device cuda > "$OUT/graphsage.txt" 2>&1
+  echo "graphsage rc $?" >> "$OUT/graphsage.txt"
+  for gname in 20 22; do for bs in ${AGGB:-1024 8192}; do
+    PYTHONPATH=/tmp/py timeout 150 python3 bench/aggregate.py "$(graph $gname)" --batch "$bs" -o "$OUT/agg-$gname-$bs.md" > "$OUT/agg-$gname-$bs.log" 2>&1
+    echo "rc $?" >> "$OUT/agg-$gname-$bs.log"
+  done; done;;
+prep24)
+  mkdir -p /tmp/ps /tmp/tb && tar -xJf .devbin/peers-src.tar.xz -C /tmp/ps && scripts/triangle-peers.sh build --trust /tmp/ps/trust --grouptc /tmp/ps/grouptc > "$OUT/peers-build.log" 2>&1; echo "peers build rc $?" >> "$OUT/peers-build.log"
+  [ -f /tmp/tb/rmat24.wfg ] || .devbin/wayfarer gen rmat --scale 24 --edge-factor 16 --seed 1 -o /tmp/tb/rmat24.wfg -q
+  timeout ${PT:-520} scripts/triangle-peers.sh prepare /tmp/tb/rmat24.wfg > "$OUT/prep24.log" 2>&1; echo "prepare rc $?" >> "$OUT/prep24.log";;
+peers24)
+  BENCH_DIR=/tmp/tb WF=.devbin/wayfarer timeout ${PT:-560} scripts/triangle-bench.sh "24" ${PR:-wayfarer-cuda,grouptc-cuckoo,grouptc-opt,tricore,trust} "$OUT/peers24.md" > "$OUT/peers24.log" 2>&1
+  echo "peers24 rc $?" >> "$OUT/peers24.log";;
 tritest)
   timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
   for gname in 20 web 22; do

@@ -33,6 +33,8 @@ pub mod wgpu;
 
 pub use wayfarer_macros::{mask, sampler, walk};
 pub use wayfarer_runtime as runtime;
+/// Neighbour aggregation of sampled blocks (sum, mean) on the CPU, in the CUDA kernels' order.
+pub use wayfarer_runtime::aggregate;
 /// GNN neighbor sampling (DGL-style blocks); see `wayfarer sample`.
 pub use wayfarer_runtime::sample;
 /// Exact triangle counting with DSL edge masks (CPU): [`triangles::count`], [`triangles::count_with`].

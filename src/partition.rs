@@ -179,6 +179,25 @@ pub fn hybrid(degree: &[u64], density: &[f64], alpha: f64) -> Vec<f64> {
     degree.iter().zip(density).map(|(&d, &nv)| alpha * scale(nv, mean_n) + (1.0 - alpha) * scale(d as f64, mean_d)).collect()
 }
 
+/// `τ = μ_H + 0.5 σ_H`: a block (or, for aggregation, a row) whose `H` exceeds it is dense.
+pub fn dense_threshold(hybrid: &[f64]) -> f64 {
+    let n = hybrid.len().max(1) as f64;
+    let mean = hybrid.iter().sum::<f64>() / n;
+    let var = hybrid.iter().map(|h| (h - mean) * (h - mean)).sum::<f64>() / n;
+    mean + 0.5 * var.sqrt()
+}
+
+/// The dense rows of an aggregation: rows (a sampled block's destination nodes) of `degree`
+/// edges in the block whose nodes have neighbourhood density `density` (`N(v)`, see the
+/// module docs; all 0 when not measured) are dense where their hybrid metric, over these
+/// rows, exceeds [`dense_threshold`]. The Python package's `wayfarer.aggregate` classifies
+/// by this rule (with torch operations on the block's device; a test compares the two).
+pub fn dense_rows(degree: &[u64], density: &[f64], alpha: f64) -> Vec<bool> {
+    let h = hybrid(degree, density, alpha);
+    let tau = dense_threshold(&h);
+    h.iter().map(|&x| x > tau).collect()
+}
+
 /// Degrees, densities and the hybrid metric of every node.
 pub fn metrics(g: &CsrGraph, cfg: &PartitionConfig, backend: Backend) -> Result<NodeMetrics, WalkError> {
     if !(0.0..=1.0).contains(&cfg.alpha) {
@@ -235,9 +254,7 @@ pub fn partition(m: &NodeMetrics, blocks: usize, scheme: Scheme) -> Partition {
         }
         Scheme::Hybrid => contiguous_blocks(&order(m, scheme), &m.hybrid, blocks),
     };
-    let mean = m.hybrid.iter().sum::<f64>() / n.max(1) as f64;
-    let var = m.hybrid.iter().map(|h| (h - mean) * (h - mean)).sum::<f64>() / n.max(1) as f64;
-    let threshold = mean + 0.5 * var.sqrt();
+    let threshold = dense_threshold(&m.hybrid);
     let (sum, count) = block_sums(&block, &m.hybrid, blocks);
     let dense = sum.iter().zip(&count).map(|(&s, &c)| c > 0 && s / c as f64 > threshold).collect();
     Partition { block, dense, threshold }

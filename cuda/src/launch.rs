@@ -99,6 +99,10 @@ pub(crate) mod kernels {
         F_CLAIM = "wf_f_claim"(Ptr, U64, Ptr, U64, U64, Ptr, Ptr);
         F_ADMIT = "wf_f_admit"(Ptr, Ptr, Ptr, Ptr, U64, U64, Ptr, Ptr, Ptr, U64);
         F_ADVANCE = "wf_f_advance"(Ptr, Ptr, U64);
+        A_SPARSE4 = "wf_a_sparse4"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
+        A_SPARSE1 = "wf_a_sparse1"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
+        A_DENSE4 = "wf_a_dense4"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
+        A_DENSE1 = "wf_a_dense1"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
     }
 }
 
@@ -213,6 +217,15 @@ pub(crate) fn pinned<T: DeviceRepr>(ctx: &Arc<CudaContext>, n: usize, flags: u32
     Ok(unsafe { ctx.alloc_pinned_with_flags::<T>(n.max(1), flags) }?)
 }
 
+/// A stream that another library owns (torch's), wrapped to launch on; dropping the wrapper
+/// leaves the stream alone. The caller states that `raw` is a live `CUstream` of `ctx` (or 0,
+/// the legacy default stream) for as long as the wrapper is used.
+pub(crate) fn borrowed_stream(ctx: &Arc<CudaContext>, raw: u64) -> Arc<CudaStream> {
+    // SAFETY: the caller's promise above; work on it is ordered by its owner's stream
+    // semantics, which is the point of launching there.
+    unsafe { ctx.wrap_borrowed_stream(raw as usize as cudarc::driver::sys::CUstream) }
+}
+
 /// The device address of a page-locked buffer allocated with `CU_MEMHOSTALLOC_DEVICEMAP`.
 pub(crate) fn mapped_address<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(buffer: &mut PinnedHostSlice<T>) -> Result<u64, CudaError> {
     use cudarc::driver::sys;
@@ -261,6 +274,7 @@ mod tests {
             crate::triangles::TRIANGLE_KERNELS,
             crate::probe::ADAPTIVE_PROBE,
             crate::features::FEATURE_KERNELS,
+            crate::aggregate::AGGREGATE_KERNELS,
         ] {
             let mut rest = text;
             while let Some(at) = rest.find("__global__ void") {

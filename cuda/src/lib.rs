@@ -11,6 +11,7 @@
 #![deny(unsafe_code)]
 
 mod abi;
+pub mod aggregate;
 pub mod codegen;
 pub mod features;
 #[allow(unsafe_code)]

@@ -113,6 +113,26 @@ fn feature_kernels_compile() {
     }
 }
 
+/// The aggregation kernels (kernels/aggregate.cu after the prelude) compile to PTX with every
+/// entry point the host loads.
+#[test]
+fn aggregation_kernels_compile() {
+    if !nvrtc_present() {
+        return;
+    }
+    let cu = format!("{}\n{}", wayfarer_cuda::codegen::PRELUDE, wayfarer_cuda::aggregate::AGGREGATE_KERNELS);
+    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
+    match compile_ptx_with_opts(&cu, opts) {
+        Ok(ptx) => {
+            let text = ptx.to_src();
+            for entry in ["wf_a_sparse4", "wf_a_sparse1", "wf_a_dense4", "wf_a_dense1"] {
+                assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
+            }
+        }
+        Err(e) => panic!("the aggregation kernels do not compile: {e:?}"),
+    }
+}
+
 /// The neighbor-sampling kernels (kernels/sample.cu after the prelude) compile to PTX with
 /// every entry point the host loads.
 #[test]

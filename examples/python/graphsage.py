@@ -4,7 +4,9 @@ Task: WordNet's synsets, the embedded default graph; predict each synset's part 
 (noun, verb, adjective, adverb) from its neighbourhood. A node's input features are only its
 counts of outgoing pointers by type and its degree: the model must aggregate neighbours to do
 better than those. Two SAGE layers (mean aggregator, hidden 256), fanouts [10, 25] (input
-layer first), mini-batches of 1024 seeds on the GPU when there is one.
+layer first), mini-batches of 1024 seeds on the GPU when there is one. The neighbour means
+are `wayfarer.aggregate`'s: its rows split into dense and sparse ones by the partitioning
+metric (degree and neighbourhood density), with plans built by the loader's background thread.
 
     pip install ./python torch
     python examples/python/graphsage.py [--epochs 5 --device cuda]
@@ -36,9 +38,7 @@ class Sage(torch.nn.Module):
         h = x  # features of blocks[0].src_nodes
         for i, b in enumerate(blocks):
             dst = h[: b.num_dst]
-            agg = torch.zeros_like(dst).index_add_(0, b.edge_dst, h[b.edge_src])
-            deg = torch.bincount(b.edge_dst, minlength=b.num_dst).clamp(min=1).unsqueeze(1)
-            h = self.self_[i](dst) + self.neigh[i](agg / deg)
+            h = self.self_[i](dst) + self.neigh[i](wayfarer.aggregate(b, h, "mean"))
             if i + 1 < len(blocks):
                 h = F.relu(h)
         return h
@@ -82,7 +82,9 @@ def main():
 
     model = Sage([x.shape[1], a.hidden, 4]).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=0.003)
-    loader = wayfarer.NeighborLoader(ug, train, fanouts, batch_size=a.batch_size, seed=a.seed, device=dev, ids="internal")
+    density = ug.node_density(seed=a.seed)  # the dense/sparse rule's N(v), once per graph
+    loader = wayfarer.NeighborLoader(ug, train, fanouts, batch_size=a.batch_size, seed=a.seed, device=dev, ids="internal",
+                                     plans=True, density=density)
     losses = []
     for epoch in range(a.epochs):
         model.train()
@@ -106,7 +108,8 @@ def main():
     model.eval()
     correct = 0
     with torch.no_grad():
-        for batch in wayfarer.NeighborLoader(ug, test, fanouts, batch_size=4096, shuffle=False, device=dev, ids="internal"):
+        for batch in wayfarer.NeighborLoader(ug, test, fanouts, batch_size=4096, shuffle=False, device=dev, ids="internal",
+                                             plans=True, density=density):
             pred = model(batch.blocks, x[batch.blocks[0].src_nodes]).argmax(1)
             correct += int((pred == y[batch.seeds]).sum())
     base = float(torch.bincount(y).max()) / len(y)

@@ -2,6 +2,7 @@
 //! package's Python half (`python/wayfarer/`) converts torch tensors, scipy matrices and
 //! networkx graphs, and shapes the results; everything that walks, samples or counts is here.
 
+mod aggregate;
 mod device;
 mod edges;
 mod errors;
@@ -44,6 +45,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<program::PyProgram>()?;
     m.add_class::<features::PyFeatureStore>()?;
     m.add_function(wrap_pyfunction!(program::compile, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate::gather_reduce_f32, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate::gather_reduce_f64, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate::gather_reduce_cuda, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate::dense_rows, m)?)?;
     m.add_function(wrap_pyfunction!(walks, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_status, m)?)?;

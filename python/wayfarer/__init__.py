@@ -9,6 +9,7 @@ engine runs the ``wayfarer`` command line, so a seed gives the same walks here a
 """
 
 from . import _native
+from ._aggregate import AggregationPlan, aggregate
 from ._errors import CompileError
 from ._graph import Graph
 from ._features import FeatureStore
@@ -17,7 +18,7 @@ from ._sample import Block, Sample
 
 __version__ = _native.version()
 
-__all__ = ["Graph", "Program", "CompileError", "FeatureStore", "NeighborLoader", "Sample", "Block", "compile", "cuda_available", "cuda_status", "default_graph", "walks"]
+__all__ = ["Graph", "Program", "CompileError", "FeatureStore", "NeighborLoader", "Sample", "Block", "AggregationPlan", "aggregate", "compile", "cuda_available", "cuda_status", "default_graph", "walks"]
 
 Program = _native.Program
 

@@ -217,6 +217,18 @@ class Graph:
         """The input's id of each node (``0..n`` for graphs built from arrays)."""
         return _arrays.out(self._g.node_ids(), self._device)
 
+    def node_density(self, walks=16, length=8, seed=1, backend="auto"):
+        """Each node's neighbourhood density ``N(v)`` in [0, 1], in node order (internal ids):
+        over ``walks`` anonymous walks of ``length`` steps from it, the mean share of steps
+        that reached a node new to the walk (``wayfarer partition``'s metric; 1 for wide,
+        tree-like neighbourhoods, small for tight clusters, 0 for isolated nodes). Computed on
+        the GPU when ``backend`` picks one. :meth:`wayfarer.Block.aggregation_plan` and the
+        loader's ``plans=True`` weigh it against the degree to split rows into dense and
+        sparse ones."""
+        if walks < 1 or length < 0:
+            raise ValueError(f"walks = {walks}, length = {length}: at least one walk, of length >= 0")
+        return _arrays.out(self._g.node_density(int(walks), int(length), int(seed), backend), self._device)
+
     def __repr__(self):
         kind = "undirected" if self.undirected else "directed"
         extra = (", weighted" if self.weighted else "") + (f", {self.num_labels} labels" if self.num_labels else "")

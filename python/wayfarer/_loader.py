@@ -32,10 +32,17 @@ class NeighborLoader:
     features of its input nodes (``blocks[0].src_nodes``), gathered on the background thread
     while the caller trains on the previous batch (the sampler and the store run on streams
     of their own, so their kernels overlap the training step's).
+
+    ``plans``: build each block's :class:`wayfarer.AggregationPlan` on the background thread
+    too (on a CUDA stream of its own), so :func:`wayfarer.aggregate` finds it ready;
+    ``density``: the per-node density its dense/sparse rule weighs
+    (:meth:`wayfarer.Graph.node_density`, indexed by the loader's ids), or None for degree
+    alone.
     """
 
     def __init__(self, graph, seeds, fanouts, batch_size, shuffle=True, seed=0, device=None, replace=False, weighted=False,
-                 policy=None, backend="auto", drop_last=False, prefetch=2, ids="original", features=None, **params):
+                 policy=None, backend="auto", drop_last=False, prefetch=2, ids="original", features=None, plans=False,
+                 density=None, **params):
         if batch_size < 1:
             raise ValueError(f"batch_size = {batch_size}: at least 1")
         self.graph = graph
@@ -52,6 +59,10 @@ class NeighborLoader:
         self.original = _ids_flag(ids)
         self.params = _params(None, params)
         self.features = features
+        self.plans = bool(plans)
+        if density is not None and not plans:
+            raise ValueError("density is for the aggregation plans: give plans=True with it")
+        self.density = density
         self.epoch = 0
 
     def __len__(self):
@@ -95,6 +106,14 @@ class NeighborLoader:
         device = self._device()
         ordinal = _resident_gpu(device, self.backend, self.weighted, self.policy)
         q = queue.Queue(maxsize=self.prefetch)
+        plan_stream, density = None, None
+        if self.plans:
+            import torch
+
+            if device is not None and torch.device(device).type == "cuda":
+                plan_stream = torch.cuda.Stream(torch.device(device))
+            if self.density is not None:
+                density = torch.as_tensor(self.density).to(device if device is not None else "cpu")
         stop = threading.Event()
         done = object()
 
@@ -108,6 +127,8 @@ class NeighborLoader:
                             # On this thread, so it overlaps the caller's training step; the
                             # ids of GPU-built blocks are complete (no torch stream to wait for).
                             b.x = self.features.gather(b.blocks[0].src_nodes, sync=False)
+                        if self.plans:
+                            _plan(b, plan_stream, density)
                         while not stop.is_set():
                             try:
                                 q.put(b, timeout=0.1)
@@ -133,3 +154,17 @@ class NeighborLoader:
         finally:
             stop.set()
             t.join()
+
+
+def _plan(sample, stream, density):
+    """Builds the aggregation plans of ``sample``'s blocks, on ``stream`` when given (a plan
+    ends by reading its row counts to the host, so its arrays are complete when it returns)."""
+    if stream is None:
+        for block in sample.blocks:
+            block.aggregation_plan(density)
+        return
+    import torch
+
+    with torch.cuda.stream(stream):
+        for block in sample.blocks:
+            block.aggregation_plan(density)

@@ -1,6 +1,6 @@
 """Sampled neighbourhoods: DGL-style blocks and PyG's ``n_id`` / ``e_id`` / ``edge_index``."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,6 +21,18 @@ class Block:
     edge_src: object
     edge_dst: object
     edge_ids: object
+    _plan: object = field(default=None, repr=False, compare=False)
+
+    def aggregation_plan(self, density=None, alpha=0.5):
+        """Builds (and keeps) this block's :class:`wayfarer.AggregationPlan`, which
+        :func:`wayfarer.aggregate` uses: its rows split into dense and sparse ones by the
+        hybrid metric of ``wayfarer partition`` with weight ``alpha`` on ``density`` (each
+        node's neighbourhood density, :meth:`wayfarer.Graph.node_density`, indexed by this
+        block's node ids; None: by degree alone). Its arrays live on the block's device."""
+        from ._aggregate import build_plan
+
+        self._plan = build_plan(self, density, alpha)
+        return self._plan
 
     @property
     def dst_nodes(self):

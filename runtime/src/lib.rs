@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+pub mod aggregate;
 pub mod atomic_file;
 pub mod cost;
 pub mod engine;
