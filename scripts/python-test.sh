@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The Python package's tests: builds the wheel (maturin), installs it into a fresh virtual
-# environment with numpy, scipy, networkx and pytest, and runs python/tests. Called by
-# scripts/test.sh; runs alone too. The torch tests (python/tests/test_torch.py) skip here:
-# the registries this project reaches carry no CPU-only torch wheel (PyPI's pulls in
-# gigabytes of CUDA libraries); scripts/gpu-check.sh runs them on the GPU machine, which has
-# torch.
+# environment with numpy, scipy, networkx, pytest and torch, and runs python/tests. Called by
+# scripts/test.sh; runs alone too. torch comes from PyPI (its Linux wheel carries CUDA
+# libraries, about 3 GB, kept in the pip cache below); without a GPU its tests run on the CPU
+# and the CUDA ones skip (scripts/gpu-check.sh runs them on the GPU machine).
 #
 #   WAYFARER_PY_PROFILE   cargo profile of the wheel (default `ci`: opt-level 1, quick to build;
 #                         `release` is what `pip install ./python` builds)
 #   WAYFARER_PY_CACHE     where the build tools and the test dependencies are kept between runs
 #                         (default ~/.cache/wayfarer-python)
+#   WAYFARER_PY_TORCH     0: leave torch out (its tests skip)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +40,10 @@ echo "== installing it into a fresh virtual environment"
 "$PY" -m venv "$VENV"
 PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check --cache-dir "$CACHE/pip")
 "${PIP[@]}" "numpy" "scipy" "networkx" "pytest"
+if [ "${WAYFARER_PY_TORCH:-1}" != 0 ]; then
+    echo "== installing torch (PyPI, cached in $CACHE/pip)"
+    "${PIP[@]}" "torch>=2.4"
+fi
 "${PIP[@]}" --no-deps "$WHEELS"/wayfarer-*.whl
 
 # The CLI of this checkout, for the tests that compare the package's walks with the CLI's.

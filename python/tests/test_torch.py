@@ -1,6 +1,6 @@
-"""torch tensors in, torch tensors out (on the input's device). Skipped where torch is not
-installed (CI's registries carry no CPU-only torch wheel); run on the GPU machine by
-scripts/gpu-check.sh, with CUDA tensors there."""
+"""torch tensors in, torch tensors out (on the input's device). CPU tensors in CI
+(scripts/python-test.sh installs torch); CUDA tensors too on the GPU machine
+(scripts/gpu-check.sh). Skipped where torch is not installed."""
 
 import numpy as np
 import pytest
