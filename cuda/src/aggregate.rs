@@ -1,7 +1,7 @@
 //! Neighbour aggregation of sampled blocks on the GPU (the sum or mean step of SAGEConv/GCN),
 //! launched on a stream the caller owns (torch's current stream, from the Python package), so
-//! it orders with the training step's kernels without a synchronization. One kernel with two
-//! paths, for the two classes of rows that the caller chose by the partitioning seed's hybrid
+//! it orders with the training step's kernels without a synchronization. Two kernels, for the
+//! two classes of rows that the caller chose by the partitioning seed's hybrid
 //! metric: a sparse row's edges summed in order by one warp, a dense row's as eight partial
 //! sums (in one warp's registers, or one per warp of a block for long rows;
 //! `kernels/aggregate.cu`). Both are the CPU's orders (`wayfarer_runtime::aggregate`), so the
@@ -46,8 +46,8 @@ pub struct AggregateArgs {
 pub struct Aggregator {
     ctx: Arc<CudaContext>,
     _module: Arc<CudaModule>,
-    /// For float4 words, then for float words.
-    functions: [CudaFunction; 2],
+    /// `[sparse, dense]` for float4 words, then for float words.
+    functions: [[CudaFunction; 2]; 2],
     sms: u32,
 }
 
@@ -55,9 +55,9 @@ impl Aggregator {
     /// Compiles (or loads from the PTX cache) the kernels for `dev`.
     pub fn new(dev: &CudaDevice) -> Result<Self, CudaError> {
         let source = format!("{}\n{}", crate::codegen::PRELUDE, AGGREGATE_KERNELS);
-        let loaded = dev.load_source("aggregate", &source, kernels::A_ROWS1.name)?;
+        let loaded = dev.load_source("aggregate", &source, kernels::A_DENSE1.name)?;
         let f = |k: &Kernel| loaded.module.load_function(k.name);
-        let functions = [f(&kernels::A_ROWS4)?, f(&kernels::A_ROWS1)?];
+        let functions = [[f(&kernels::A_SPARSE4)?, f(&kernels::A_DENSE4)?], [f(&kernels::A_SPARSE1)?, f(&kernels::A_DENSE1)?]];
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         Ok(Aggregator { ctx: dev.ctx.clone(), _module: loaded.module, functions, sms })
     }
@@ -75,28 +75,31 @@ impl Aggregator {
         let s = borrowed_stream(&self.ctx, stream);
         let aligned = |p: u64| p.is_multiple_of(16);
         let wide = a.dim.is_multiple_of(4) && aligned(a.x) && aligned(a.out);
-        let (function, kernel, words) =
-            if wide { (&self.functions[0], &kernels::A_ROWS4, a.dim / 4) } else { (&self.functions[1], &kernels::A_ROWS1, a.dim) };
-        if a.n_rows == 0 {
-            return Ok(());
-        }
-        // Eight entries of `rows` per block of eight warps.
-        let blocks = a.n_rows.div_ceil(8).clamp(1, self.sms as u64 * 16) as u32;
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let (funcs, words) = if wide { (&self.functions[0], a.dim / 4) } else { (&self.functions[1], a.dim) };
+        let (k_sparse, k_dense) = if wide { (&kernels::A_SPARSE4, &kernels::A_DENSE4) } else { (&kernels::A_SPARSE1, &kernels::A_DENSE1) };
         // The addresses are the caller's (see above); `rows` has n_rows entries, the dense
-        // ones first.
-        Launch::new(&s, function, kernel)
-            .arg(&DevPtr(a.indptr))
-            .arg(&DevPtr(a.cols))
-            .arg(&DevPtr(a.rows))
-            .arg(&a.n_rows)
-            .arg(&a.dense)
-            .arg(&DevPtr(a.row_scale))
-            .arg(&DevPtr(a.col_scale))
-            .arg(&DevPtr(a.x))
-            .arg(&words)
-            .arg(&DevPtr(a.out))
-            .run(cfg)?;
+        // ones first, so the sparse kernel's list starts `dense` entries in. Eight entries
+        // per block of eight warps.
+        for (n, list, function, kernel) in
+            [(a.dense, a.rows, &funcs[1], k_dense), (a.n_rows - a.dense, a.rows + 8 * a.dense, &funcs[0], k_sparse)]
+        {
+            if n == 0 {
+                continue;
+            }
+            let blocks = n.div_ceil(8).clamp(1, self.sms as u64 * 16) as u32;
+            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            Launch::new(&s, function, kernel)
+                .arg(&DevPtr(a.indptr))
+                .arg(&DevPtr(a.cols))
+                .arg(&DevPtr(list))
+                .arg(&n)
+                .arg(&DevPtr(a.row_scale))
+                .arg(&DevPtr(a.col_scale))
+                .arg(&DevPtr(a.x))
+                .arg(&words)
+                .arg(&DevPtr(a.out))
+                .run(cfg)?;
+        }
         Ok(())
     }
 }

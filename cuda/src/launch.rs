@@ -99,8 +99,10 @@ pub(crate) mod kernels {
         F_CLAIM = "wf_f_claim"(Ptr, U64, Ptr, U64, U64, Ptr, Ptr);
         F_ADMIT = "wf_f_admit"(Ptr, Ptr, Ptr, Ptr, U64, U64, Ptr, Ptr, Ptr, U64);
         F_ADVANCE = "wf_f_advance"(Ptr, Ptr, U64);
-        A_ROWS4 = "wf_a_rows4"(Ptr, Ptr, Ptr, U64, U64, Ptr, Ptr, Ptr, U64, Ptr);
-        A_ROWS1 = "wf_a_rows1"(Ptr, Ptr, Ptr, U64, U64, Ptr, Ptr, Ptr, U64, Ptr);
+        A_SPARSE4 = "wf_a_sparse4"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
+        A_SPARSE1 = "wf_a_sparse1"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
+        A_DENSE4 = "wf_a_dense4"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
+        A_DENSE1 = "wf_a_dense1"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
     }
 }
 

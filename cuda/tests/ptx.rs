@@ -125,7 +125,7 @@ fn aggregation_kernels_compile() {
     match compile_ptx_with_opts(&cu, opts) {
         Ok(ptx) => {
             let text = ptx.to_src();
-            for entry in ["wf_a_rows4", "wf_a_rows1"] {
+            for entry in ["wf_a_sparse4", "wf_a_sparse1", "wf_a_dense4", "wf_a_dense1"] {
                 assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
             }
         }
