@@ -96,10 +96,10 @@ pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const R
         // Draw: eight step streams' first blocks at once.
         for gr in groups.iter_mut() {
             let blocks = philox.blocks(&gr.ctr);
+            // Idle lanes draw too (their node is still a node: the last walker's, or 0 when
+            // the lane never had one, and some lane has a walker, so the graph has nodes);
+            // the move skips them. Testing for them here cost two instructions a step.
             for l in 0..LANES {
-                if gr.at[l] == IDLE {
-                    continue;
-                }
                 let v = gr.cur[l] as usize;
                 debug_assert!(v + 1 < offsets.len());
                 // SAFETY: a walker's node is a node of the graph (a start is checked against
@@ -110,7 +110,9 @@ pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const R
                     gr.pending[l] = DEAD;
                     continue;
                 }
-                let d = (end - base) as u64;
+                // With 32-bit offsets the length is 32-bit too, and the compiler, told so,
+                // drops the `d <= u32::MAX` test below (rows lie in order: `base <= end`).
+                let d = if size_of::<O>() == 4 { (end as u32).wrapping_sub(base as u32) as u64 } else { (end - base) as u64 };
                 // `below(d)` on the block's first word, then the next word: Lemire's product is
                 // accepted at once unless its low half is below `d` (then `below` itself
                 // decides, on the stream seeded with this block: the same numbers).
