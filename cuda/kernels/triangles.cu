@@ -17,7 +17,11 @@
 // once and scans a unit of its partners' rows flattened across the lanes, so short rows keep
 // every lane busy. The work is min(|out(a)|, |out(b)|) lookups per edge; a unit's work is
 // bounded (its rows are no longer than x's), and units are taken from global counters, block
-// units first. A row too long for the block's table is binary-searched instead.
+// units first. A row too long for the block's table is binary-searched instead. Owners whose
+// rows are tiny (at most WF_T_LANE_ROWS entries: most of a flat graph's) skip the tables: a
+// thread takes a lane unit of such an owner, holds its row in registers and compares each
+// entry of its partners' rows against it, so 32 of these owners run side by side per warp
+// instead of one after another.
 
 // ---- orientation ---------------------------------------------------------------------------
 
@@ -97,6 +101,10 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #ifndef WF_T_BLOCK_UNIT
 #define WF_T_BLOCK_UNIT 4096ull  // partners per block unit
 #endif
+#ifndef WF_T_LANE_ROWS
+#define WF_T_LANE_ROWS 8         // owners with rows up to this many entries take lane units
+#endif
+#define WF_T_LANE_UNIT 16ull     // partners per lane unit
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
 #define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4
@@ -176,15 +184,18 @@ extern "C" __global__ void wf_t_owner_fill(const u64* offsets, const u32* target
     }
 }
 
-// Units of work: owner x with a row of at most warp_rows entries gets ceil(partners / WU)
-// warp units, a longer one ceil(partners / BU) block units; longest[0] = the longest such row.
-extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 warp_rows, u32* warp_units, u32* block_units, u32* longest) {
+// Units of work: owner x with a row of at most WF_T_LANE_ROWS entries gets ceil(partners / LU)
+// lane units, one of at most warp_rows entries ceil(partners / WU) warp units, a longer one
+// ceil(partners / BU) block units; longest[0] = the longest block row.
+extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 warp_rows, u32* warp_units, u32* block_units, u32* lane_units, u32* longest) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 x = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; x < hi; x += stride) {
         u64 p = poff[x + 1] - poff[x];
         u64 d = offsets[x + 1] - offsets[x];
         if (p == 0) continue;
-        if (d <= warp_rows) {
+        if (d <= WF_T_LANE_ROWS) {
+            lane_units[x] = (u32)((p + WF_T_LANE_UNIT - 1) / WF_T_LANE_UNIT);
+        } else if (d <= warp_rows) {
             warp_units[x] = (u32)((p + WF_T_WARP_UNIT - 1) / WF_T_WARP_UNIT);
         } else {
             block_units[x] = (u32)((p + WF_T_BLOCK_UNIT - 1) / WF_T_BLOCK_UNIT);
@@ -194,14 +205,14 @@ extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, 
 }
 
 // The unit lists: node x in the low 32 bits, the unit's index within x's partners above.
-extern "C" __global__ void wf_t_unit_fill(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 warp_rows, const u64* warp_at, const u64* block_at, u64* warp_list, u64* block_list) {
+extern "C" __global__ void wf_t_unit_fill(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 warp_rows, const u64* warp_at, const u64* block_at, const u64* lane_at, u64* warp_list, u64* block_list, u64* lane_list) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 x = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; x < hi; x += stride) {
         u64 p = poff[x + 1] - poff[x];
         if (p == 0) continue;
-        bool warp = offsets[x + 1] - offsets[x] <= warp_rows;
-        u64 unit = warp ? WF_T_WARP_UNIT : WF_T_BLOCK_UNIT;
-        u64* out = warp ? warp_list + warp_at[x] : block_list + block_at[x];
+        u64 d = offsets[x + 1] - offsets[x];
+        u64 unit = d <= WF_T_LANE_ROWS ? WF_T_LANE_UNIT : d <= warp_rows ? WF_T_WARP_UNIT : WF_T_BLOCK_UNIT;
+        u64* out = d <= WF_T_LANE_ROWS ? lane_list + lane_at[x] : d <= warp_rows ? warp_list + warp_at[x] : block_list + block_at[x];
         for (u64 k = 0; k * unit < p; ++k) out[k] = x | (k << 32);
     }
 }
@@ -226,7 +237,9 @@ struct WfTriCount {
     u64 warp_count;
     const u64* block_units;
     u64 block_count;
-    u64* next;             // [0]: block units taken, [1]: groups of warp units taken
+    const u64* lane_units;
+    u64 lane_count;
+    u64* next;             // [0]: block units taken, [1]: groups of warp units, [2]: of lane units
     u64* total;            // one counter
     u64* per_node;         // or null
     u32 block_slots;       // slots of the block's table in shared memory (a power of two)
@@ -407,6 +420,42 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
             u64 i0 = t.poff[x] + (u >> 32) * WF_T_WARP_UNIT, i1 = wf_t_min(t.poff[x + 1], i0 + WF_T_WARP_UNIT);
             for (u64 i = i0; i < i1; i += 32) hits += wf_t_scan_partners(t, x, tab, bits, row, d, i, wf_t_min(i1, i + 32));
             __syncwarp();
+        }
+    }
+    // Then lane units, 32 per warp: each thread one tiny owner's row in registers, its partners'
+    // rows compared against it entry by entry.
+    while (true) {
+        u64 g = 0;
+        if (lane == 0) g = atomicAdd((unsigned long long*)&t.next[2], 1ull);
+        u64 k = __shfl_sync(0xffffffffu, g, 0) * 32;
+        if (k >= t.lane_count) break;
+        k += lane;
+        if (k >= t.lane_count) continue;
+        u64 u = t.lane_units[k];
+        u32 x = (u32)u;
+        u64 ox = t.offsets[x];
+        u32 d = (u32)(t.offsets[x + 1] - ox);
+        u32 xr[WF_T_LANE_ROWS];
+#pragma unroll
+        for (int j = 0; j < WF_T_LANE_ROWS; ++j) xr[j] = (u32)j < d ? __ldg(&t.targets[ox + j]) : 0u;
+        u64 i0 = t.poff[x] + (u >> 32) * WF_T_LANE_UNIT, i1 = wf_t_min(t.poff[x + 1], i0 + WF_T_LANE_UNIT);
+        for (u64 i = i0; i < i1; ++i) {
+            u32 p = __ldg(&t.partners[i]);
+            u64 op = t.offsets[p], lp = t.offsets[p + 1] - op;
+            for (u64 f = 0; f < lp; ++f) {
+                u32 v = __ldg(&t.targets[op + f]);
+                bool hit = false;
+#pragma unroll
+                for (int j = 0; j < WF_T_LANE_ROWS; ++j) hit |= (u32)j < d && xr[j] == v;
+                if (hit) {
+                    ++hits;
+                    if (t.per_node) {
+                        atomicAdd((unsigned long long*)&t.per_node[v], 1ull);
+                        atomicAdd((unsigned long long*)&t.per_node[x], 1ull);
+                        atomicAdd((unsigned long long*)&t.per_node[p], 1ull);
+                    }
+                }
+            }
         }
     }
     u64 s = wf_t_warp_sum(hits);

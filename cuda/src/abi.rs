@@ -138,8 +138,8 @@ fn host_layout(c_name: &str) -> (Vec<(&'static str, usize)>, usize) {
             offsets, targets, out_eid, out_nbr, out_dst, seed, k, n, first_batch, layer, fanout, with_replacement),
         "WfTriCount" => {
             use crate::triangles::CountArgs;
-            fields!(CountArgs: offsets, targets, poff, partners, warp_units, warp_count, block_units, block_count, next, total,
-                per_node, block_slots, pad)
+            fields!(CountArgs: offsets, targets, poff, partners, warp_units, warp_count, block_units, block_count, lane_units,
+                lane_count, next, total, per_node, block_slots, pad)
         }
         "WfTriOrient" => {
             use crate::triangles::OrientArgs;

@@ -191,6 +191,8 @@ pub struct GpuTriangleReport {
     pub warp_units: u64,
     /// Units of work done by a block, over all GPUs.
     pub block_units: u64,
+    /// Units of work done by a thread (owners of rows of at most 8 entries), over all GPUs.
+    pub lane_units: u64,
     /// The longest row a block took (0: none).
     pub longest_block_row: u64,
     /// Slots of the blocks' tables; a row of more than half as many entries was searched.
@@ -212,6 +214,7 @@ impl GpuTriangleReport {
         self.lookups += r.lookups;
         self.warp_units += r.warp_units;
         self.block_units += r.block_units;
+        self.lane_units += r.lane_units;
         self.longest_block_row = self.longest_block_row.max(r.longest_block_row);
         self.block_slots = self.block_slots.max(r.block_slots);
     }
@@ -229,6 +232,8 @@ pub(crate) struct CountArgs {
     pub(crate) warp_count: u64,
     pub(crate) block_units: u64,
     pub(crate) block_count: u64,
+    pub(crate) lane_units: u64,
+    pub(crate) lane_count: u64,
     pub(crate) next: u64,
     pub(crate) total: u64,
     pub(crate) per_node: u64,
@@ -391,35 +396,46 @@ fn count_on_device(
     // Units of work.
     let warp_units = zeros::<u32>(s, n)?;
     let block_units = zeros::<u32>(s, n)?;
+    let lane_units = zeros::<u32>(s, n)?;
     let longest = zeros::<u32>(s, 1)?;
     let warp_rows = tuning.warp_rows;
     // The unit kernels take the rows, the partners' offsets, the owner range and the warp rows'
     // limit first.
     let unit_launch = |func, kernel| Launch::new(s, func, kernel).arg(&g.offsets).arg(&poff).arg(&lo).arg(&hi).arg(&warp_rows);
     let func = f(&kernels::T_UNIT_COUNT)?;
-    unit_launch(&func, &kernels::T_UNIT_COUNT).arg(&warp_units).arg(&block_units).arg(&longest).run(grid(hi - lo))?;
+    unit_launch(&func, &kernels::T_UNIT_COUNT).arg(&warp_units).arg(&block_units).arg(&lane_units).arg(&longest).run(grid(hi - lo))?;
     let warp_at = scan.exclusive(s, &warp_units, n)?;
     let block_at = scan.exclusive(s, &block_units, n)?;
-    drop((warp_units, block_units));
-    let (warp_count, block_count) = (at(s, &warp_at, n)?, at(s, &block_at, n)?);
+    let lane_at = scan.exclusive(s, &lane_units, n)?;
+    drop((warp_units, block_units, lane_units));
+    let (warp_count, block_count, lane_count) = (at(s, &warp_at, n)?, at(s, &block_at, n)?, at(s, &lane_at, n)?);
     let warp_list = zeros::<u64>(s, warp_count as usize)?;
     let block_list = zeros::<u64>(s, block_count as usize)?;
+    let lane_list = zeros::<u64>(s, lane_count as usize)?;
     let func = f(&kernels::T_UNIT_FILL)?;
-    unit_launch(&func, &kernels::T_UNIT_FILL).arg(&warp_at).arg(&block_at).arg(&warp_list).arg(&block_list).run(grid(hi - lo))?;
-    drop((warp_at, block_at));
+    unit_launch(&func, &kernels::T_UNIT_FILL)
+        .arg(&warp_at)
+        .arg(&block_at)
+        .arg(&lane_at)
+        .arg(&warp_list)
+        .arg(&block_list)
+        .arg(&lane_list)
+        .run(grid(hi - lo))?;
+    drop((warp_at, block_at, lane_at));
     let longest = at(s, &longest, 0)? as u64;
     let kept = if parts == 1 { m64 } else { at(s, &g.offsets, hi as usize)? - at(s, &g.offsets, lo as usize)? };
     report.plan_kernel_seconds = plan_start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
     report.lookups = at(s, &lookups, 0)?;
     report.warp_units = warp_count;
     report.block_units = block_count;
+    report.lane_units = lane_count;
     report.longest_block_row = longest;
     let block_slots = tuning.block_slots(longest);
     report.block_slots = block_slots;
     let shared = block_slots.max(WARP_REGION_SLOTS) * 4;
     let func = f(&kernels::T_COUNT)?;
     func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
-    let next = zeros::<u64>(s, 2)?;
+    let next = zeros::<u64>(s, 3)?;
     let total = zeros::<u64>(s, 1)?;
     let per_node = if detail == Detail::PerNode { Some(zeros::<u64>(s, n)?) } else { None };
     let args = CountArgs {
@@ -431,6 +447,8 @@ fn count_on_device(
         warp_count,
         block_units: dptr(s, &block_list),
         block_count,
+        lane_units: dptr(s, &lane_list),
+        lane_count,
         next: dptr(s, &next),
         total: dptr(s, &total),
         per_node: per_node.as_ref().map_or(0, |p| dptr(s, p)),
@@ -441,7 +459,7 @@ fn count_on_device(
     let cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: shared };
     let start = s.record_event(timing)?;
     // The argument struct's pointers: the rows above; poff (n + 1) and partners (its total);
-    // the unit lists (their counts); next (2), total (1), per_node (n) zeroed here. The kernel
+    // the unit lists (their counts); next (3), total (1), per_node (n) zeroed here. The kernel
     // uses `shared` bytes of dynamic shared memory, as allowed just above.
     if warp_count + block_count > 0 {
         Launch::new(s, &func, &kernels::T_COUNT).arg(&args).run(cfg)?;

@@ -128,7 +128,7 @@ impl TriangleRunner for CudaTriangles {
         })?;
         let masked = job.mask.is_some();
         let backend = format!(
-            "{} (upload {:.3} s; orientation kernels {:.3} ms ({:.3} ms with the host's work), work lists {:.3} ms, counting kernels {:.3} ms: {}; {} lookups in {} warp and {} block units, block tables of {} slots{}; {})",
+            "{} (upload {:.3} s; orientation kernels {:.3} ms ({:.3} ms with the host's work), work lists {:.3} ms, counting kernels {:.3} ms: {}; {} lookups in {} lane, {} warp and {} block units, block tables of {} slots{}; {})",
             gpus_name(&self.devices),
             r.upload_seconds,
             r.orient_kernel_seconds * 1e3,
@@ -137,6 +137,7 @@ impl TriangleRunner for CudaTriangles {
             r.kernel_seconds * 1e3,
             rates(&counts, r.kernel_seconds),
             r.lookups,
+            r.lane_units,
             r.warp_units,
             r.block_units,
             r.block_slots,
