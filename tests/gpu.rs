@@ -644,17 +644,18 @@ fn gpu_neighbor_sampling_equals_the_cpu() {
     eprintln!("{checked} GPU sampling configurations equal the CPU's");
 }
 
-/// The counting kernel's three ways of looking an entry up, each forced on these small graphs:
-/// warps' tables only where they can (the default), blocks' tables for every row longer than 4,
+/// The counting kernel's four ways of looking an entry up, each forced on these small graphs:
+/// lane units for rows of at most 8 entries and warps' tables for the rest where they can (the
+/// default), then without lane units: warps' tables for rows of at most 4, blocks' tables for every row longer than 4,
 /// blocks' tables at load 1/16, and block rows longer than 16 binary-searched (tables of 32
 /// slots).
 fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 4] {
     use wayfarer_cuda::triangles::CountTuning;
     [
         (CountTuning::default(), "default"),
-        (CountTuning { warp_rows: 4, ..Default::default() }, "block tables"),
-        (CountTuning { warp_rows: 4, block_spread: 16, ..Default::default() }, "block tables"),
-        (CountTuning { warp_rows: 4, block_slots_max: 32, ..Default::default() }, "searched rows"),
+        (CountTuning { lane_rows: 0, warp_rows: 4, ..Default::default() }, "block tables"),
+        (CountTuning { lane_rows: 0, warp_rows: 4, block_spread: 16, ..Default::default() }, "block tables"),
+        (CountTuning { lane_rows: 0, warp_rows: 4, block_slots_max: 32, ..Default::default() }, "searched rows"),
     ]
 }
 
@@ -662,7 +663,7 @@ fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str);
 fn assert_paths(report: &wayfarer::gpu::GpuTriangleReport, how: &str) {
     assert!(report.lookups > 0 && report.warp_units > 0, "{how}: {report:?}");
     match how {
-        "default" => assert!(!report.searched_rows(), "{report:?}"),
+        "default" => assert!(report.lane_units > 0 && !report.searched_rows(), "{report:?}"),
         "block tables" => assert!(report.block_units > 0 && !report.searched_rows(), "{report:?}"),
         _ => assert!(report.block_units > 0 && report.searched_rows(), "{report:?}"),
     }

@@ -18,7 +18,7 @@
 // every lane busy. The work is min(|out(a)|, |out(b)|) lookups per edge; a unit's work is
 // bounded (its rows are no longer than x's), and units are taken from global counters, block
 // units first. A row too long for the block's table is binary-searched instead. Owners whose
-// rows are tiny (at most WF_T_LANE_ROWS entries: most of a flat graph's) skip the tables: a
+// rows are tiny (at most lane_rows <= WF_T_LANE_ROWS entries: most of a flat graph's) skip the tables: a
 // thread takes a lane unit of such an owner, holds its row in registers and compares each
 // entry of its partners' rows against it, so 32 of these owners run side by side per warp
 // instead of one after another.
@@ -101,9 +101,7 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #ifndef WF_T_BLOCK_UNIT
 #define WF_T_BLOCK_UNIT 4096ull  // partners per block unit
 #endif
-#ifndef WF_T_LANE_ROWS
-#define WF_T_LANE_ROWS 8         // owners with rows up to this many entries take lane units
-#endif
+#define WF_T_LANE_ROWS 8         // the longest row a lane unit holds (LANE_ROWS in triangles.rs)
 #define WF_T_LANE_UNIT 16ull     // partners per lane unit
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
@@ -184,16 +182,16 @@ extern "C" __global__ void wf_t_owner_fill(const u64* offsets, const u32* target
     }
 }
 
-// Units of work: owner x with a row of at most WF_T_LANE_ROWS entries gets ceil(partners / LU)
+// Units of work: owner x with a row of at most lane_rows entries gets ceil(partners / LU)
 // lane units, one of at most warp_rows entries ceil(partners / WU) warp units, a longer one
 // ceil(partners / BU) block units; longest[0] = the longest block row.
-extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 warp_rows, u32* warp_units, u32* block_units, u32* lane_units, u32* longest) {
+extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 lane_rows, u32 warp_rows, u32* warp_units, u32* block_units, u32* lane_units, u32* longest) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 x = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; x < hi; x += stride) {
         u64 p = poff[x + 1] - poff[x];
         u64 d = offsets[x + 1] - offsets[x];
         if (p == 0) continue;
-        if (d <= WF_T_LANE_ROWS) {
+        if (d <= lane_rows) {
             lane_units[x] = (u32)((p + WF_T_LANE_UNIT - 1) / WF_T_LANE_UNIT);
         } else if (d <= warp_rows) {
             warp_units[x] = (u32)((p + WF_T_WARP_UNIT - 1) / WF_T_WARP_UNIT);
@@ -205,14 +203,14 @@ extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, 
 }
 
 // The unit lists: node x in the low 32 bits, the unit's index within x's partners above.
-extern "C" __global__ void wf_t_unit_fill(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 warp_rows, const u64* warp_at, const u64* block_at, const u64* lane_at, u64* warp_list, u64* block_list, u64* lane_list) {
+extern "C" __global__ void wf_t_unit_fill(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 lane_rows, u32 warp_rows, const u64* warp_at, const u64* block_at, const u64* lane_at, u64* warp_list, u64* block_list, u64* lane_list) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 x = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; x < hi; x += stride) {
         u64 p = poff[x + 1] - poff[x];
         if (p == 0) continue;
         u64 d = offsets[x + 1] - offsets[x];
-        u64 unit = d <= WF_T_LANE_ROWS ? WF_T_LANE_UNIT : d <= warp_rows ? WF_T_WARP_UNIT : WF_T_BLOCK_UNIT;
-        u64* out = d <= WF_T_LANE_ROWS ? lane_list + lane_at[x] : d <= warp_rows ? warp_list + warp_at[x] : block_list + block_at[x];
+        u64 unit = d <= lane_rows ? WF_T_LANE_UNIT : d <= warp_rows ? WF_T_WARP_UNIT : WF_T_BLOCK_UNIT;
+        u64* out = d <= lane_rows ? lane_list + lane_at[x] : d <= warp_rows ? warp_list + warp_at[x] : block_list + block_at[x];
         for (u64 k = 0; k * unit < p; ++k) out[k] = x | (k << 32);
     }
 }

@@ -68,6 +68,12 @@ pub struct GpuMask<'a> {
 /// longer ones a whole block's.
 pub const WARP_ROWS: u32 = 256;
 
+/// Owners with rows of at most this many entries take lane units (the kernel's register copy
+/// of the row, `WF_T_LANE_ROWS`): a flat graph's rows are mostly this short, and a warp unit's
+/// table and task machinery cost far more than their few lookups (WordNet's counting kernel
+/// 6x slower than a thread per edge, `bench/results/2026-12-06-gpu-triangles-flat-h200.md`).
+pub const LANE_ROWS: u32 = 8;
+
 /// The most slots a block's table may take in shared memory (64 KiB); a row whose table does
 /// not fit at load 1/2 (over 8,192 entries) is binary-searched instead.
 pub const BLOCK_SLOTS_MAX: u32 = 16384;
@@ -81,6 +87,9 @@ const WARP_REGION_SLOTS: u32 = 8 * 1024;
 /// set them from outside).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CountTuning {
+    /// Owners whose rows have at most this many entries (at most [`LANE_ROWS`]; 0: none) take
+    /// lane units: a thread each, the row in registers, no table.
+    pub lane_rows: u32,
     /// Rows of at most this many entries (at most [`WARP_ROWS`]) get a warp's table.
     pub warp_rows: u32,
     /// The most slots of a block's table (a power of two, at least 32, at most
@@ -97,7 +106,7 @@ pub const BLOCK_SPREAD: u32 = 4;
 
 impl Default for CountTuning {
     fn default() -> Self {
-        CountTuning { warp_rows: WARP_ROWS, block_slots_max: BLOCK_SLOTS_MAX, block_spread: BLOCK_SPREAD }
+        CountTuning { lane_rows: LANE_ROWS, warp_rows: WARP_ROWS, block_slots_max: BLOCK_SLOTS_MAX, block_spread: BLOCK_SPREAD }
     }
 }
 
@@ -135,6 +144,9 @@ impl CountTuning {
     }
 
     fn check(&self) -> Result<(), CudaError> {
+        if self.lane_rows > LANE_ROWS {
+            return Err(WalkError::param("lane_rows", format!("{} is above {LANE_ROWS}", self.lane_rows)).into());
+        }
         if self.warp_rows > WARP_ROWS {
             return Err(WalkError::param("WAYFARER_TRI_WARP_ROWS", format!("{} is above {WARP_ROWS}", self.warp_rows)).into());
         }
@@ -398,10 +410,11 @@ fn count_on_device(
     let block_units = zeros::<u32>(s, n)?;
     let lane_units = zeros::<u32>(s, n)?;
     let longest = zeros::<u32>(s, 1)?;
-    let warp_rows = tuning.warp_rows;
-    // The unit kernels take the rows, the partners' offsets, the owner range and the warp rows'
-    // limit first.
-    let unit_launch = |func, kernel| Launch::new(s, func, kernel).arg(&g.offsets).arg(&poff).arg(&lo).arg(&hi).arg(&warp_rows);
+    let (lane_rows, warp_rows) = (tuning.lane_rows, tuning.warp_rows);
+    // The unit kernels take the rows, the partners' offsets, the owner range and the lane and
+    // warp rows' limits first.
+    let unit_launch =
+        |func, kernel| Launch::new(s, func, kernel).arg(&g.offsets).arg(&poff).arg(&lo).arg(&hi).arg(&lane_rows).arg(&warp_rows);
     let func = f(&kernels::T_UNIT_COUNT)?;
     unit_launch(&func, &kernels::T_UNIT_COUNT).arg(&warp_units).arg(&block_units).arg(&lane_units).arg(&longest).run(grid(hi - lo))?;
     let warp_at = scan.exclusive(s, &warp_units, n)?;
@@ -747,7 +760,8 @@ mod tests {
     #[test]
     fn tuning_is_checked() {
         assert!(CountTuning::default().check().is_ok());
-        assert!(CountTuning { warp_rows: 0, block_slots_max: 32, block_spread: 2 }.check().is_ok());
+        assert!(CountTuning { lane_rows: 0, warp_rows: 0, block_slots_max: 32, block_spread: 2 }.check().is_ok());
+        assert!(CountTuning { lane_rows: LANE_ROWS + 1, ..Default::default() }.check().is_err());
         assert!(CountTuning { warp_rows: WARP_ROWS + 1, ..Default::default() }.check().is_err());
         for slots in [0, 16, 48, 2 * BLOCK_SLOTS_MAX] {
             assert!(CountTuning { block_slots_max: slots, ..Default::default() }.check().is_err(), "{slots}");
@@ -759,7 +773,7 @@ mod tests {
         assert_eq!(CountTuning::from_settings(None, None, None).unwrap(), CountTuning::default());
         assert_eq!(
             CountTuning::from_settings(Some(" 4 "), Some("32"), Some("8")).unwrap(),
-            CountTuning { warp_rows: 4, block_slots_max: 32, block_spread: 8 }
+            CountTuning { warp_rows: 4, block_slots_max: 32, block_spread: 8, ..Default::default() }
         );
         for (warp, slots, spread, name) in [
             (Some("many"), None, None, "WAYFARER_TRI_WARP_ROWS"),
