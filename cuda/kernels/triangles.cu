@@ -102,7 +102,7 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #define WF_T_BLOCK_UNIT 4096ull  // partners per block unit
 #endif
 #define WF_T_LANE_ROWS 8         // the longest row a lane unit holds (LANE_ROWS in triangles.rs)
-#define WF_T_LANE_UNIT 16ull     // partners per lane unit
+#define WF_T_LANE_UNIT 4ull      // partners per lane unit
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
 #define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4
@@ -420,8 +420,16 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
             __syncwarp();
         }
     }
-    // Then lane units, 32 per warp: each thread one tiny owner's row in registers, its partners'
-    // rows compared against it entry by entry.
+    u64 s = wf_t_warp_sum(hits);
+    if (lane == 0 && s) atomicAdd((unsigned long long*)t.total, (unsigned long long)s);
+}
+
+// Lane units, 32 per warp (a kernel of its own, after wf_t_count: its registers would cost the
+// table kernel occupancy): each thread one tiny owner's row in registers, its partners' rows
+// compared against it entry by entry.
+extern "C" __global__ void __launch_bounds__(256) wf_t_count_lanes(WfTriCount t) {
+    u32 lane = threadIdx.x & 31;
+    u64 hits = 0;
     while (true) {
         u64 g = 0;
         if (lane == 0) g = atomicAdd((unsigned long long*)&t.next[2], 1ull);
@@ -437,20 +445,38 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
 #pragma unroll
         for (int j = 0; j < WF_T_LANE_ROWS; ++j) xr[j] = (u32)j < d ? __ldg(&t.targets[ox + j]) : 0u;
         u64 i0 = t.poff[x] + (u >> 32) * WF_T_LANE_UNIT, i1 = wf_t_min(t.poff[x + 1], i0 + WF_T_LANE_UNIT);
-        for (u64 i = i0; i < i1; ++i) {
-            u32 p = __ldg(&t.partners[i]);
-            u64 op = t.offsets[p], lp = t.offsets[p + 1] - op;
-            for (u64 f = 0; f < lp; ++f) {
-                u32 v = __ldg(&t.targets[op + f]);
+        // Every load of the unit issued before its results are needed: the partners, their
+        // rows' bounds, then their entries (a partner's row is no longer than x's).
+        u32 p[WF_T_LANE_UNIT];
+        u64 op[WF_T_LANE_UNIT];
+        u32 lp[WF_T_LANE_UNIT];
+#pragma unroll
+        for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) p[j] = i0 + j < i1 ? __ldg(&t.partners[i0 + j]) : x;
+#pragma unroll
+        for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) {
+            op[j] = t.offsets[p[j]];
+            lp[j] = i0 + j < i1 ? (u32)(t.offsets[p[j] + 1] - op[j]) : 0u;
+        }
+        u32 e[WF_T_LANE_UNIT][WF_T_LANE_ROWS];
+#pragma unroll
+        for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j)
+#pragma unroll
+            for (int f = 0; f < WF_T_LANE_ROWS; ++f) e[j][f] = (u32)f < lp[j] ? __ldg(&t.targets[op[j] + f]) : 0u;
+#pragma unroll
+        for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) {
+#pragma unroll
+            for (int f = 0; f < WF_T_LANE_ROWS; ++f) {
+                if ((u32)f >= lp[j]) break;
+                u32 v = e[j][f];
                 bool hit = false;
 #pragma unroll
-                for (int j = 0; j < WF_T_LANE_ROWS; ++j) hit |= (u32)j < d && xr[j] == v;
+                for (int q = 0; q < WF_T_LANE_ROWS; ++q) hit |= (u32)q < d && xr[q] == v;
                 if (hit) {
                     ++hits;
                     if (t.per_node) {
                         atomicAdd((unsigned long long*)&t.per_node[v], 1ull);
                         atomicAdd((unsigned long long*)&t.per_node[x], 1ull);
-                        atomicAdd((unsigned long long*)&t.per_node[p], 1ull);
+                        atomicAdd((unsigned long long*)&t.per_node[p[j]], 1ull);
                     }
                 }
             }

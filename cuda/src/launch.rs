@@ -92,6 +92,7 @@ pub(crate) mod kernels {
         T_UNIT_FILL = "wf_t_unit_fill"(Ptr, Ptr, U64, U64, U32, U32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
         T_DEGREE = "wf_t_degree"(Ptr, Ptr, U64, Ptr);
         T_COUNT = "wf_t_count"(Struct("WfTriCount"));
+        T_COUNT_LANES = "wf_t_count_lanes"(Struct("WfTriCount"));
         ADAPTIVE_PROBE = "wf_adaptive_probe"(Ptr, Ptr, Ptr, Ptr, U32, Ptr);
         F_GATHER16 = "wf_f_gather16"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
         F_GATHER4 = "wf_f_gather4"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);

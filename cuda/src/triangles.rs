@@ -203,7 +203,7 @@ pub struct GpuTriangleReport {
     pub warp_units: u64,
     /// Units of work done by a block, over all GPUs.
     pub block_units: u64,
-    /// Units of work done by a thread (owners of rows of at most 8 entries), over all GPUs.
+    /// Units of work done by a thread (owners of rows of at most the tuning's `lane_rows`), over all GPUs.
     pub lane_units: u64,
     /// The longest row a block took (0: none).
     pub longest_block_row: u64,
@@ -476,6 +476,12 @@ fn count_on_device(
     // uses `shared` bytes of dynamic shared memory, as allowed just above.
     if warp_count + block_count > 0 {
         Launch::new(s, &func, &kernels::T_COUNT).arg(&args).run(cfg)?;
+    }
+    if lane_count > 0 {
+        let lanes = f(&kernels::T_COUNT_LANES)?;
+        let grid = lane_count.div_ceil(256).clamp(1, sms as u64 * 8) as u32;
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        Launch::new(s, &lanes, &kernels::T_COUNT_LANES).arg(&args).run(cfg)?;
     }
     report.kernel_seconds = start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
     let per_node = match per_node {
