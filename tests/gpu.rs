@@ -702,6 +702,24 @@ fn gpu_triangle_counts_equal_the_cpu() {
             }
         }
     }
+    // Only tiny rows (200 disjoint K6s: oriented rows of at most 5 entries): lane units alone,
+    // no warp or block unit, so the table kernel does not run at all.
+    let mut parts = wayfarer::graph::CsrParts { offsets: vec![0], ..Default::default() };
+    for u in 0..1200u32 {
+        let clique = u / 6 * 6;
+        parts.targets.extend((clique..clique + 6).filter(|&v| v != u));
+        parts.offsets.push(parts.targets.len() as u64);
+    }
+    let g = wayfarer::CsrGraph::from_parts(parts, wayfarer::graph::Orientation::Undirected).unwrap();
+    let o = orient(&g, None);
+    let want = count_oriented(&o, Detail::PerNode);
+    assert_eq!(want.total, 200 * 20);
+    for k in [1, 2] {
+        let (got, report) = wayfarer_cuda::triangles::count_with(&devs[..k], &o, Detail::PerNode, Default::default()).unwrap();
+        assert_eq!(got, want, "disjoint K6s, {k} GPU(s)");
+        assert!(report.lane_units > 0 && report.warp_units == 0 && report.block_units == 0, "{report:?}");
+        checked += 1;
+    }
     eprintln!("{checked} GPU triangle counts equal the CPU's");
 }
 
