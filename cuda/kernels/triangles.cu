@@ -102,7 +102,7 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #define WF_T_BLOCK_UNIT 4096ull  // partners per block unit
 #endif
 #define WF_T_LANE_ROWS 8         // the longest row a lane unit holds (LANE_ROWS in triangles.rs)
-#define WF_T_LANE_UNIT 4ull      // partners per lane unit
+#define WF_T_LANE_UNIT 2ull      // partners per lane unit
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
 #define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4

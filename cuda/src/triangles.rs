@@ -469,7 +469,11 @@ fn count_on_device(
         pad: 0,
     };
     let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-    let cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: shared };
+    // As many blocks as the units can keep busy (a block's eight warps take four warp units
+    // each per grab), at most eight per SM: a flat graph's few table units should not pay for
+    // a thousand blocks' shared memory (WordNet's table kernel 20 us for a handful of units).
+    let busy = block_count + warp_count.div_ceil(32);
+    let cfg = LaunchConfig { grid_dim: (busy.clamp(1, sms as u64 * 8) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: shared };
     let start = s.record_event(timing)?;
     // The argument struct's pointers: the rows above; poff (n + 1) and partners (its total);
     // the unit lists (their counts); next (3), total (1), per_node (n) zeroed here. The kernel
