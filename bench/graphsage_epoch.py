@@ -6,12 +6,14 @@ Model: two SAGE layers (mean aggregator, hidden 256), fanouts 25 then 10 hops ou
 first: [10, 25]), mini-batches of 1024 seeds, random features and labels (the timing does not
 depend on them). Pipelines, each one epoch over the same training nodes after a warm-up:
 
-- wayfarer: NeighborLoader(device="cuda", features=FeatureStore(...)): blocks built on the
-  GPU and features gathered (hottest rows cached within --budget of the features, picked by
-  pre-sampling; the rest read from host memory by the GPU) on a background thread, on
-  streams of their own, while the model trains on the previous batch.
+- wayfarer: NeighborLoader(device="cuda", features=FeatureStore(...), plans=True): blocks built
+  on the GPU and features gathered (hottest rows cached within --budget of the features, picked
+  by pre-sampling; the rest read from host memory by the GPU) on a background thread, on
+  streams of their own, while the model trains on the previous batch; each block's
+  aggregation plan built there too, and the model's neighbour means by wayfarer.aggregate.
 - plain: NeighborLoader(backend="cpu") (all host cores), blocks copied to the GPU, features by
-  torch.index_select on a pinned host tensor and a copy (the usual PyG/DGL-UVA-less loop).
+  torch.index_select on a pinned host tensor and a copy, neighbour means by index_add_ (the
+  usual PyG/DGL-UVA-less loop).
 
 Prints a Markdown table of seconds per stage (waiting for batches, moving blocks, gathering,
 training; the GPU synchronized between stages to time them) and the epoch, then a second epoch
@@ -31,7 +33,7 @@ import wayfarer
 
 # The model of examples/python/graphsage.py (mean-aggregator SAGE layers over blocks).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "python"))
-from graphsage import Sage  # noqa: E402
+from graphsage import Sage, index_add_mean  # noqa: E402
 
 
 def epoch(loader, gather, to_dev, model, opt, y, dev):
@@ -90,6 +92,9 @@ def main():
     ap.add_argument("--train", type=float, default=0.1, help="fraction of the nodes trained on")
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--budget", type=float, default=0.3, help="fraction of the features cached on the GPU")
+    ap.add_argument("--mean", choices=["wayfarer", "index_add"], default="index_add",
+                    help="the wayfarer pipeline's neighbour means: wayfarer.aggregate with plans built by the loader, or "
+                         "index_add_ as the plain pipeline")
     a = ap.parse_args()
     dev = torch.device("cuda")
     g = wayfarer.Graph.load(a.graph)
@@ -105,26 +110,29 @@ def main():
 
     # wayfarer
     torch.manual_seed(0)
-    model = Sage([a.dim, 256, 16]).to(dev)
+    plans = a.mean == "wayfarer"
+    model = Sage([a.dim, 256, 16], mean=None if plans else index_add_mean).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=0.003)
     t = time.perf_counter()
     fs = wayfarer.FeatureStore(x, device_budget=a.budget)
     fs.warm(wayfarer.NeighborLoader(g, train, fanouts, batch_size=1024, seed=2, ids="internal", device=dev), batches=50)
     setup = time.perf_counter() - t
     # The loader gathers each batch's features on its thread while the model trains.
-    loader = wayfarer.NeighborLoader(g, train, fanouts, batch_size=1024, seed=1, ids="internal", device=dev, features=fs)
+    loader = wayfarer.NeighborLoader(g, train, fanouts, batch_size=1024, seed=1, ids="internal", device=dev, features=fs,
+                                     plans=plans, density=g.node_density(backend="cuda") if plans else None)
     gather = lambda batch, blocks: batch.x  # noqa: E731
     epoch(loader, gather, lambda b: b, model, opt, y, dev)  # warm-up (compilation, caches)
     fs.reset_stats()
     r = epoch(loader, gather, lambda b: b, model, opt, y, dev)
     r["free"] = epoch_unsynced(loader, gather, lambda b: b, model, opt, y, dev)
-    r["name"] = f"wayfarer (GPU blocks, FeatureStore {a.budget:.0%}: hit rate {fs.stats['hit_rate']:.2f}; setup {setup:.1f} s)"
+    r["name"] = (f"wayfarer (GPU blocks, FeatureStore {a.budget:.0%}: hit rate {fs.stats['hit_rate']:.2f}; setup "
+                 f"{setup:.1f} s; {'plans and wayfarer.aggregate' if plans else 'index_add_'})")
     rows.append(r)
     del fs
 
     # plain
     torch.manual_seed(0)
-    model = Sage([a.dim, 256, 16]).to(dev)
+    model = Sage([a.dim, 256, 16], mean=index_add_mean).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=0.003)
     pinned = x.pin_memory()
     loader = wayfarer.NeighborLoader(g, train, fanouts, batch_size=1024, seed=1, ids="internal", backend="cpu")
@@ -133,7 +141,7 @@ def main():
     epoch(loader, gather, host_blocks_to(dev), model, opt, y, dev)
     r = epoch(loader, gather, host_blocks_to(dev), model, opt, y, dev)
     r["free"] = epoch_unsynced(loader, gather, host_blocks_to(dev), model, opt, y, dev)
-    r["name"] = f"plain (CPU sampling, {torch.get_num_threads()} threads; index_select on pinned memory)"
+    r["name"] = f"plain (CPU sampling, {torch.get_num_threads()} threads; index_select on pinned memory; index_add_)"
     rows.append(r)
 
     print("| pipeline | batches | waiting for batches s | moving blocks s | gathering s | training s | epoch s (stages timed) "

@@ -26,19 +26,27 @@ import torch.nn.functional as F
 import wayfarer
 
 
-class Sage(torch.nn.Module):
-    """Mean-aggregator GraphSAGE layers over wayfarer blocks (input layer first)."""
+def index_add_mean(b, h):
+    """The neighbour mean the plain torch way (PyG's scatter): gather, index_add_, divide."""
+    agg = torch.zeros((b.num_dst, h.shape[1]), dtype=h.dtype, device=h.device).index_add_(0, b.edge_dst, h[b.edge_src])
+    return agg / torch.bincount(b.edge_dst, minlength=b.num_dst).clamp(min=1).unsqueeze(1)
 
-    def __init__(self, dims):
+
+class Sage(torch.nn.Module):
+    """Mean-aggregator GraphSAGE layers over wayfarer blocks (input layer first); `mean(block,
+    h)` aggregates (default `wayfarer.aggregate`; `index_add_mean` for the plain torch way)."""
+
+    def __init__(self, dims, mean=None):
         super().__init__()
         self.self_ = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
         self.neigh = torch.nn.ModuleList(torch.nn.Linear(a, b, bias=False) for a, b in zip(dims, dims[1:]))
+        self.mean = mean or (lambda b, h: wayfarer.aggregate(b, h, "mean"))
 
     def forward(self, blocks, x):
         h = x  # features of blocks[0].src_nodes
         for i, b in enumerate(blocks):
             dst = h[: b.num_dst]
-            h = self.self_[i](dst) + self.neigh[i](wayfarer.aggregate(b, h, "mean"))
+            h = self.self_[i](dst) + self.neigh[i](self.mean(b, h))
             if i + 1 < len(blocks):
                 h = F.relu(h)
         return h
