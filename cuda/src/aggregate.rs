@@ -46,8 +46,8 @@ pub struct AggregateArgs {
 pub struct Aggregator {
     ctx: Arc<CudaContext>,
     _module: Arc<CudaModule>,
-    /// `[sparse, dense]` for float4 words, then for float words.
-    functions: [[CudaFunction; 2]; 2],
+    /// `[sparse, dense]`, each with its signature, for float4 words, then for float words.
+    functions: [[(CudaFunction, &'static Kernel); 2]; 2],
     sms: u32,
 }
 
@@ -56,7 +56,7 @@ impl Aggregator {
     pub fn new(dev: &CudaDevice) -> Result<Self, CudaError> {
         let source = format!("{}\n{}", crate::codegen::PRELUDE, AGGREGATE_KERNELS);
         let loaded = dev.load_source("aggregate", &source, kernels::A_DENSE1.name)?;
-        let f = |k: &Kernel| loaded.module.load_function(k.name);
+        let f = |k: &'static Kernel| loaded.module.load_function(k.name).map(|f| (f, k));
         let functions = [[f(&kernels::A_SPARSE4)?, f(&kernels::A_DENSE4)?], [f(&kernels::A_SPARSE1)?, f(&kernels::A_DENSE1)?]];
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         Ok(Aggregator { ctx: dev.ctx.clone(), _module: loaded.module, functions, sms })
@@ -75,14 +75,11 @@ impl Aggregator {
         let s = borrowed_stream(&self.ctx, stream);
         let aligned = |p: u64| p.is_multiple_of(16);
         let wide = a.dim.is_multiple_of(4) && aligned(a.x) && aligned(a.out);
-        let (funcs, words) = if wide { (&self.functions[0], a.dim / 4) } else { (&self.functions[1], a.dim) };
-        let (k_sparse, k_dense) = if wide { (&kernels::A_SPARSE4, &kernels::A_DENSE4) } else { (&kernels::A_SPARSE1, &kernels::A_DENSE1) };
+        let ([sparse, dense], words) = if wide { (&self.functions[0], a.dim / 4) } else { (&self.functions[1], a.dim) };
         // The addresses are the caller's (see above); `rows` has n_rows entries, the dense
         // ones first, so the sparse kernel's list starts `dense` entries in. Eight entries
         // per block of eight warps.
-        for (n, list, function, kernel) in
-            [(a.dense, a.rows, &funcs[1], k_dense), (a.n_rows - a.dense, a.rows + 8 * a.dense, &funcs[0], k_sparse)]
-        {
+        for (n, list, (function, kernel)) in [(a.dense, a.rows, dense), (a.n_rows - a.dense, a.rows + 8 * a.dense, sparse)] {
             if n == 0 {
                 continue;
             }

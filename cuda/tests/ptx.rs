@@ -23,6 +23,25 @@ fn nvrtc_present() -> bool {
     true
 }
 
+/// NVRTC's options for every test here: sm_90, as the backend compiles.
+fn sm90() -> CompileOptions {
+    CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() }
+}
+
+/// Compiles `cu` to PTX and checks it defines every entry point in `entries`; `what` names the
+/// source in the failures.
+fn assert_entries(cu: &str, entries: &[&str], what: &str) {
+    match compile_ptx_with_opts(cu, sm90()) {
+        Ok(ptx) => {
+            let text = ptx.to_src();
+            for entry in entries {
+                assert!(text.contains(&format!(".entry {entry}(")), "{what}: no {entry} in the PTX");
+            }
+        }
+        Err(e) => panic!("NVRTC failed on {what}:\n{e:?}"),
+    }
+}
+
 /// Compiles `src`'s walk to PTX for sm_90 in both forms (all device functions called; the
 /// full kernel), panicking with the dumped source and NVRTC's log on failure.
 fn compile_to_ptx(src: &str) {
@@ -51,8 +70,7 @@ fn compile_to_ptx(src: &str) {
         (structured_ooc, "wf_walk"),
         (broken, "wf_walk"),
     ] {
-        let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-        match compile_ptx_with_opts(&cu, opts) {
+        match compile_ptx_with_opts(&cu, sm90()) {
             Ok(ptx) => {
                 let text = ptx.to_src();
                 assert!(text.contains(".target sm_90") && text.contains(entry), "{}: unexpected PTX", f.name);
@@ -101,16 +119,7 @@ fn feature_kernels_compile() {
         return;
     }
     let cu = format!("{}\n{}", wayfarer_cuda::codegen::PRELUDE, wayfarer_cuda::features::FEATURE_KERNELS);
-    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-    match compile_ptx_with_opts(&cu, opts) {
-        Ok(ptx) => {
-            let text = ptx.to_src();
-            for entry in ["wf_f_gather16", "wf_f_gather4", "wf_f_gather2"] {
-                assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
-            }
-        }
-        Err(e) => panic!("the feature kernels do not compile: {e:?}"),
-    }
+    assert_entries(&cu, &["wf_f_gather16", "wf_f_gather4", "wf_f_gather2"], "the feature kernels");
 }
 
 /// The aggregation kernels (kernels/aggregate.cu after the prelude) compile to PTX with every
@@ -121,16 +130,7 @@ fn aggregation_kernels_compile() {
         return;
     }
     let cu = format!("{}\n{}", wayfarer_cuda::codegen::PRELUDE, wayfarer_cuda::aggregate::AGGREGATE_KERNELS);
-    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-    match compile_ptx_with_opts(&cu, opts) {
-        Ok(ptx) => {
-            let text = ptx.to_src();
-            for entry in ["wf_a_sparse4", "wf_a_sparse1", "wf_a_dense4", "wf_a_dense1"] {
-                assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
-            }
-        }
-        Err(e) => panic!("the aggregation kernels do not compile: {e:?}"),
-    }
+    assert_entries(&cu, &["wf_a_sparse4", "wf_a_sparse1", "wf_a_dense4", "wf_a_dense1"], "the aggregation kernels");
 }
 
 /// The neighbor-sampling kernels (kernels/sample.cu after the prelude) compile to PTX with
@@ -140,27 +140,18 @@ fn sampling_kernels_compile() {
     if !nvrtc_present() {
         return;
     }
-    let cu = wayfarer_cuda::sample::sample_source();
-    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-    match compile_ptx_with_opts(&cu, opts) {
-        Ok(ptx) => {
-            let text = ptx.to_src();
-            for entry in [
-                "wf_s_classify",
-                "wf_s_partition",
-                "wf_s_full",
-                "wf_s_random",
-                "wf_s_random_wide",
-                "wf_s_assign",
-                "wf_scan_apply_u32",
-                "wf_s_to_i64_u32",
-                "wf_s_to_i64_u64",
-            ] {
-                assert!(text.contains(&format!(".entry {entry}")), "no {entry} in the PTX");
-            }
-        }
-        Err(e) => panic!("NVRTC failed on the sampling kernels:\n{e:?}"),
-    }
+    let entries = [
+        "wf_s_classify",
+        "wf_s_partition",
+        "wf_s_full",
+        "wf_s_random",
+        "wf_s_random_wide",
+        "wf_s_assign",
+        "wf_scan_apply_u32",
+        "wf_s_to_i64_u32",
+        "wf_s_to_i64_u64",
+    ];
+    assert_entries(&wayfarer_cuda::sample::sample_source(), &entries, "the sampling kernels");
 }
 
 /// The triangle-counting kernels compile to PTX with every entry point the host loads, alone
@@ -170,7 +161,6 @@ fn triangle_kernels_compile() {
     if !nvrtc_present() {
         return;
     }
-    let opts = || CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
     let masks = [
         "#[mask] fn heavy(s: &Step, t: f32) -> bool { s.weight() > t }",
         "#[mask] fn closed(s: &Step, l: u32) -> bool { s.label() == l && s.has_edge(s.dst(), s.cur()) }",
@@ -183,32 +173,25 @@ fn triangle_kernels_compile() {
         let info = wayfarer_compiler::analyze(&program);
         sources.push((m.to_string(), wayfarer_cuda::triangles::masked_triangle_source(&program, &info)));
     }
+    let entries = [
+        "wf_t_orient_count",
+        "wf_t_orient_fill",
+        "wf_t_owner_cost",
+        "wf_t_cuts",
+        "wf_t_owner_count",
+        "wf_t_owner_fill",
+        "wf_t_unit_count",
+        "wf_t_unit_fill",
+        "wf_t_degree",
+        "wf_t_count",
+        "wf_scan_tiles_u32",
+        "wf_scan_tiles_u64",
+        "wf_scan_sums",
+        "wf_scan_apply_u32",
+        "wf_scan_apply_u64",
+    ];
     for (what, cu) in sources {
-        match compile_ptx_with_opts(&cu, opts()) {
-            Ok(ptx) => {
-                let text = ptx.to_src();
-                for entry in [
-                    "wf_t_orient_count",
-                    "wf_t_orient_fill",
-                    "wf_t_owner_cost",
-                    "wf_t_cuts",
-                    "wf_t_owner_count",
-                    "wf_t_owner_fill",
-                    "wf_t_unit_count",
-                    "wf_t_unit_fill",
-                    "wf_t_degree",
-                    "wf_t_count",
-                    "wf_scan_tiles_u32",
-                    "wf_scan_tiles_u64",
-                    "wf_scan_sums",
-                    "wf_scan_apply_u32",
-                    "wf_scan_apply_u64",
-                ] {
-                    assert!(text.contains(&format!(".entry {entry}(")), "{what}: no {entry} in the PTX");
-                }
-            }
-            Err(e) => panic!("NVRTC failed on the triangle kernels ({what}):\n{e:?}"),
-        }
+        assert_entries(&cu, &entries, &format!("the triangle kernels ({what})"));
     }
 }
 
@@ -220,7 +203,6 @@ fn the_adaptive_rule_probe_compiles() {
         return;
     }
     let cu = wayfarer_cuda::probe::probe_source().unwrap();
-    let opts = CompileOptions { arch: Some("sm_90"), options: vec!["-std=c++17".into(), "--fmad=false".into()], ..Default::default() };
-    let ptx = compile_ptx_with_opts(&cu, opts).unwrap_or_else(|e| panic!("NVRTC failed on the probe:\n{e:?}\n{cu}"));
+    let ptx = compile_ptx_with_opts(&cu, sm90()).unwrap_or_else(|e| panic!("NVRTC failed on the probe:\n{e:?}\n{cu}"));
     assert!(ptx.to_src().contains("wf_adaptive_probe"));
 }

@@ -35,42 +35,40 @@ fn cpu<T: Feature + numpy::Element>(
     py.detach(|| gather_reduce(&RowsCsr { indptr, cols }, Scales { row, col }, dense, x, dim, out)).map_err(errors::walk)
 }
 
-/// `out[r] = row_scale[r] · Σ col_scale[c] · x[c]` over each row's columns, float32: the rows
-/// in `dense` by the dense path. Checks its input and names what is wrong.
-#[pyfunction]
-#[pyo3(signature = (indptr, cols, dense, row_scale, col_scale, x, dim, out))]
-#[allow(clippy::too_many_arguments)]
-pub fn gather_reduce_f32(
-    py: Python<'_>,
-    indptr: PyReadonlyArray1<'_, i64>,
-    cols: PyReadonlyArray1<'_, i64>,
-    dense: PyReadonlyArray1<'_, i64>,
-    row_scale: Option<PyReadonlyArray1<'_, f32>>,
-    col_scale: Option<PyReadonlyArray1<'_, f32>>,
-    x: PyReadonlyArray1<'_, f32>,
-    dim: usize,
-    out: PyReadwriteArray1<'_, f32>,
-) -> PyResult<()> {
-    cpu(py, indptr, cols, dense, row_scale, col_scale, x, dim, out)
+/// The CPU entry point of one float type (pyo3 functions cannot be generic).
+macro_rules! cpu_entry {
+    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+        $(#[$doc])*
+        #[pyfunction]
+        #[pyo3(signature = (indptr, cols, dense, row_scale, col_scale, x, dim, out))]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            py: Python<'_>,
+            indptr: PyReadonlyArray1<'_, i64>,
+            cols: PyReadonlyArray1<'_, i64>,
+            dense: PyReadonlyArray1<'_, i64>,
+            row_scale: Option<PyReadonlyArray1<'_, $t>>,
+            col_scale: Option<PyReadonlyArray1<'_, $t>>,
+            x: PyReadonlyArray1<'_, $t>,
+            dim: usize,
+            out: PyReadwriteArray1<'_, $t>,
+        ) -> PyResult<()> {
+            cpu(py, indptr, cols, dense, row_scale, col_scale, x, dim, out)
+        }
+    };
 }
 
-/// [`gather_reduce_f32`] in float64 (what `torch.autograd.gradcheck` checks with).
-#[pyfunction]
-#[pyo3(signature = (indptr, cols, dense, row_scale, col_scale, x, dim, out))]
-#[allow(clippy::too_many_arguments)]
-pub fn gather_reduce_f64(
-    py: Python<'_>,
-    indptr: PyReadonlyArray1<'_, i64>,
-    cols: PyReadonlyArray1<'_, i64>,
-    dense: PyReadonlyArray1<'_, i64>,
-    row_scale: Option<PyReadonlyArray1<'_, f64>>,
-    col_scale: Option<PyReadonlyArray1<'_, f64>>,
-    x: PyReadonlyArray1<'_, f64>,
-    dim: usize,
-    out: PyReadwriteArray1<'_, f64>,
-) -> PyResult<()> {
-    cpu(py, indptr, cols, dense, row_scale, col_scale, x, dim, out)
-}
+cpu_entry!(
+    /// `out[r] = row_scale[r] · Σ col_scale[c] · x[c]` over each row's columns, float32: the
+    /// rows in `dense` by the dense path. Checks its input and names what is wrong.
+    gather_reduce_f32,
+    f32
+);
+cpu_entry!(
+    /// [`gather_reduce_f32`] in float64 (what `torch.autograd.gradcheck` checks with).
+    gather_reduce_f64,
+    f64
+);
 
 /// Each GPU's loaded kernels, loaded on first use.
 fn aggregator(device: usize) -> PyResult<Arc<Aggregator>> {

@@ -144,8 +144,9 @@ def _ids(a, name):
     return t.to(torch.int64)
 
 
-def _run(rows, x, out_rows, row_scale, col_scale):
-    """``out[r] = row_scale[r] · Σ col_scale[c] · x[c]`` over the rows of ``rows``."""
+def _run(plan, rows, x, out_rows, row_scale, col_scale):
+    """``out[r] = row_scale[r] · Σ col_scale[c] · x[c]`` over the rows of ``rows`` (one
+    direction of ``plan``)."""
     import torch
 
     dim = x.shape[1]
@@ -154,6 +155,7 @@ def _run(rows, x, out_rows, row_scale, col_scale):
         return out.zero_()
     if x.is_cuda:
         stream = torch.cuda.current_stream(x.device)
+        plan._use_on(stream)
         ptr = lambda t: 0 if t is None else t.data_ptr()  # noqa: E731
         _native.gather_reduce_cuda(x.device.index, stream.cuda_stream, rows.indptr.data_ptr(), rows.cols.data_ptr(),
                                    rows.order.data_ptr(), out_rows, rows.n_dense, ptr(row_scale), ptr(col_scale), x.data_ptr(),
@@ -174,7 +176,7 @@ def _function():
         def forward(ctx, x, plan, op):
             ctx.plan, ctx.op, ctx.x_rows = plan, op, x.shape[0]
             scale = plan.inv_degree(x.dtype) if op == "mean" else None
-            return _run(plan.forward, x, plan.num_dst, scale, None)
+            return _run(plan, plan.forward, x, plan.num_dst, scale, None)
 
         @staticmethod
         @torch.autograd.function.once_differentiable
@@ -182,7 +184,7 @@ def _function():
             plan = ctx.plan
             grad = grad.contiguous()
             scale = plan.inv_degree(grad.dtype) if ctx.op == "mean" else None
-            gx = _run(plan.backward, grad, plan.num_src, None, scale)
+            gx = _run(plan, plan.backward, grad, plan.num_src, None, scale)
             if ctx.x_rows > plan.num_src:
                 gx = torch.cat([gx, gx.new_zeros((ctx.x_rows - plan.num_src, gx.shape[1]))])
             return gx, None, None
@@ -223,8 +225,6 @@ def aggregate(block, x, op="mean"):
         raise ValueError(f"x is on {x.device} but the block's arrays are on {plan.device}")
     if x.shape[0] < plan.num_src:
         raise ValueError(f"x: {x.shape[0]} rows, but the block has {plan.num_src} source nodes")
-    if x.is_cuda:
-        plan._use_on(torch.cuda.current_stream(x.device))
     if _AGGREGATE is None:
         _AGGREGATE = _function()
     return _AGGREGATE.apply(x.contiguous(), plan, op)

@@ -159,12 +159,10 @@ class NeighborLoader:
 def _plan(sample, stream, density):
     """Builds the aggregation plans of ``sample``'s blocks, on ``stream`` when given (a plan
     ends by reading its row counts to the host, so its arrays are complete when it returns)."""
-    if stream is None:
-        for block in sample.blocks:
-            block.aggregation_plan(density)
-        return
+    import contextlib
+
     import torch
 
-    with torch.cuda.stream(stream):
+    with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
         for block in sample.blocks:
             block.aggregation_plan(density)
