@@ -18,7 +18,8 @@ and feature dim, the median of CUDA-event times over repeats of:
 
 Each is timed forward only and forward plus backward (the gradient of ``x``). Every result
 is checked against ``index_add_`` first. The ratio column is the torch way's time over
-wayfarer's.
+wayfarer's. A second table times building each block's plan: the engine's kernels in one
+native call (what CUDA blocks get) against the same arrays from torch operations.
 """
 
 import argparse
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 
 import wayfarer
-from wayfarer._aggregate import _Rows
+from wayfarer._aggregate import _ids, _plan_cuda, _plan_torch, _Rows
 
 
 def timed(fn, reps, cuda):
@@ -113,8 +114,23 @@ def main():
               " | ".join(["wayfarer", "all-sparse", "all-dense", "index_add_", "scatter_reduce", "sparse.mm"]) +
               " | index_add_ ratio | scatter_reduce ratio | sparse.mm ratio |",
               "|" + "---|" * 16]
+    plan_lines = ["", "Building each block's plan (wall ms, median of the reps; each ends with its row counts on the host):", "",
+                  "| block | edges | engine (one native call) | torch operations | ratio |", "|---|---|---|---|---|"]
     for i, block in enumerate(sample.blocks):
         block.aggregation_plan(density)
+        args = (_ids(block.edge_src, "edge_src"), _ids(block.edge_dst, "edge_dst"), _ids(block.src_nodes, "src_nodes"),
+                block.num_dst, density, 0.5)
+        built = {}
+        for name, fn in [("engine", _plan_cuda), ("torch", _plan_torch)] if cuda else [("torch", _plan_torch)]:
+            times = []
+            for _ in range(a.reps):
+                t = time.perf_counter()
+                fn(*args)
+                times.append((time.perf_counter() - t) * 1e3)
+            built[name] = statistics.median(times)
+        engine = built.get("engine", float("nan"))
+        plan_lines.append(f"| {i} | {block.num_edges} | {engine:.3f} | {built['torch']:.3f} | {built['torch'] / engine:.2f}x |")
+        print(plan_lines[-1], flush=True)
         for dim in [int(d) for d in a.dims.split(",")]:
             x = torch.randn((len(block.src_nodes), dim), device=dev, requires_grad=True)
             fns = variants(block, dim)
@@ -135,7 +151,7 @@ def main():
                              f"{block._plan.dense_rows[0]}/{block._plan.dense_rows[1]} | {dim} | {pass_} | " +
                              " | ".join(f"{ms[k]:.4f}" for k in fns) + " | " + " | ".join(f"{r:.2f}x" for r in ratio) + " |")
                 print(lines[-1], flush=True)
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines + plan_lines) + "\n"
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)

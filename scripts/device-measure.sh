@@ -12,6 +12,10 @@
 #   tritest  the GPU triangle tests and default counting times on 20, web, 22
 #   agg      wayfarer.aggregate: its tests with CUDA, the GraphSAGE example, bench/aggregate.py
 #            on R-MAT 20 and 22 (AGGB batch sizes, default "1024 8192")
+#   sage     the GraphSAGE epoch on R-MAT 22 (bench/graphsage_epoch.py), --mean for each of
+#            SAGEM (default "wayfarer index_add")
+#   gather   bench/feature_gather.py on R-MAT GATHERG (default "22 24"): FeatureStore against
+#            index_select on pinned memory, dims 128/512, budgets 0/10/30/100%
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
 #   peers24  R-MAT 24: wayfarer and the peers (the next call, on the same warm machine)
 set -u
@@ -98,6 +102,18 @@ prep24)
 peers24)
   BENCH_DIR=/tmp/tb WF=.devbin/wayfarer timeout ${PT:-560} scripts/triangle-bench.sh "24" ${PR:-wayfarer-cuda,grouptc-cuckoo,grouptc-opt,tricore,trust} "$OUT/peers24.md" > "$OUT/peers24.log" 2>&1
   echo "peers24 rc $?" >> "$OUT/peers24.log";;
+sage)
+  python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl
+  for mean in ${SAGEM:-wayfarer index_add}; do
+    PYTHONPATH=/tmp/py timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" > "$OUT/sage-$mean.md" 2>&1
+    echo "sage $mean rc $?" >> "$OUT/sage-$mean.md"
+  done;;
+gather)
+  python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl
+  for gname in ${GATHERG:-22 24}; do
+    PYTHONPATH=/tmp/py timeout ${GATHERT:-280} python3 bench/feature_gather.py "$(graph $gname)" > "$OUT/gather-$gname.md" 2>&1
+    echo "gather $gname rc $?" >> "$OUT/gather-$gname.md"
+  done;;
 tritest)
   timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
   for gname in 20 web 22; do

@@ -7,6 +7,7 @@
 //! `kernels/aggregate.cu`). Both are the CPU's orders (`wayfarer_runtime::aggregate`), so the
 //! results are the same bits.
 
+use crate::aggregate_plan::{PLAN_KERNELS, PlanKernels};
 use crate::launch::{DevPtr, Kernel, Launch, borrowed_stream, kernels};
 use crate::{CudaDevice, CudaError};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, LaunchConfig};
@@ -42,24 +43,27 @@ pub struct AggregateArgs {
     pub out: u64,
 }
 
-/// The loaded kernels of one GPU.
+/// The loaded kernels of one GPU: the aggregation's, and those that build its plans
+/// ([`crate::aggregate_plan`]).
 pub struct Aggregator {
-    ctx: Arc<CudaContext>,
+    pub(crate) ctx: Arc<CudaContext>,
     _module: Arc<CudaModule>,
     /// `[sparse, dense]`, each with its signature, for float4 words, then for float words.
     functions: [[(CudaFunction, &'static Kernel); 2]; 2],
-    sms: u32,
+    pub(crate) plan: PlanKernels,
+    pub(crate) sms: u32,
 }
 
 impl Aggregator {
     /// Compiles (or loads from the PTX cache) the kernels for `dev`.
     pub fn new(dev: &CudaDevice) -> Result<Self, CudaError> {
-        let source = format!("{}\n{}", crate::codegen::PRELUDE, AGGREGATE_KERNELS);
+        let source = format!("{}\n{}\n{}\n{}", crate::codegen::PRELUDE, AGGREGATE_KERNELS, crate::scan::SCAN_KERNELS, PLAN_KERNELS);
         let loaded = dev.load_source("aggregate", &source, kernels::A_DENSE1.name)?;
         let f = |k: &'static Kernel| loaded.module.load_function(k.name).map(|f| (f, k));
         let functions = [[f(&kernels::A_SPARSE4)?, f(&kernels::A_DENSE4)?], [f(&kernels::A_SPARSE1)?, f(&kernels::A_DENSE1)?]];
         let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        Ok(Aggregator { ctx: dev.ctx.clone(), _module: loaded.module, functions, sms })
+        let plan = PlanKernels::load(&loaded.module)?;
+        Ok(Aggregator { ctx: dev.ctx.clone(), _module: loaded.module, functions, plan, sms })
     }
 
     /// Enqueues the aggregation `a` on `stream` (a `CUstream` of this GPU's primary context,

@@ -104,6 +104,16 @@ pub(crate) mod kernels {
         A_SPARSE1 = "wf_a_sparse1"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
         A_DENSE4 = "wf_a_dense4"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
         A_DENSE1 = "wf_a_dense1"(Ptr, Ptr, Ptr, U64, Ptr, Ptr, Ptr, U64, Ptr);
+        AP_COUNT = "wf_ap_count"(Ptr, U64, U64, Ptr, Ptr);
+        AP_PLACE = "wf_ap_place"(Ptr, U64, U64, Ptr, Ptr, Ptr);
+        AP_SETTLE = "wf_ap_settle"(Ptr, Ptr, U64, Ptr, Ptr, Ptr);
+        AP_WIDEN_U64 = "wf_ap_widen_u64"(Ptr, U64, Ptr);
+        AP_WIDEN_U32 = "wf_ap_widen_u32"(Ptr, U64, Ptr);
+        AP_DENSITY = "wf_ap_density"(Ptr, Ptr, U64, U64, Ptr, Ptr);
+        AP_SUM = "wf_ap_sum"(Ptr, U64, Ptr, U32, I32);
+        AP_HYBRID = "wf_ap_hybrid"(Ptr, U64, U64, U64, Ptr, Ptr);
+        AP_FLAGS = "wf_ap_flags"(Ptr, U64, Ptr, Ptr);
+        AP_ORDER = "wf_ap_order"(Ptr, Ptr, U64, Ptr);
     }
 }
 
@@ -276,6 +286,7 @@ mod tests {
             crate::probe::ADAPTIVE_PROBE,
             crate::features::FEATURE_KERNELS,
             crate::aggregate::AGGREGATE_KERNELS,
+            crate::aggregate_plan::PLAN_KERNELS,
         ] {
             let mut rest = text;
             while let Some(at) = rest.find("__global__ void") {

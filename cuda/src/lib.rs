@@ -12,6 +12,7 @@
 
 mod abi;
 pub mod aggregate;
+pub mod aggregate_plan;
 pub mod codegen;
 pub mod features;
 #[allow(unsafe_code)]

@@ -122,15 +122,39 @@ fn feature_kernels_compile() {
     assert_entries(&cu, &["wf_f_gather16", "wf_f_gather4", "wf_f_gather2"], "the feature kernels");
 }
 
-/// The aggregation kernels (kernels/aggregate.cu after the prelude) compile to PTX with every
-/// entry point the host loads.
+/// The aggregation kernels and their plan's (kernels/aggregate.cu and aggregate_plan.cu, after
+/// the prelude and the scan kernels, as the host loads them) compile to PTX with every entry
+/// point the host loads.
 #[test]
 fn aggregation_kernels_compile() {
     if !nvrtc_present() {
         return;
     }
-    let cu = format!("{}\n{}", wayfarer_cuda::codegen::PRELUDE, wayfarer_cuda::aggregate::AGGREGATE_KERNELS);
-    assert_entries(&cu, &["wf_a_sparse4", "wf_a_sparse1", "wf_a_dense4", "wf_a_dense1"], "the aggregation kernels");
+    let cu = format!(
+        "{}\n{}\n{}\n{}",
+        wayfarer_cuda::codegen::PRELUDE,
+        wayfarer_cuda::aggregate::AGGREGATE_KERNELS,
+        include_str!("../kernels/scan.cu"),
+        wayfarer_cuda::aggregate_plan::PLAN_KERNELS
+    );
+    let entries = [
+        "wf_a_sparse4",
+        "wf_a_sparse1",
+        "wf_a_dense4",
+        "wf_a_dense1",
+        "wf_ap_count",
+        "wf_ap_place",
+        "wf_ap_settle",
+        "wf_ap_widen_u64",
+        "wf_ap_widen_u32",
+        "wf_ap_density",
+        "wf_ap_sum",
+        "wf_ap_hybrid",
+        "wf_ap_flags",
+        "wf_ap_order",
+        "wf_scan_sums",
+    ];
+    assert_entries(&cu, &entries, "the aggregation kernels");
 }
 
 /// The neighbor-sampling kernels (kernels/sample.cu after the prelude) compile to PTX with

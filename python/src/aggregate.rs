@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use wayfarer::aggregate::{Feature, RowsCsr, Scales, gather_reduce};
 use wayfarer::gpu::Backend;
 use wayfarer_cuda::aggregate::{AggregateArgs, Aggregator};
+use wayfarer_cuda::aggregate_plan::{PlanArgs, PlanRows};
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
     a.as_slice().map_err(|_| errors::value(format!("{name} must be a contiguous 1-D array")))
@@ -109,6 +110,51 @@ pub fn gather_reduce_cuda(
 ) -> PyResult<()> {
     let args = AggregateArgs { indptr, cols, rows, n_rows, dense, row_scale, col_scale, x, dim, out };
     aggregator(device)?.launch(stream, &args).map_err(errors::cuda)
+}
+
+/// Builds a block's aggregation plan on GPU `device`, on its stream `stream`, and waits for it
+/// with the GIL released (`wayfarer_cuda::aggregate_plan`): the block's int64 edge ends and
+/// node ids, the graph's float64 densities (or 0), and the output arrays the package
+/// allocated, as device addresses; `forward` and `backward` are each `(indptr, cols, order)`.
+/// Returns the dense rows of each direction. Ids outside the block are a `ValueError`.
+#[pyfunction]
+#[pyo3(signature = (device, stream, edge_src, edge_dst, edges, num_src, num_dst, nodes, density, density_len, alpha, forward, backward, degree))]
+#[allow(clippy::too_many_arguments)]
+pub fn aggregation_plan_cuda(
+    py: Python<'_>,
+    device: usize,
+    stream: u64,
+    edge_src: u64,
+    edge_dst: u64,
+    edges: u64,
+    num_src: u64,
+    num_dst: u64,
+    nodes: u64,
+    density: u64,
+    density_len: u64,
+    alpha: f64,
+    forward: (u64, u64, u64),
+    backward: (u64, u64, u64),
+    degree: u64,
+) -> PyResult<(u64, u64)> {
+    let rows = |(indptr, cols, order): (u64, u64, u64)| PlanRows { indptr, cols, order };
+    let args = PlanArgs {
+        edge_src,
+        edge_dst,
+        edges,
+        num_src,
+        num_dst,
+        nodes,
+        density,
+        density_len,
+        alpha,
+        forward: rows(forward),
+        backward: rows(backward),
+        degree,
+    };
+    let aggregator = aggregator(device)?;
+    let counts = py.detach(|| aggregator.plan(stream, &args)).map_err(errors::cuda)?;
+    Ok((counts.forward_dense, counts.backward_dense))
 }
 
 /// The dense rows among rows of `degree` edges whose nodes have density `density`:

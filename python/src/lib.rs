@@ -48,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(aggregate::gather_reduce_f32, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate::gather_reduce_f64, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate::gather_reduce_cuda, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate::aggregation_plan_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate::dense_rows, m)?)?;
     m.add_function(wrap_pyfunction!(walks, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -175,16 +175,56 @@ def test_the_loader_builds_the_plans(device):
             torch.testing.assert_close(wayfarer.aggregate(b, x), _index_add(b, x, "mean"), rtol=1e-5, atol=1e-5)
 
 
-def test_bad_input_is_refused_with_its_name():
-    b = wayfarer.Block(torch.arange(4), 2, torch.tensor([0, 5]), torch.tensor([0, 1]), torch.arange(2))
+def _shuffled_block(rng, num_src=3000, num_dst=900, m=20000):
+    """A block the sampler would not make: edges in random order, repeated (src, dst) pairs,
+    empty rows both ways, and one source in over 2,000 destination rows."""
+    src = rng.integers(0, num_src, m)
+    src[rng.random(m) < 0.12] = 17
+    dst = rng.integers(0, num_dst - 40, m)
+    src[:50], dst[:50] = 5, 3
+    t = torch.from_numpy
+    return wayfarer.Block(t(rng.permutation(num_src)), num_dst, t(src), t(dst), t(np.arange(m)))
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="no CUDA device")
+def test_the_engines_cuda_plan_is_the_torch_plan(sample):
+    """The plan built by the engine's kernels holds the arrays torch's operations build: each
+    row's edges in edge order, the same dense rows first (with and without densities)."""
+    from wayfarer._aggregate import _ids, _plan_cuda, _plan_torch
+
+    g, s = sample
+    density = torch.as_tensor(g.node_density(walks=4, length=6, seed=2, backend="cpu")).cuda()
+    rng = np.random.default_rng(4)
+    big = _shuffled_block(rng)
+    big_density = torch.rand(3000, dtype=torch.float64, generator=torch.Generator().manual_seed(1)).cuda()
+    cases = [(b, d, a) for b in s.blocks for d in (None, density) for a in (0.5, 0.2)] + [(big, None, 0.5), (big, big_density, 0.7)]
+    for block, dens, alpha in cases:
+        b = _on(block, "cuda")
+        args = (_ids(b.edge_src, "edge_src"), _ids(b.edge_dst, "edge_dst"), _ids(b.src_nodes, "src_nodes"), b.num_dst, dens, alpha)
+        got, want = _plan_cuda(*args), _plan_torch(*args)
+        assert got.dense_rows == want.dense_rows
+        assert 0 < want.dense_rows[0] and 0 < want.dense_rows[1]
+        for name in ("forward", "backward"):
+            for a, w in zip(getattr(got, name).tensors(), getattr(want, name).tensors()):
+                assert torch.equal(a, w), name
+        assert torch.equal(got._degree, want._degree)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bad_input_is_refused_with_its_name(device):
+    t = lambda a: torch.tensor(a, device=device)  # noqa: E731
+    b = wayfarer.Block(torch.arange(4, device=device), 2, t([0, 5]), t([0, 1]), t([0, 1]))
     with pytest.raises(ValueError, match="edge_src holds 5, not an index of the 4 source nodes"):
         b.aggregation_plan()
-    ok = wayfarer.Block(torch.arange(4), 2, torch.tensor([0, 3]), torch.tensor([0, 1]), torch.arange(2))
+    b = wayfarer.Block(torch.arange(4, device=device), 2, t([0, 1]), t([-1, 1]), t([0, 1]))
+    with pytest.raises(ValueError, match="edge_dst holds -1, not an index of the 2 destination nodes"):
+        b.aggregation_plan()
+    ok = wayfarer.Block(torch.arange(4, device=device), 2, t([0, 3]), t([0, 1]), t([0, 1]))
     with pytest.raises(ValueError, match="x: 3 rows, but the block has 4 source nodes"):
-        wayfarer.aggregate(ok, torch.zeros(3, 2))
+        wayfarer.aggregate(ok, torch.zeros(3, 2, device=device))
     with pytest.raises(ValueError, match="op = 'max'"):
-        wayfarer.aggregate(ok, torch.zeros(4, 2), op="max")
+        wayfarer.aggregate(ok, torch.zeros(4, 2, device=device), op="max")
     with pytest.raises(TypeError, match="torch.float16"):
-        wayfarer.aggregate(ok, torch.zeros(4, 2, dtype=torch.float16))
-    with pytest.raises(ValueError, match="density: 3 values, but the block has node 3"):
+        wayfarer.aggregate(ok, torch.zeros(4, 2, dtype=torch.float16, device=device))
+    with pytest.raises(ValueError, match="3 values, but the block has node 3"):
         ok.aggregation_plan(np.zeros(3))

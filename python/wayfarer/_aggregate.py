@@ -96,7 +96,8 @@ def _rows(key, other, rows, density, alpha):
 def build_plan(block, density=None, alpha=0.5):
     """The :class:`AggregationPlan` of ``block``; ``density``: each node's neighbourhood
     density (:meth:`wayfarer.Graph.node_density`), indexed by the block's node ids, or None to
-    classify rows by their degree alone."""
+    classify rows by their degree alone. On a CUDA device the engine builds it in one call
+    (on torch's current stream, without the GIL); on the CPU torch operations do."""
     import torch
 
     if not 0.0 <= float(alpha) <= 1.0:
@@ -109,6 +110,46 @@ def build_plan(block, density=None, alpha=0.5):
         raise ValueError(f"block: {len(src)} edge sources but {len(dst)} edge destinations")
     if not 0 <= num_dst <= num_src:
         raise ValueError(f"block: num_dst = {num_dst} with {num_src} source nodes")
+    if density is not None:
+        density = torch.as_tensor(density).to(src.device)
+        if density.dim() != 1:
+            raise ValueError(f"density: one value per node, got shape {tuple(density.shape)}")
+    if src.is_cuda:
+        return _plan_cuda(src, dst, nodes, num_dst, density, alpha)
+    return _plan_torch(src, dst, nodes, num_dst, density, alpha)
+
+
+def _plan_cuda(src, dst, nodes, num_dst, density, alpha):
+    """The plan built by the engine's kernels (``wayfarer_cuda::aggregate_plan``): the arrays
+    of :func:`_plan_torch`, in one native call that checks the ids on the device."""
+    import torch
+
+    device, m, num_src = src.device, len(src), len(nodes)
+    src, dst, nodes = src.contiguous(), dst.contiguous(), nodes.contiguous()
+    if density is not None:
+        density = density.to(torch.float64).contiguous()
+
+    def empty(n):
+        return torch.empty(n, dtype=torch.int64, device=device)
+
+    forward = (empty(num_dst + 1), empty(m), empty(num_dst))
+    backward = (empty(num_src + 1), empty(m), empty(num_src))
+    degree = empty(num_dst)
+    ptrs = lambda ts: tuple(t.data_ptr() for t in ts)  # noqa: E731
+    stream = torch.cuda.current_stream(device)
+    n_f, n_b = _native.aggregation_plan_cuda(device.index, stream.cuda_stream, src.data_ptr(), dst.data_ptr(), m, num_src, num_dst,
+                                             nodes.data_ptr(), 0 if density is None else density.data_ptr(),
+                                             0 if density is None else len(density), float(alpha), ptrs(forward), ptrs(backward),
+                                             degree.data_ptr())
+    return AggregationPlan(num_src, num_dst, device, _Rows(*forward, n_f), _Rows(*backward, n_b), degree)
+
+
+def _plan_torch(src, dst, nodes, num_dst, density, alpha):
+    """The plan built by torch operations (the CPU's, and the reference the CUDA one is
+    tested against)."""
+    import torch
+
+    num_src = len(nodes)
     if len(src):
         lo_s, hi_s, lo_d, hi_d = torch.stack([src.min(), src.max(), dst.min(), dst.max()]).tolist()
         if lo_s < 0 or hi_s >= num_src:
@@ -117,9 +158,6 @@ def build_plan(block, density=None, alpha=0.5):
             raise ValueError(f"block: edge_dst holds {lo_d if lo_d < 0 else hi_d}, not an index of the {num_dst} destination nodes")
     node_density = None
     if density is not None:
-        density = torch.as_tensor(density).to(src.device)
-        if density.dim() != 1:
-            raise ValueError(f"density: one value per node, got shape {tuple(density.shape)}")
         if num_src:
             lo, hi = torch.stack([nodes.min(), nodes.max()]).tolist()
             if lo < 0 or hi >= len(density):

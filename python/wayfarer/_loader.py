@@ -157,12 +157,17 @@ class NeighborLoader:
 
 
 def _plan(sample, stream, density):
-    """Builds the aggregation plans of ``sample``'s blocks, on ``stream`` when given (a plan
-    ends by reading its row counts to the host, so its arrays are complete when it returns)."""
+    """Builds the aggregation plans of ``sample``'s blocks, on ``stream`` when given, complete
+    when it returns (the training step's stream reads them without waiting for ``stream``)."""
     import contextlib
 
     import torch
 
     with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
         for block in sample.blocks:
-            block.aggregation_plan(density)
+            plan = block.aggregation_plan(density)
+            if stream is not None:
+                # The means' scale too, off the training thread (float32: CUDA's one dtype).
+                plan.inv_degree(torch.float32)
+        if stream is not None:
+            stream.synchronize()
