@@ -92,7 +92,7 @@ def main():
     ap.add_argument("--train", type=float, default=0.1, help="fraction of the nodes trained on")
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--budget", type=float, default=0.3, help="fraction of the features cached on the GPU")
-    ap.add_argument("--mean", choices=["wayfarer", "index_add"], default="index_add",
+    ap.add_argument("--mean", choices=["wayfarer", "index_add"], default="wayfarer",
                     help="the wayfarer pipeline's neighbour means: wayfarer.aggregate with plans built by the loader, or "
                          "index_add_ as the plain pipeline")
     a = ap.parse_args()
