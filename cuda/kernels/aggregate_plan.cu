@@ -70,6 +70,14 @@ extern "C" __global__ void wf_ap_widen_u32(const u32* in, u64 n, i64* out) {
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) out[i] = (i64)in[i];
 }
 
+// out[r] = 1 / max(1, counts[r]) in float32 (a mean's scale; torch's `1.0 / d.clamp(min=1)`
+// rounds the same: both are IEEE divisions).
+extern "C" __global__ void wf_ap_inv_degree(const u32* counts, u64 n, float* out) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        out[i] = 1.0f / (float)max(counts[i], 1u);
+    }
+}
+
 // h[r] = the density of row r's node, nodes[r] (an index into density's len values), or 0
 // without densities; range = the nodes' min and max (checked by the host, as above).
 extern "C" __global__ void wf_ap_density(const i64* nodes, const double* density, u64 len, u64 n, double* h, i64* range) {

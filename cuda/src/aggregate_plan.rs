@@ -9,7 +9,7 @@ use crate::CudaError;
 use crate::aggregate::Aggregator;
 use crate::launch::{DevPtr, Kernel, Launch, borrowed_stream, kernels};
 use crate::scan::Scan;
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use std::sync::Arc;
 use wayfarer_runtime::WalkError;
 
@@ -44,6 +44,8 @@ pub struct PlanArgs {
     pub backward: PlanRows,
     /// `int64[num_dst]`: each destination's edges in the block.
     pub degree: u64,
+    /// `float32[num_dst]`: `1 / max(1, degree)` (a mean's scale), or 0 not to write it.
+    pub inv_degree: u64,
 }
 
 /// One direction's outputs: `indptr` `int64[rows + 1]`, `cols` `int64[edges]` (the other
@@ -74,12 +76,13 @@ pub(crate) struct PlanKernels {
     scan: Scan,
 }
 
-const PLAN: [&Kernel; 10] = [
+const PLAN: [&Kernel; 11] = [
     &kernels::AP_COUNT,
     &kernels::AP_PLACE,
     &kernels::AP_SETTLE,
     &kernels::AP_WIDEN_U64,
     &kernels::AP_WIDEN_U32,
+    &kernels::AP_INV_DEGREE,
     &kernels::AP_DENSITY,
     &kernels::AP_SUM,
     &kernels::AP_HYBRID,
@@ -108,7 +111,6 @@ fn grid(n: u64, sms: u32) -> LaunchConfig {
 /// Temporaries of one direction's rows.
 struct Keyed {
     counts: CudaSlice<u32>,
-    range: CudaSlice<i64>,
 }
 
 impl Aggregator {
@@ -129,23 +131,31 @@ impl Aggregator {
         self.ctx.bind_to_thread()?;
         let s = borrowed_stream(&self.ctx, stream);
         let k = &self.plan;
-        let forward = self.rows(&s, a, a.edge_dst, a.edge_src, a.num_dst, &a.forward)?;
-        let backward = self.rows(&s, a, a.edge_src, a.edge_dst, a.num_src, &a.backward)?;
+        // What the host reads back, in one copy: the min and max of edge_src, edge_dst and the
+        // nodes (as i64 bits), then each direction's dense rows.
+        let (lo, hi) = (i64::MAX as u64, i64::MIN as u64);
+        let mut info = s.clone_htod(&[lo, hi, lo, hi, lo, hi, 0, 0])?;
+        let at = info.device_ptr(&s).0;
+        let forward = self.rows(&s, a, a.edge_dst, a.edge_src, a.num_dst, &a.forward, at + 16)?;
+        let backward = self.rows(&s, a, a.edge_src, a.edge_dst, a.num_src, &a.backward, at)?;
         if a.num_dst > 0 {
             // `degree` holds num_dst entries, the counts as many.
-            k.launch(&s, &kernels::AP_WIDEN_U32)
-                .arg(&forward.counts)
-                .arg(&a.num_dst)
-                .arg(&DevPtr(a.degree))
-                .run(grid(a.num_dst, self.sms))?;
+            let g = grid(a.num_dst, self.sms);
+            k.launch(&s, &kernels::AP_WIDEN_U32).arg(&forward.counts).arg(&a.num_dst).arg(&DevPtr(a.degree)).run(g)?;
+            if a.inv_degree != 0 {
+                // As many entries as `degree`.
+                k.launch(&s, &kernels::AP_INV_DEGREE).arg(&forward.counts).arg(&a.num_dst).arg(&DevPtr(a.inv_degree)).run(g)?;
+            }
         }
-        let node_range = s.clone_htod(&[i64::MAX, i64::MIN])?;
-        let forward_dense = self.classify(&s, a, &forward, a.num_dst, a.forward.order, &node_range)?;
-        let backward_dense = self.classify(&s, a, &backward, a.num_src, a.backward.order, &node_range)?;
-        let ranges = [s.clone_dtoh(&backward.range)?, s.clone_dtoh(&forward.range)?, s.clone_dtoh(&node_range)?];
-        let dense =
-            [s.clone_dtoh(&forward_dense.slice(a.num_dst as usize..))?[0], s.clone_dtoh(&backward_dense.slice(a.num_src as usize..))?[0]];
+        let forward_dense = self.classify(&s, a, &forward, a.num_dst, a.forward.order, at + 32)?;
+        let backward_dense = self.classify(&s, a, &backward, a.num_src, a.backward.order, at + 32)?;
+        let (nd, ns) = (a.num_dst as usize, a.num_src as usize);
+        s.memcpy_dtod(&forward_dense.slice(nd..nd + 1), &mut info.slice_mut(6..7))?;
+        s.memcpy_dtod(&backward_dense.slice(ns..ns + 1), &mut info.slice_mut(7..8))?;
+        let info = s.clone_dtoh(&info)?;
         s.synchronize()?;
+        let r = |i: usize| [info[i] as i64, info[i + 1] as i64];
+        let (ranges, dense) = ([r(0), r(2), r(4)], [info[6], info[7]]);
         let bad = |what: &str, range: &[i64], len: u64| {
             let v = if range[0] < 0 { range[0] } else { range[1] };
             (a.edges > 0 && (range[0] < 0 || range[1] as u64 >= len)).then(|| (what.to_string(), v, len))
@@ -167,15 +177,24 @@ impl Aggregator {
     }
 
     /// One direction's CSR (`key` the rows' end of each edge, `other` the columns) into `out`;
-    /// its counts and key range stay for the classification and the checks.
-    fn rows(&self, s: &Arc<CudaStream>, a: &PlanArgs, key: u64, other: u64, rows: u64, out: &PlanRows) -> Result<Keyed, CudaError> {
+    /// its counts stay for the classification, and the keys' min and max go to the two i64 at
+    /// device address `range`.
+    fn rows(
+        &self,
+        s: &Arc<CudaStream>,
+        a: &PlanArgs,
+        key: u64,
+        other: u64,
+        rows: u64,
+        out: &PlanRows,
+        range: u64,
+    ) -> Result<Keyed, CudaError> {
         let k = &self.plan;
         let m = a.edges;
         let counts = s.alloc_zeros::<u32>(rows.max(1) as usize)?;
-        let range = s.clone_htod(&[i64::MAX, i64::MIN])?;
         if m > 0 {
             // `key` holds m entries; counts has `rows`, and keys outside 0..rows are skipped.
-            k.launch(s, &kernels::AP_COUNT).arg(&DevPtr(key)).arg(&m).arg(&rows).arg(&counts).arg(&range).run(grid(m, self.sms))?;
+            k.launch(s, &kernels::AP_COUNT).arg(&DevPtr(key)).arg(&m).arg(&rows).arg(&counts).arg(&DevPtr(range)).run(grid(m, self.sms))?;
         }
         let start = k.scan.exclusive(s, &counts, rows as usize)?;
         // `start` has rows + 1 entries, as `indptr`.
@@ -202,7 +221,7 @@ impl Aggregator {
                 .arg(&DevPtr(out.cols))
                 .run(grid(m, self.sms))?;
         }
-        Ok(Keyed { counts, range })
+        Ok(Keyed { counts })
     }
 
     /// Orders one direction's `rows` rows dense first into `order`; returns the flags'
@@ -214,7 +233,7 @@ impl Aggregator {
         keyed: &Keyed,
         rows: u64,
         order: u64,
-        node_range: &CudaSlice<i64>,
+        node_range: u64,
     ) -> Result<CudaSlice<u64>, CudaError> {
         let k = &self.plan;
         let n = rows.max(1) as usize;
@@ -231,7 +250,7 @@ impl Aggregator {
                 .arg(&a.density_len)
                 .arg(&rows)
                 .arg(&h)
-                .arg(node_range)
+                .arg(&DevPtr(node_range))
                 .run(g)?;
             let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
             k.launch(s, &kernels::AP_SUM).arg(&h).arg(&rows).arg(&sums).arg(&0u32).arg(&0i32).run(one_block)?;

@@ -238,10 +238,30 @@ impl FeatureStore {
     pub fn gather(&self, ids: u64, n: usize) -> Result<CudaSlice<u8>, CudaError> {
         let s = &self.stream;
         s.context().bind_to_thread()?;
-        let t = Instant::now();
         let out = s.alloc_zeros::<u8>((n * self.row_bytes).max(1))?;
+        self.gather_to(ids, n, address(s, &out))?;
+        Ok(out)
+    }
+
+    /// [`Self::gather`] into the caller's device array at `out` (`n * row_bytes` bytes, on
+    /// this GPU), written after the work queued so far on `after` (a `CUstream` of this GPU's
+    /// primary context, such as the one `out` was allocated on, or 0 for none): so an
+    /// allocator's array (torch's) needs no handover. Ready when this returns.
+    pub fn gather_into(&self, ids: u64, n: usize, out: u64, after: u64) -> Result<(), CudaError> {
+        let s = &self.stream;
+        s.context().bind_to_thread()?;
+        if after != 0 {
+            s.join(&crate::launch::borrowed_stream(s.context(), after))?;
+        }
+        self.gather_to(ids, n, out)
+    }
+
+    /// Gathers into `out` (`n * row_bytes` bytes) and synchronizes the store's stream.
+    fn gather_to(&self, ids: u64, n: usize, out: u64) -> Result<(), CudaError> {
+        let s = &self.stream;
+        let t = Instant::now();
         let counters = s.alloc_zeros::<u64>(2)?;
-        self.launch_gather(&DevPtr(ids), n, &DevPtr(address(s, &out)), &counters)?;
+        self.launch_gather(&DevPtr(ids), n, &DevPtr(out), &counters)?;
         if let Some(d) = &self.dynamic {
             self.admit_misses(d, &DevPtr(ids), n)?;
         }
@@ -256,7 +276,7 @@ impl FeatureStore {
         self.stats[1].fetch_add(counters[0], Ordering::Relaxed);
         self.stats[2].fetch_add((n * self.row_bytes) as u64, Ordering::Relaxed);
         self.nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(out)
+        Ok(())
     }
 
     /// Gathers the rows of `ids` (on the host; uploaded on the store's stream): see
@@ -266,6 +286,14 @@ impl FeatureStore {
         s.context().bind_to_thread()?;
         let dev_ids = s.clone_htod(ids)?;
         self.gather(address(s, &dev_ids), ids.len())
+    }
+
+    /// [`Self::gather_host`] into the caller's array: see [`Self::gather_into`].
+    pub fn gather_host_into(&self, ids: &[i64], out: u64, after: u64) -> Result<(), CudaError> {
+        let s = &self.stream;
+        s.context().bind_to_thread()?;
+        let dev_ids = s.clone_htod(ids)?;
+        self.gather_into(address(s, &dev_ids), ids.len(), out, after)
     }
 
     /// The gathers so far.

@@ -109,6 +109,7 @@ pub(crate) mod kernels {
         AP_SETTLE = "wf_ap_settle"(Ptr, Ptr, U64, Ptr, Ptr, Ptr);
         AP_WIDEN_U64 = "wf_ap_widen_u64"(Ptr, U64, Ptr);
         AP_WIDEN_U32 = "wf_ap_widen_u32"(Ptr, U64, Ptr);
+        AP_INV_DEGREE = "wf_ap_inv_degree"(Ptr, U64, Ptr);
         AP_DENSITY = "wf_ap_density"(Ptr, Ptr, U64, U64, Ptr, Ptr);
         AP_SUM = "wf_ap_sum"(Ptr, U64, Ptr, U32, I32);
         AP_HYBRID = "wf_ap_hybrid"(Ptr, U64, U64, U64, Ptr, Ptr);

@@ -147,6 +147,7 @@ fn aggregation_kernels_compile() {
         "wf_ap_settle",
         "wf_ap_widen_u64",
         "wf_ap_widen_u32",
+        "wf_ap_inv_degree",
         "wf_ap_density",
         "wf_ap_sum",
         "wf_ap_hybrid",

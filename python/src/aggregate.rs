@@ -72,7 +72,7 @@ cpu_entry!(
 );
 
 /// Each GPU's loaded kernels, loaded on first use.
-fn aggregator(device: usize) -> PyResult<Arc<Aggregator>> {
+pub(crate) fn aggregator(device: usize) -> PyResult<Arc<Aggregator>> {
     static LOADED: OnceLock<Mutex<Vec<Option<Arc<Aggregator>>>>> = OnceLock::new();
     let mut loaded = LOADED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     if loaded.len() <= device {
@@ -115,10 +115,11 @@ pub fn gather_reduce_cuda(
 /// Builds a block's aggregation plan on GPU `device`, on its stream `stream`, and waits for it
 /// with the GIL released (`wayfarer_cuda::aggregate_plan`): the block's int64 edge ends and
 /// node ids, the graph's float64 densities (or 0), and the output arrays the package
-/// allocated, as device addresses; `forward` and `backward` are each `(indptr, cols, order)`.
+/// allocated, as device addresses; `forward` and `backward` are each `(indptr, cols, order)`,
+/// `inv_degree` float32 (or 0).
 /// Returns the dense rows of each direction. Ids outside the block are a `ValueError`.
 #[pyfunction]
-#[pyo3(signature = (device, stream, edge_src, edge_dst, edges, num_src, num_dst, nodes, density, density_len, alpha, forward, backward, degree))]
+#[pyo3(signature = (device, stream, edge_src, edge_dst, edges, num_src, num_dst, nodes, density, density_len, alpha, forward, backward, degree, inv_degree))]
 #[allow(clippy::too_many_arguments)]
 pub fn aggregation_plan_cuda(
     py: Python<'_>,
@@ -136,6 +137,7 @@ pub fn aggregation_plan_cuda(
     forward: (u64, u64, u64),
     backward: (u64, u64, u64),
     degree: u64,
+    inv_degree: u64,
 ) -> PyResult<(u64, u64)> {
     let rows = |(indptr, cols, order): (u64, u64, u64)| PlanRows { indptr, cols, order };
     let args = PlanArgs {
@@ -151,6 +153,7 @@ pub fn aggregation_plan_cuda(
         forward: rows(forward),
         backward: rows(backward),
         degree,
+        inv_degree,
     };
     let aggregator = aggregator(device)?;
     let counts = py.detach(|| aggregator.plan(stream, &args)).map_err(errors::cuda)?;

@@ -67,13 +67,88 @@ pub(crate) fn capsule<T: DlpackElement + Send + 'static>(py: Python<'_>, slice: 
 type LayerOut<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<u32>, Vec<u32>, Vec<u64>);
 /// One super-batch: `(first seed, end seed, layers)`, input layer first.
 type GroupOut<'py> = (usize, usize, Vec<LayerOut<'py>>);
+/// One layer's aggregation plans, every mini-batch's one after another (as the layer's
+/// arrays): `(forward (indptr, cols, order), backward (indptr, cols, order), degree,
+/// inv_degree, per mini-batch (dense forward rows, dense backward rows))` — mini-batch b's
+/// indptr starts at its first row plus b (each has one more entry than rows).
+type PlanOut<'py> = (
+    (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>),
+    (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>),
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Vec<(u64, u64)>,
+);
+
+/// The plan arrays of one layer of a super-batch, in device memory.
+struct LayerPlans {
+    forward: [CudaSlice<i64>; 3],
+    backward: [CudaSlice<i64>; 3],
+    degree: CudaSlice<i64>,
+    inv_degree: CudaSlice<f32>,
+    /// (rows + mini-batches, edges, rows) of the forward arrays, then of the backward ones,
+    /// then the destination rows (degree, inv_degree).
+    lens: [[usize; 3]; 2],
+    dst: usize,
+    dense: Vec<(u64, u64)>,
+}
+
+/// Builds every mini-batch's aggregation plan of layer `l` (`a`: its int64 arrays) on
+/// `stream` (the sampler's), `density` = (address, entries, alpha) as
+/// `wayfarer_cuda::aggregate_plan::PlanArgs` takes them.
+fn layer_plans(
+    aggregator: &wayfarer_cuda::aggregate::Aggregator,
+    stream: &Arc<wayfarer_cuda::cudarc::driver::CudaStream>,
+    l: &wayfarer::gpu::DeviceLayer,
+    a: &wayfarer::gpu::DeviceLayerI64,
+    density: (u64, u64, f64),
+) -> Result<LayerPlans, CudaError> {
+    use wayfarer_cuda::aggregate_plan::{PlanArgs, PlanRows};
+    use wayfarer_cuda::cudarc::driver::DevicePtr;
+    let batches = l.node_ptr.len().saturating_sub(1);
+    let (dst, src, m) = (l.dst_ptr[batches] as usize, l.node_ptr[batches] as usize, l.num_edges);
+    let i64s = |n: usize| -> Result<CudaSlice<i64>, CudaError> { Ok(stream.alloc_zeros::<i64>(n.max(1))?) };
+    let forward = [i64s(dst + batches)?, i64s(m)?, i64s(dst)?];
+    let backward = [i64s(src + batches)?, i64s(m)?, i64s(src)?];
+    let degree = i64s(dst)?;
+    let inv_degree = stream.alloc_zeros::<f32>(dst.max(1))?;
+    let addr = |x: &CudaSlice<i64>| x.device_ptr(stream).0;
+    let (f, b) = (forward.each_ref().map(addr), backward.each_ref().map(addr));
+    let (deg, inv, nodes) = (addr(&degree), inv_degree.device_ptr(stream).0, addr(&a.nodes));
+    let (edge_src, edge_dst) = (addr(&a.edge_src), addr(&a.edge_dst));
+    let mut dense = Vec::with_capacity(batches);
+    for k in 0..batches {
+        let (d0, s0, e0) = (l.dst_ptr[k] as u64, l.node_ptr[k] as u64, l.edge_ptr[k]);
+        let (nd, ns, ne) = (l.dst_ptr[k + 1] as u64 - d0, l.node_ptr[k + 1] as u64 - s0, l.edge_ptr[k + 1] - e0);
+        // Mini-batch k's parts of the layer's arrays (8-byte entries; 4 for inv_degree).
+        let args = PlanArgs {
+            edge_src: edge_src + 8 * e0,
+            edge_dst: edge_dst + 8 * e0,
+            edges: ne,
+            num_src: ns,
+            num_dst: nd,
+            nodes: nodes + 8 * s0,
+            density: density.0,
+            density_len: density.1,
+            alpha: density.2,
+            forward: PlanRows { indptr: f[0] + 8 * (d0 + k as u64), cols: f[1] + 8 * e0, order: f[2] + 8 * d0 },
+            backward: PlanRows { indptr: b[0] + 8 * (s0 + k as u64), cols: b[1] + 8 * e0, order: b[2] + 8 * s0 },
+            degree: deg + 8 * d0,
+            inv_degree: inv + 4 * d0,
+        };
+        let c = aggregator.plan(stream.cu_stream() as u64, &args)?;
+        dense.push((c.forward_dense, c.backward_dense));
+    }
+    Ok(LayerPlans { forward, backward, degree, inv_degree, lens: [[dst + batches, m, dst], [src + batches, m, src]], dst, dense })
+}
 
 #[pymethods]
 impl PyGraph {
     /// Uniform neighbour sampling on GPU `device`, the blocks left there; see
     /// `wayfarer.Graph.sample_neighbors(..., device="cuda")`. Returns per super-batch
     /// `(first seed, end seed, layers)`, input layer first, and the summary.
-    #[pyo3(signature = (seeds, fanouts, replace, seed, batch_size, device, original_ids))]
+    /// With `plans = (density address or 0, its entries, alpha)`, also every block's
+    /// aggregation plan (`wayfarer.AggregationPlan`), built on the device in the same call.
+    #[pyo3(signature = (seeds, fanouts, replace, seed, batch_size, device, original_ids, plans=None))]
     #[allow(clippy::too_many_arguments)]
     fn sample_neighbors_cuda<'py>(
         &self,
@@ -85,7 +160,8 @@ impl PyGraph {
         batch_size: Option<usize>,
         device: usize,
         original_ids: bool,
-    ) -> PyResult<(Vec<GroupOut<'py>>, String)> {
+        plans: Option<(u64, u64, f64)>,
+    ) -> PyResult<(Vec<GroupOut<'py>>, Option<Vec<Vec<PlanOut<'py>>>>, String)> {
         let g = &*self.graph;
         if original_ids {
             ids::check_fit(g)?;
@@ -102,7 +178,8 @@ impl PyGraph {
         };
         let cuda = errors::cuda;
         let state = self.gpu_state(device).map_err(cuda)?;
-        let (blocks, converted) = interruptible(py, 0, None, |_| {
+        let aggregator = plans.map(|_| crate::aggregate::aggregator(device)).transpose()?;
+        let (blocks, converted, built) = interruptible(py, 0, None, |_| {
             let blocks = state.sampler.sample_on_device(g, &seeds, &cfg, GpuSampleOptions::default()).map_err(cuda)?;
             let node_map = if original_ids { state.node_map.as_ref() } else { None };
             let mut converted = Vec::with_capacity(blocks.super_batches.len());
@@ -113,9 +190,16 @@ impl PyGraph {
                     .map_err(cuda)?;
                 converted.push(layers);
             }
+            let mut built = Vec::new();
+            if let (Some(aggregator), Some(density)) = (&aggregator, plans) {
+                for (sb, layers) in blocks.super_batches.iter().zip(&converted) {
+                    let per_layer = sb.layers.iter().zip(layers).map(|(l, a)| layer_plans(aggregator, blocks.stream(), l, a, density));
+                    built.push(per_layer.collect::<Result<Vec<_>, _>>().map_err(cuda)?);
+                }
+            }
             // The arrays are complete before any consumer sees them.
             blocks.stream().synchronize().map_err(|e| cuda(e.into()))?;
-            Ok((blocks, converted))
+            Ok((blocks, converted, built))
         })?;
         let r = &blocks.report;
         let summary = format!(
@@ -144,7 +228,29 @@ impl PyGraph {
             }
             out.push((sb.seeds.start, sb.seeds.end, lo));
         }
-        Ok((out, summary))
+        let plans_out = if plans.is_some() {
+            let mut groups = Vec::with_capacity(built.len());
+            for layers in built {
+                let mut lo = Vec::with_capacity(layers.len());
+                for p in layers {
+                    let [fi, fc, fo] = p.forward;
+                    let [bi, bc, bo] = p.backward;
+                    let [[fl0, fl1, fl2], [bl0, bl1, bl2]] = p.lens;
+                    lo.push((
+                        (capsule(py, fi, fl0)?, capsule(py, fc, fl1)?, capsule(py, fo, fl2)?),
+                        (capsule(py, bi, bl0)?, capsule(py, bc, bl1)?, capsule(py, bo, bl2)?),
+                        capsule(py, p.degree, p.dst)?,
+                        capsule(py, p.inv_degree, p.dst)?,
+                        p.dense,
+                    ));
+                }
+                groups.push(lo);
+            }
+            Some(groups)
+        } else {
+            None
+        };
+        Ok((out, plans_out, summary))
     }
 }
 

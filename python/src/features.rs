@@ -1,9 +1,7 @@
 //! `wayfarer._native.FeatureStore`: a node feature matrix in mapped page-locked host memory
-//! with a device cache of hot rows (the CUDA backend's `FeatureStore`); gathers come back as
-//! DLPack capsules of device bytes, which the package's `wayfarer.FeatureStore` views as
-//! the matrix's dtype.
+//! with a device cache of hot rows (the CUDA backend's `FeatureStore`); gathers write into
+//! device arrays the package's `wayfarer.FeatureStore` allocated with torch.
 
-use crate::device::capsule;
 use crate::errors;
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
@@ -53,29 +51,17 @@ impl PyFeatureStore {
         py.detach(|| self.store.lock().unwrap_or_else(|p| p.into_inner()).set_cache(&ids)).map_err(errors::cuda)
     }
 
-    /// Gathers the rows of `n` int64 ids at device address `ids` (the caller's stream
-    /// finished writing them): a capsule of `n * row_bytes` device bytes.
-    fn gather<'py>(&self, py: Python<'py>, ids: u64, n: usize) -> PyResult<Bound<'py, PyAny>> {
-        let (out, row_bytes) = py
-            .detach(|| {
-                let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
-                store.gather(ids, n).map(|out| (out, store.row_bytes()))
-            })
-            .map_err(errors::cuda)?;
-        capsule(py, out, n * row_bytes)
+    /// Gathers the rows of `n` int64 ids at device address `ids` into the caller's device
+    /// array at `out` (`n * row_bytes` bytes), after the work queued on the caller's stream
+    /// `stream` (0: none): torch's tensors, with no capsule to free.
+    fn gather_into(&self, py: Python<'_>, ids: u64, n: usize, out: u64, stream: u64) -> PyResult<()> {
+        py.detach(|| self.store.lock().unwrap_or_else(|p| p.into_inner()).gather_into(ids, n, out, stream)).map_err(errors::cuda)
     }
 
-    /// Gathers the rows of `ids` (host int64 ids, uploaded on the store's own stream).
-    fn gather_host<'py>(&self, py: Python<'py>, ids: PyReadonlyArray1<'py, i64>) -> PyResult<Bound<'py, PyAny>> {
+    /// [`Self::gather_into`] with host int64 ids (uploaded on the store's own stream).
+    fn gather_host_into(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>, out: u64, stream: u64) -> PyResult<()> {
         let ids = ids.as_slice().map_err(|_| errors::value("ids must be a contiguous 1-D array"))?;
-        let n = ids.len();
-        let (out, row_bytes) = py
-            .detach(|| {
-                let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
-                store.gather_host(ids).map(|out| (out, store.row_bytes()))
-            })
-            .map_err(errors::cuda)?;
-        capsule(py, out, n * row_bytes)
+        py.detach(|| self.store.lock().unwrap_or_else(|p| p.into_inner()).gather_host_into(ids, out, stream)).map_err(errors::cuda)
     }
 
     /// `(rows gathered, cache hits, bytes gathered, seconds)` so far.

@@ -168,11 +168,22 @@ def test_the_loader_builds_the_plans(device):
     density = g.node_density(walks=2, length=4, seed=1, backend="cpu")
     loader = wayfarer.NeighborLoader(g, np.arange(3000), [5, 10], batch_size=1000, device=device, ids="internal", plans=True,
                                      density=density)
+    from wayfarer._aggregate import _ids, _plan_torch
+
+    density_dev = torch.as_tensor(density, device=device)
     for batch in loader:
         for b in batch.blocks:
             assert b._plan is not None and b._plan.device.type == device
             x = torch.randn((len(b.src_nodes), 8), device=device)
             torch.testing.assert_close(wayfarer.aggregate(b, x), _index_add(b, x, "mean"), rtol=1e-5, atol=1e-5)
+            # On the GPU the sampling call built the plans: the arrays torch builds, per block.
+            want = _plan_torch(_ids(b.edge_src, ""), _ids(b.edge_dst, ""), _ids(b.src_nodes, ""), b.num_dst, density_dev, 0.5)
+            got = b._plan
+            assert (got.num_src, got.num_dst, got.dense_rows) == (want.num_src, want.num_dst, want.dense_rows)
+            for name in ("forward", "backward"):
+                for a, w in zip(getattr(got, name).tensors(), getattr(want, name).tensors()):
+                    assert torch.equal(a, w), name
+            assert torch.equal(got.inv_degree(torch.float32), want.inv_degree(torch.float32))
 
 
 def _shuffled_block(rng, num_src=3000, num_dst=900, m=20000):
@@ -208,6 +219,7 @@ def test_the_engines_cuda_plan_is_the_torch_plan(sample):
             for a, w in zip(getattr(got, name).tensors(), getattr(want, name).tensors()):
                 assert torch.equal(a, w), name
         assert torch.equal(got._degree, want._degree)
+        assert torch.equal(got._inv_degree[torch.float32], want.inv_degree(torch.float32))
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -96,6 +96,29 @@ def test_loader_covers_every_seed_once_per_epoch_and_repeats_with_its_seed():
         break
 
 
+def test_a_loader_stopped_with_its_queue_full_at_the_epochs_end_returns():
+    """The consumer leaves (``break``, or an exception in its training step) while the
+    sampler's thread waits to queue the end of the epoch behind a full queue: leaving must
+    not wait for that thread forever."""
+    import threading
+    import time
+
+    g, _ = graph()
+    left = threading.Event()
+
+    def consume():
+        loader = wayfarer.NeighborLoader(g, np.arange(16), [4], batch_size=8, prefetch=1)
+        for _ in loader:
+            time.sleep(0.5)  # the thread queues the last batch and waits to queue the end
+            break
+        left.set()
+
+    t = threading.Thread(target=consume, daemon=True)
+    t.start()
+    t.join(timeout=20)
+    assert left.is_set(), "leaving the loader hung"
+
+
 def test_triangles_match_networkx():
     nx = pytest.importorskip("networkx")
     G = nx.gnm_random_graph(300, 3000, seed=4)

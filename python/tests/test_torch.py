@@ -102,6 +102,17 @@ def test_feature_store_gathers_exact_rows_and_warms_its_cache():
                 assert got.dtype == dtype and got.device.type == "cuda"
                 assert torch.equal(got.cpu(), x[ids.cpu()])
                 assert fs.stats["hits"] == int((ids < fs.capacity).sum())
+    # The output is torch's: ids written on another stream are waited for (sync=True), no
+    # ids give an empty tensor, host ids work too.
+    fs = wayfarer.FeatureStore(x, device_budget=0.3)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)  # the ids arrive late on this stream
+        late = torch.arange(n - 1, n - 3001, -1, device="cuda")
+        got = fs.gather(late)
+    assert torch.equal(got.cpu(), x[late.cpu()])
+    assert fs.gather(torch.empty(0, dtype=torch.int64, device="cuda")).shape == (0, x.shape[1])
+    assert torch.equal(fs.gather(np.array([3, 1, 3])).cpu(), x[[3, 1, 3]])
     # Pre-sampling picks the most read rows: the hit rate beats a cache of arbitrary rows.
     x = torch.randn(n, 16)
     loader = wayfarer.NeighborLoader(g, np.arange(4096), [10, 5], batch_size=512, ids="internal", device="cuda")

@@ -29,11 +29,11 @@ class AggregationPlan:
     ones by one warp (on the CPU: split by feature columns, or one row per task).
     """
 
-    def __init__(self, num_src, num_dst, device, forward, backward, degree):
+    def __init__(self, num_src, num_dst, device, forward, backward, degree, inv_degree=None):
         self.num_src, self.num_dst, self.device = num_src, num_dst, device
         self.forward, self.backward = forward, backward
         self._degree = degree
-        self._inv_degree = {}
+        self._inv_degree = {} if inv_degree is None else {inv_degree.dtype: inv_degree}
         self._streams = set()
 
     @property
@@ -135,13 +135,14 @@ def _plan_cuda(src, dst, nodes, num_dst, density, alpha):
     forward = (empty(num_dst + 1), empty(m), empty(num_dst))
     backward = (empty(num_src + 1), empty(m), empty(num_src))
     degree = empty(num_dst)
+    inv = torch.empty(num_dst, dtype=torch.float32, device=device)
     ptrs = lambda ts: tuple(t.data_ptr() for t in ts)  # noqa: E731
     stream = torch.cuda.current_stream(device)
     n_f, n_b = _native.aggregation_plan_cuda(device.index, stream.cuda_stream, src.data_ptr(), dst.data_ptr(), m, num_src, num_dst,
                                              nodes.data_ptr(), 0 if density is None else density.data_ptr(),
                                              0 if density is None else len(density), float(alpha), ptrs(forward), ptrs(backward),
-                                             degree.data_ptr())
-    return AggregationPlan(num_src, num_dst, device, _Rows(*forward, n_f), _Rows(*backward, n_b), degree)
+                                             degree.data_ptr(), inv.data_ptr())
+    return AggregationPlan(num_src, num_dst, device, _Rows(*forward, n_f), _Rows(*backward, n_b), degree, inv)
 
 
 def _plan_torch(src, dst, nodes, num_dst, density, alpha):

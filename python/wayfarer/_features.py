@@ -110,21 +110,28 @@ class FeatureStore:
 
     def gather(self, ids, sync=True):
         """The feature rows of ``ids`` as a ``(len(ids), dim)`` CUDA tensor of the matrix's
-        dtype, ready when returned. ``ids``: a CUDA tensor (read in place; with ``sync``, torch's
-        current stream is waited for first, as the gather runs on a stream of its own), or any
-        host integer array (uploaded by the store)."""
+        dtype, ready when returned, allocated by torch on the current stream. ``ids``: a CUDA
+        tensor (read in place), or any host integer array (uploaded by the store). The gather
+        runs on a stream of its own; with ``sync`` it first waits for the work queued on the
+        current stream (which wrote the ids, or last used the output's memory); without it
+        the caller promises that work is done."""
         import torch
 
-        if isinstance(ids, torch.Tensor) and ids.is_cuda and ids.device == self.device:
+        cuda_ids = isinstance(ids, torch.Tensor) and ids.is_cuda and ids.device == self.device
+        if cuda_ids:
             idx = ids.to(dtype=torch.int64).contiguous().view(-1)
-            if sync:
-                torch.cuda.current_stream(self.device).synchronize()
-            capsule, n = self._s.gather(idx.data_ptr(), idx.numel()), idx.numel()
+            n = idx.numel()
         else:
             host = ids.cpu().numpy() if isinstance(ids, torch.Tensor) else np.asarray(ids)
             host = np.ascontiguousarray(host.reshape(-1), dtype=np.int64)
-            capsule, n = self._s.gather_host(host), len(host)
-        return torch.from_dlpack(capsule).view(self.dtype).view(n, self.shape[1])
+            n = len(host)
+        out = torch.empty((n, self.shape[1]), dtype=self.dtype, device=self.device)
+        after = torch.cuda.current_stream(self.device).cuda_stream if sync else 0
+        if cuda_ids:
+            self._s.gather_into(idx.data_ptr(), n, out.data_ptr(), after)
+        else:
+            self._s.gather_host_into(host, out.data_ptr(), after)
+        return out
 
     def __getitem__(self, ids):
         return self.gather(ids)

@@ -352,23 +352,40 @@ class Graph:
                                               original)
         return batches
 
-    def _sample_batches_cuda(self, seeds, fanouts, batch_size, replace, seed, ordinal, original):
+    def _sample_batches_cuda(self, seeds, fanouts, batch_size, replace, seed, ordinal, original, plans=None):
         """Mini-batches sampled on GPU ``ordinal`` whose blocks stay there: a list of
         :class:`Sample` of CUDA tensors (views of each layer's arrays, received by DLPack),
-        and the summary."""
+        and the summary. ``plans = (density, alpha)``: each block's aggregation plan too,
+        built by the engine in the same call (``density``: a CUDA float64 tensor or None)."""
         import torch
 
+        from ._aggregate import AggregationPlan, _Rows
+
         device = torch.device("cuda", ordinal)
-        groups, summary = self._g.sample_neighbors_cuda(seeds, fanouts, replace, seed, batch_size, ordinal, original)
+        want = None
+        if plans is not None:
+            density, alpha = plans
+            want = (0, 0, float(alpha)) if density is None else (density.data_ptr(), len(density), float(alpha))
+        groups, group_plans, summary = self._g.sample_neighbors_cuda(seeds, fanouts, replace, seed, batch_size, ordinal, original,
+                                                                     want)
         size = batch_size or max(len(seeds), 1)
         out = []
-        for lo, hi, layers in groups:
+        for g, (lo, hi, layers) in enumerate(groups):
             arrays = [(torch.from_dlpack(n), torch.from_dlpack(e), torch.from_dlpack(s), torch.from_dlpack(d), np_, dp, ep)
                       for n, e, s, d, np_, dp, ep in layers]
+            lp = None if group_plans is None else [
+                ([torch.from_dlpack(t) for t in f], [torch.from_dlpack(t) for t in b], torch.from_dlpack(deg), torch.from_dlpack(inv),
+                 dense) for f, b, deg, inv, dense in group_plans[g]]
             part = torch.as_tensor(seeds[lo:hi]).to(device)
             for b, first in enumerate(range(0, hi - lo, size)):
                 blocks = [Block(n[np_[b]:np_[b + 1]], dp[b + 1] - dp[b], s[ep[b]:ep[b + 1]], d[ep[b]:ep[b + 1]], e[ep[b]:ep[b + 1]])
                           for n, e, s, d, np_, dp, ep in arrays]
+                if lp is not None:
+                    for block, (n, e, s, d, np_, dp, ep), (f, bw, deg, inv, dense) in zip(blocks, arrays, lp):
+                        d0, d1, s0, s1, e0, e1 = dp[b], dp[b + 1], np_[b], np_[b + 1], ep[b], ep[b + 1]
+                        forward = _Rows(f[0][d0 + b:d1 + b + 1], f[1][e0:e1], f[2][d0:d1], dense[b][0])
+                        backward = _Rows(bw[0][s0 + b:s1 + b + 1], bw[1][e0:e1], bw[2][s0:s1], dense[b][1])
+                        block._plan = AggregationPlan(s1 - s0, d1 - d0, device, forward, backward, deg[d0:d1], inv[d0:d1])
                 out.append(Sample(part[first:first + size], blocks))
         return out, summary
 

@@ -82,7 +82,7 @@ class NeighborLoader:
         rng = np.random.default_rng([self.seed, epoch])
         return self.seeds[rng.permutation(len(self.seeds))]
 
-    def _groups(self, epoch, ordinal):
+    def _groups(self, epoch, ordinal, plans=None):
         """Each group's mini-batches: the engine's host arrays, or (``ordinal`` given) samples
         whose blocks the GPU built and keeps."""
         order = self._order(epoch)
@@ -95,7 +95,7 @@ class NeighborLoader:
             key = int(np.random.SeedSequence([self.seed, epoch, g]).generate_state(2, dtype=np.uint32).view(np.uint64)[0])
             if ordinal is not None:
                 yield self.graph._sample_batches_cuda(part, self.fanouts, self.batch_size, self.replace, key, ordinal,
-                                                      self.original)[0]
+                                                      self.original, plans)[0]
             else:
                 yield self.graph._sample_batches(part, self.fanouts, self.batch_size, self.replace, self.weighted,
                                                  self.policy, self.params, key, self.backend, self.original)
@@ -107,6 +107,13 @@ class NeighborLoader:
         ordinal = _resident_gpu(device, self.backend, self.weighted, self.policy)
         q = queue.Queue(maxsize=self.prefetch)
         plan_stream, density = None, None
+        # The features are allocated on a stream of the loader's (so torch reuses their memory
+        # only after the training stream that read them finished: see record_stream below).
+        gather_stream = None
+        if self.features is not None:
+            import torch
+
+            gather_stream = torch.cuda.Stream(self.features.device)
         if self.plans:
             import torch
 
@@ -117,29 +124,45 @@ class NeighborLoader:
         stop = threading.Event()
         done = object()
 
+        # GPU-built blocks get their plans from the sampling call itself (no Python per block).
+        native_plans = None
+        if self.plans and ordinal is not None:
+            import torch
+
+            native_plans = (None if density is None else density.to(torch.float64).contiguous(), 0.5)
+            # The sampler's stream reads it from the loader's thread.
+            torch.cuda.current_stream(device).synchronize()
+
+        def put(item):
+            """Queues ``item`` unless the consumer has stopped (it may stop, by ``break`` or an
+            exception, with the queue full: a plain blocking put would then never return)."""
+            while not stop.is_set():
+                try:
+                    q.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
         def produce():
             try:
-                for batches in self._groups(epoch, ordinal):
+                for batches in self._groups(epoch, ordinal, native_plans):
                     for b in batches:
                         if not isinstance(b, Sample):
                             b = Sample.from_native(b, device)
                         if self.features is not None:
                             # On this thread, so it overlaps the caller's training step; the
-                            # ids of GPU-built blocks are complete (no torch stream to wait for).
-                            b.x = self.features.gather(b.blocks[0].src_nodes, sync=False)
-                        if self.plans:
+                            # ids of GPU-built blocks are complete and the loader's stream is
+                            # idle (nothing to wait for).
+                            with torch.cuda.stream(gather_stream):
+                                b.x = self.features.gather(b.blocks[0].src_nodes, sync=False)
+                        if self.plans and native_plans is None:
                             _plan(b, plan_stream, density)
-                        while not stop.is_set():
-                            try:
-                                q.put(b, timeout=0.1)
-                                break
-                            except queue.Full:
-                                continue
-                        if stop.is_set():
+                        if not put(b):
                             return
-                q.put(done)
+                put(done)
             except BaseException as e:  # noqa: BLE001 - handed to the consumer
-                q.put(e)
+                put(e)
 
         t = threading.Thread(target=produce, name="wayfarer-sampler", daemon=True)
         t.start()
@@ -150,6 +173,9 @@ class NeighborLoader:
                     return
                 if isinstance(item, BaseException):
                     raise item
+                if gather_stream is not None:
+                    # Read on the caller's stream: its memory is reused after that work only.
+                    item.x.record_stream(torch.cuda.current_stream(item.x.device))
                 yield item
         finally:
             stop.set()
