@@ -151,11 +151,14 @@ class NeighborLoader:
                         if not isinstance(b, Sample):
                             b = Sample.from_native(b, device)
                         if self.features is not None:
-                            # On this thread, so it overlaps the caller's training step; the
-                            # ids of GPU-built blocks are complete and the loader's stream is
-                            # idle (nothing to wait for).
+                            # On this thread, so it overlaps the caller's training step. The
+                            # ids of GPU-built blocks are complete; host-built ones were copied
+                            # on this thread's current stream, which the gather then waits for.
+                            copied = None if ordinal is not None else torch.cuda.current_stream(self.features.device)
                             with torch.cuda.stream(gather_stream):
-                                b.x = self.features.gather(b.blocks[0].src_nodes, sync=False)
+                                if copied is not None:
+                                    gather_stream.wait_stream(copied)
+                                b.x = self.features.gather(b.blocks[0].src_nodes, sync=copied is not None)
                         if self.plans and native_plans is None:
                             _plan(b, plan_stream, density)
                         if not put(b):
