@@ -181,7 +181,7 @@ class NeighborLoader:
         policy: Program | None = None,
         backend: BackendName = "auto",
         drop_last: bool = False,
-        prefetch: int = 2,
+        prefetch: int = 8,
         ids: Ids = "original",
         features: FeatureStore | None = None,
         plans: bool = False,

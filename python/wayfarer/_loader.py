@@ -20,7 +20,9 @@ class NeighborLoader:
     ``(seed, epoch)``, and samples each group of mini-batches with a seed derived from
     ``(seed, epoch, group)``: the batches of a seed are the same on every run and machine.
     The next batches are sampled on a background thread (the engine releases the GIL) while
-    the caller trains on the current one; ``prefetch`` bounds how many wait.
+    the caller trains on the current one; ``prefetch`` bounds how many wait (default: one
+    group of the engine's, 8 mini-batches: the thread samples a whole group per call, so a
+    smaller queue runs dry while it samples the next one).
 
     ``device``: ``"cpu"``/None (numpy arrays, or tensors when the seeds are a tensor) or a torch
     device such as ``"cuda"`` (tensors there). On a CUDA device with uniform sampling and
@@ -41,7 +43,7 @@ class NeighborLoader:
     """
 
     def __init__(self, graph, seeds, fanouts, batch_size, shuffle=True, seed=0, device=None, replace=False, weighted=False,
-                 policy=None, backend="auto", drop_last=False, prefetch=2, ids="original", features=None, plans=False,
+                 policy=None, backend="auto", drop_last=False, prefetch=_CHUNK, ids="original", features=None, plans=False,
                  density=None, **params):
         if batch_size < 1:
             raise ValueError(f"batch_size = {batch_size}: at least 1")
