@@ -29,14 +29,62 @@ pub(crate) struct GpuState {
 }
 
 /// A device array handed to a DLPack consumer. The consumer's stream is not known here, so
-/// before the memory is freed (when the consumer drops its last view) the device finishes all
-/// its work: the sampled arrays are per super-batch (many mini-batches), so this is rare.
-struct SyncedFree<T>(CudaSlice<T>);
+/// the memory is freed only after the device finished all its work: by default when the
+/// consumer drops its last view. That happens on the training thread, holding the GIL, and
+/// the synchronization stalls both threads once per group of mini-batches; with
+/// `WAYFARER_DEFERRED_FREES=1` (not yet run on a GPU, so off by default) the array goes to
+/// [`DEFERRED`] instead, which the next sampling call frees after a synchronization with the
+/// GIL released ([`free_deferred`]); past [`MAX_DEFERRED`] arrays a release frees them at
+/// once.
+struct SyncedFree<T: Send + 'static>(Option<CudaSlice<T>>);
 
-impl<T> Drop for SyncedFree<T> {
+/// Whether released arrays wait for the next sampling call (`WAYFARER_DEFERRED_FREES=1`).
+fn deferred_frees() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("WAYFARER_DEFERRED_FREES").is_some_and(|v| v == "1"))
+}
+
+/// Released arrays waiting for [`free_deferred`], each with its context.
+type Deferred = Vec<(Arc<wayfarer_cuda::cudarc::driver::CudaContext>, Box<dyn Send>)>;
+static DEFERRED: std::sync::Mutex<Deferred> = std::sync::Mutex::new(Vec::new());
+/// At most this many released arrays wait (a group's arrays: a few per layer).
+const MAX_DEFERRED: usize = 256;
+
+impl<T: Send + 'static> Drop for SyncedFree<T> {
     fn drop(&mut self) {
-        let _ = self.0.context().synchronize();
+        let Some(slice) = self.0.take() else { return };
+        if !deferred_frees() {
+            let _ = slice.context().synchronize();
+            return;
+        }
+        let mut waiting = DEFERRED.lock().unwrap_or_else(|p| p.into_inner());
+        waiting.push((slice.context().clone(), Box::new(slice)));
+        if waiting.len() > MAX_DEFERRED {
+            let all = std::mem::take(&mut *waiting);
+            drop(waiting);
+            free(all);
+        }
     }
+}
+
+/// Frees the released arrays (see [`SyncedFree`]) once their devices finished their work.
+/// Called without the GIL.
+pub(crate) fn free_deferred() {
+    let all = std::mem::take(&mut *DEFERRED.lock().unwrap_or_else(|p| p.into_inner()));
+    free(all);
+}
+
+fn free(all: Deferred) {
+    let mut synced: Vec<&Arc<wayfarer_cuda::cudarc::driver::CudaContext>> = Vec::new();
+    for (ctx, _) in &all {
+        if !synced.iter().any(|c| Arc::ptr_eq(c, ctx)) {
+            let _ = ctx.synchronize();
+            synced.push(ctx);
+        }
+    }
+    // The arrays drop here: stream-ordered frees of memory no work uses any more.
+    drop(synced);
+    drop(all);
 }
 
 /// `slice[..len]` as a DLPack capsule of a 1-D CUDA tensor that owns `slice`.
@@ -50,7 +98,7 @@ pub(crate) fn capsule<T: DlpackElement + Send + 'static>(py: Python<'_>, slice: 
     };
     let len = i64::try_from(len).map_err(|_| errors::value("array too long for DLPack"))?;
     let mut init = Fixed::new([len], [1i64])
-        .initialize_as::<DLManagedTensor>(Box::new(SyncedFree(slice)))
+        .initialize_as::<DLManagedTensor>(Box::new(SyncedFree(Some(slice))))
         .map_err(|e| errors::value(format!("DLPack: {e}")))?;
     init.set_device(DLDevice::cuda(ordinal));
     init.set_dtype(T::DTYPE);
@@ -180,6 +228,7 @@ impl PyGraph {
         let state = self.gpu_state(device).map_err(cuda)?;
         let aggregator = plans.map(|_| crate::aggregate::aggregator(device)).transpose()?;
         let (blocks, converted, built) = interruptible(py, 0, None, |_| {
+            free_deferred();
             let blocks = state.sampler.sample_on_device(g, &seeds, &cfg, GpuSampleOptions::default()).map_err(cuda)?;
             let node_map = if original_ids { state.node_map.as_ref() } else { None };
             let mut converted = Vec::with_capacity(blocks.super_batches.len());
