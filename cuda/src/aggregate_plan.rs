@@ -7,7 +7,7 @@
 
 use crate::CudaError;
 use crate::aggregate::Aggregator;
-use crate::launch::{DevPtr, Kernel, Launch, borrowed_stream, kernels};
+use crate::launch::{DevPtr, Kernel, Launch, borrowed_stream, kernels, striding_grid as grid};
 use crate::scan::Scan;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use std::sync::Arc;
@@ -102,17 +102,6 @@ impl PlanKernels {
     }
 }
 
-/// A grid striding over `n` items, 256 threads a block.
-fn grid(n: u64, sms: u32) -> LaunchConfig {
-    let blocks = n.div_ceil(256).clamp(1, sms as u64 * 8) as u32;
-    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
-}
-
-/// Temporaries of one direction's rows.
-struct Keyed {
-    counts: CudaSlice<u32>,
-}
-
 impl Aggregator {
     /// Builds the plan `a` on `stream` (a `CUstream` of this GPU's primary context, alive
     /// during the call) and waits for it. Every address must be a live device allocation of
@@ -141,10 +130,10 @@ impl Aggregator {
         if a.num_dst > 0 {
             // `degree` holds num_dst entries, the counts as many.
             let g = grid(a.num_dst, self.sms);
-            k.launch(&s, &kernels::AP_WIDEN_U32).arg(&forward.counts).arg(&a.num_dst).arg(&DevPtr(a.degree)).run(g)?;
+            k.launch(&s, &kernels::AP_WIDEN_U32).arg(&forward).arg(&a.num_dst).arg(&DevPtr(a.degree)).run(g)?;
             if a.inv_degree != 0 {
                 // As many entries as `degree`.
-                k.launch(&s, &kernels::AP_INV_DEGREE).arg(&forward.counts).arg(&a.num_dst).arg(&DevPtr(a.inv_degree)).run(g)?;
+                k.launch(&s, &kernels::AP_INV_DEGREE).arg(&forward).arg(&a.num_dst).arg(&DevPtr(a.inv_degree)).run(g)?;
             }
         }
         let forward_dense = self.classify(&s, a, &forward, a.num_dst, a.forward.order, at + 32)?;
@@ -177,8 +166,8 @@ impl Aggregator {
     }
 
     /// One direction's CSR (`key` the rows' end of each edge, `other` the columns) into `out`;
-    /// its counts stay for the classification, and the keys' min and max go to the two i64 at
-    /// device address `range`.
+    /// returns its rows' counts (for the classification); the keys' min and max go to the two
+    /// i64 at device address `range`.
     fn rows(
         &self,
         s: &Arc<CudaStream>,
@@ -188,7 +177,7 @@ impl Aggregator {
         rows: u64,
         out: &PlanRows,
         range: u64,
-    ) -> Result<Keyed, CudaError> {
+    ) -> Result<CudaSlice<u32>, CudaError> {
         let k = &self.plan;
         let m = a.edges;
         let counts = s.alloc_zeros::<u32>(rows.max(1) as usize)?;
@@ -221,7 +210,7 @@ impl Aggregator {
                 .arg(&DevPtr(out.cols))
                 .run(grid(m, self.sms))?;
         }
-        Ok(Keyed { counts })
+        Ok(counts)
     }
 
     /// Orders one direction's `rows` rows dense first into `order`; returns the flags'
@@ -230,7 +219,7 @@ impl Aggregator {
         &self,
         s: &Arc<CudaStream>,
         a: &PlanArgs,
-        keyed: &Keyed,
+        counts: &CudaSlice<u32>,
         rows: u64,
         order: u64,
         node_range: u64,
@@ -255,7 +244,7 @@ impl Aggregator {
             let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
             k.launch(s, &kernels::AP_SUM).arg(&h).arg(&rows).arg(&sums).arg(&0u32).arg(&0i32).run(one_block)?;
             let alpha = a.alpha.to_bits();
-            k.launch(s, &kernels::AP_HYBRID).arg(&keyed.counts).arg(&rows).arg(&a.edges).arg(&alpha).arg(&sums).arg(&h).run(g)?;
+            k.launch(s, &kernels::AP_HYBRID).arg(counts).arg(&rows).arg(&a.edges).arg(&alpha).arg(&sums).arg(&h).run(g)?;
             k.launch(s, &kernels::AP_SUM).arg(&h).arg(&rows).arg(&sums).arg(&1u32).arg(&0i32).run(one_block)?;
             k.launch(s, &kernels::AP_SUM).arg(&h).arg(&rows).arg(&sums).arg(&2u32).arg(&1i32).run(one_block)?;
             k.launch(s, &kernels::AP_FLAGS).arg(&h).arg(&rows).arg(&sums).arg(&flags).run(g)?;

@@ -279,16 +279,8 @@ impl FeatureStore {
         Ok(())
     }
 
-    /// Gathers the rows of `ids` (on the host; uploaded on the store's stream): see
-    /// [`Self::gather`].
-    pub fn gather_host(&self, ids: &[i64]) -> Result<CudaSlice<u8>, CudaError> {
-        let s = &self.stream;
-        s.context().bind_to_thread()?;
-        let dev_ids = s.clone_htod(ids)?;
-        self.gather(address(s, &dev_ids), ids.len())
-    }
-
-    /// [`Self::gather_host`] into the caller's array: see [`Self::gather_into`].
+    /// Gathers the rows of `ids` (on the host; uploaded on the store's stream) into the
+    /// caller's array: see [`Self::gather_into`].
     pub fn gather_host_into(&self, ids: &[i64], out: u64, after: u64) -> Result<(), CudaError> {
         let s = &self.stream;
         s.context().bind_to_thread()?;

@@ -222,6 +222,13 @@ impl<'a> Launch<'a> {
     }
 }
 
+/// A grid of 256-thread blocks striding over `n` items: one block per 256 items, at least
+/// one, at most eight per multiprocessor (`sms`), as the grid-stride kernels expect.
+pub(crate) fn striding_grid(n: u64, sms: u32) -> LaunchConfig {
+    let blocks = n.div_ceil(256).clamp(1, sms as u64 * 8) as u32;
+    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+}
+
 /// A page-locked host buffer of `n` (at least 1) `T`s with the driver's `flags`; its contents
 /// are unspecified until written, and every caller writes before any read.
 pub(crate) fn pinned<T: DeviceRepr>(ctx: &Arc<CudaContext>, n: usize, flags: u32) -> Result<PinnedHostSlice<T>, CudaError> {

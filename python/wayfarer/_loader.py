@@ -119,7 +119,9 @@ class NeighborLoader:
         if self.plans:
             import torch
 
-            if device is not None and torch.device(device).type == "cuda":
+            # Host-built blocks on a CUDA device: their plans on a stream of the loader's (the
+            # GPU path builds them inside its sampling call instead).
+            if ordinal is None and device is not None and torch.device(device).type == "cuda":
                 plan_stream = torch.cuda.Stream(torch.device(device))
             if self.density is not None:
                 density = torch.as_tensor(self.density).to(device if device is not None else "cpu")
@@ -194,11 +196,7 @@ def _plan(sample, stream, density):
 
     import torch
 
+    # A CUDA plan's native call writes the means' scale too and waits for its stream.
     with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
         for block in sample.blocks:
-            plan = block.aggregation_plan(density)
-            if stream is not None:
-                # The means' scale too, off the training thread (float32: CUDA's one dtype).
-                plan.inv_degree(torch.float32)
-        if stream is not None:
-            stream.synchronize()
+            block.aggregation_plan(density)

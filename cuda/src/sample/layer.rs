@@ -81,8 +81,7 @@ impl Gpu {
     }
 
     pub(super) fn grid(&self, n: u64) -> LaunchConfig {
-        let blocks = n.div_ceil(256).clamp(1, self.sms as u64 * 8) as u32;
-        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+        crate::launch::striding_grid(n, self.sms)
     }
 
     fn alloc<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(&self, n: usize) -> Result<CudaSlice<T>, CudaError> {
