@@ -13,7 +13,9 @@
 //! edges' graph: `c(v) = 2 T(v) / (d(v) (d(v) - 1))`, `d(v)` the kept distinct neighbors.
 
 use crate::error::WalkError;
-use crate::graph::intersect::{BITMAP_ROW, RowMarks, intersect, intersect_count, intersect_count_from_end};
+use crate::graph::intersect::{
+    BITMAP_ROW, RowMarks, intersect, intersect_count_from_end, intersect_count_within, intersect_count_within_or,
+};
 use crate::graph::{CsrGraph, Orientation};
 use crate::sample::exclusive_sum;
 use rayon::prelude::*;
@@ -77,6 +79,8 @@ pub trait OrientedRows: Sync {
     fn num_nodes(&self) -> usize;
     /// Node `a`'s oriented row.
     fn row(&self, a: u32) -> &[u32];
+    /// The array every row is a part of.
+    fn entries(&self) -> &[u32];
     /// Oriented edges.
     fn num_edges(&self) -> u64;
     /// Whether the input was directed and was symmetrized.
@@ -108,7 +112,7 @@ pub trait OrientedRows: Sync {
             for (i, &b) in ra.iter().enumerate() {
                 let rest = self.third_candidates(ra, i);
                 if !rest.is_empty() {
-                    found += intersect_count(rest, self.merge_row(b));
+                    found += intersect_count_within(self.entries(), rest, self.merge_row(b));
                 }
             }
             found
@@ -118,13 +122,17 @@ pub trait OrientedRows: Sync {
         (found, ra.len() as u64)
     }
 
-    /// Whether `a`'s row may close a triangle at `a`, and if not, its oriented edges: a
-    /// cheap test without a branch on the row's contents, so that a count skips the rows
+    /// Lists in `todo` (at least `rows.len()` long) the rows of `rows` that may close a
+    /// triangle at their node, and returns how many, with the oriented edges of the others:
+    /// a cheap test without a branch on the rows' contents, so that a count skips the rows
     /// that cannot (most rows of a sparse, tree-like graph) without mispredicting on each.
-    /// Conservative: `(true, _)` for any row that might.
+    /// Conservative: any row that might is listed.
     #[inline(always)]
-    fn may_close(&self, _a: u32) -> (bool, u64) {
-        (true, 0)
+    fn list_rows(&self, rows: std::ops::Range<usize>, todo: &mut [u32]) -> (usize, u64) {
+        for (slot, a) in todo.iter_mut().zip(rows.clone()) {
+            *slot = a as u32;
+        }
+        (rows.len(), 0)
     }
 
     /// The counts' record for a total and per-node counts found on this graph (any backend).
@@ -156,6 +164,9 @@ impl OrientedRows for Oriented {
     fn row(&self, a: u32) -> &[u32] {
         &self.targets[self.offsets[a as usize] as usize..self.offsets[a as usize + 1] as usize]
     }
+    fn entries(&self) -> &[u32] {
+        &self.targets
+    }
     fn num_edges(&self) -> u64 {
         self.targets.len() as u64
     }
@@ -180,6 +191,33 @@ impl<'g> IdOrder<'g> {
     fn full_row(&self, a: u32) -> &'g [u32] {
         &self.targets[self.offsets[a as usize] as usize..self.offsets[a as usize + 1] as usize]
     }
+
+    /// [`OrientedRows::list_rows`] in one direction: each row's end is the next one's start,
+    /// and its two entries next to the cut are clamped reads masked by the row's length (`&`,
+    /// not `&&`: a short-circuit would be a branch on it).
+    #[inline(always)]
+    fn list_rows_in<const UP: bool>(&self, rows: std::ops::Range<usize>, todo: &mut [u32]) -> (usize, u64) {
+        let (off, tg) = (&self.offsets[rows.start..=rows.end], self.targets);
+        let Some(last) = tg.len().checked_sub(1) else { return (0, 0) };
+        let at = |i: usize| tg[i.min(last)];
+        let todo = &mut todo[..rows.len()];
+        let (mut listed, mut edges) = (0, 0);
+        let mut lo = off[0] as usize;
+        for (k, &hi) in off[1..].iter().enumerate() {
+            let (a, hi) = ((rows.start + k) as u32, hi as usize);
+            let len = hi - lo;
+            let (two, one) = if UP {
+                ((len >= 2) & (at(hi.wrapping_sub(2)) > a), (len >= 1) & (at(hi.wrapping_sub(1)) > a))
+            } else {
+                ((len >= 2) & (at(lo + 1) < a), (len >= 1) & (at(lo) < a))
+            };
+            todo[listed.min(k)] = a;
+            listed += two as usize;
+            edges += (one & !two) as u64;
+            lo = hi;
+        }
+        (listed, edges)
+    }
 }
 
 impl OrientedRows for IdOrder<'_> {
@@ -192,6 +230,9 @@ impl OrientedRows for IdOrder<'_> {
     fn row(&self, a: u32) -> &[u32] {
         let r = self.full_row(a);
         if self.upward { &r[r.partition_point(|&x| x <= a)..] } else { &r[..r.partition_point(|&x| x < a)] }
+    }
+    fn entries(&self) -> &[u32] {
+        self.targets
     }
     /// A pass over the rows ([`count_oriented`] counts them as it goes instead).
     fn num_edges(&self) -> u64 {
@@ -227,18 +268,23 @@ impl OrientedRows for IdOrder<'_> {
             while i > 0 && r[i - 1] > a {
                 i -= 1;
                 if i + 1 < r.len() {
-                    found += intersect_count_from_end(&r[i + 1..], self.full_row(r[i]));
+                    found += intersect_count_within_or(self.targets, &r[i + 1..], self.full_row(r[i]), intersect_count_from_end);
                 }
             }
             (found, (r.len() - i) as u64)
         } else {
             // b = r[i] < a; the third node is below b: before it in r, and in b's row from
             // its start (a merge stops when the candidates end).
-            let mut i = 0;
+            if r.len() < 2 || r[1] >= a {
+                // Not a listed row (`list_rows` lists only rows with two entries below a).
+                return (0, (!r.is_empty() && r[0] < a) as u64);
+            }
+            // The first search outside the loop: most listed rows have two entries below `a`,
+            // so the loop's first test is then its last, and predicted.
+            found += intersect_count_within(self.targets, &r[..1], self.full_row(r[1]));
+            let mut i = 2;
             while i < r.len() && r[i] < a {
-                if i > 0 {
-                    found += intersect_count(&r[..i], self.full_row(r[i]));
-                }
+                found += intersect_count_within(self.targets, &r[..i], self.full_row(r[i]));
                 i += 1;
             }
             (found, i as u64)
@@ -248,19 +294,8 @@ impl OrientedRows for IdOrder<'_> {
     /// entry below `a`, upward its second-to-last above. Otherwise the oriented part is the
     /// first (last) entry if that one is below (above) `a`.
     #[inline(always)]
-    fn may_close(&self, a: u32) -> (bool, u64) {
-        let (lo, hi) = (self.offsets[a as usize] as usize, self.offsets[a as usize + 1] as usize);
-        let len = hi - lo;
-        let last = self.targets.len().saturating_sub(1);
-        // Clamped reads, masked by the row's length: no branch on it.
-        let at = |i: usize| self.targets[i.min(last)];
-        if self.upward {
-            let two = len >= 2 && at(hi.wrapping_sub(2)) > a;
-            (two, (len >= 1 && at(hi.wrapping_sub(1)) > a) as u64)
-        } else {
-            let two = len >= 2 && at(lo + 1) < a;
-            (two, (len >= 1 && at(lo) < a) as u64)
-        }
+    fn list_rows(&self, rows: std::ops::Range<usize>, todo: &mut [u32]) -> (usize, u64) {
+        if self.upward { self.list_rows_in::<true>(rows, todo) } else { self.list_rows_in::<false>(rows, todo) }
     }
     /// Downward, the candidates are all below `b`, so `b`'s whole row can stand for its
     /// oriented part in a merge, which stops at the candidates' end: no cut to find.
@@ -338,35 +373,67 @@ fn id_order_if_cheap(g: &CsrGraph) -> Option<IdOrder<'_>> {
     }
     let off = g.offsets();
     let tg = g.targets();
-    let n = g.num_nodes();
     let row = |u: usize| &tg[off[u] as usize..off[u + 1] as usize];
-    // Both id orders' costs and the least cost (sum over edges of the lower degree), from a
+    // Both id orders' costs, then (only if the copy alone does not already cost more) the
+    // least cost (sum over edges of the lower degree, a random read per edge), from a
     // stratified sample of rows: no pass over the entries (on a small graph that pass cost
     // as much as the count).
-    let (up, down, least) = (0..n)
-        .into_par_iter()
-        .with_min_len(4096)
-        .filter_map(|u| {
-            let du = off[u + 1] - off[u];
-            let scale = if du >= COST_EXACT_DEGREE {
-                1
-            } else if u % COST_SAMPLE == 0 {
-                COST_SAMPLE as u64
-            } else {
-                return None;
-            };
-            let r = row(u);
-            let above = r.partition_point(|&x| x <= u as u32);
-            let below = above - (above > 0 && r[above - 1] == u as u32) as usize;
-            let least: u64 = r[above..].iter().map(|&v| du.min(off[v as usize + 1] - off[v as usize])).sum();
-            let cost = |part: usize| du.saturating_mul(part as u64).saturating_mul(scale);
-            Some((cost(r.len() - above), cost(below), least.saturating_mul(scale)))
-        })
-        .reduce(|| (0, 0, 0), |x, y| (x.0.saturating_add(y.0), x.1.saturating_add(y.1), x.2.saturating_add(y.2)));
-    if up.min(down) > least.saturating_add(COPY_STEPS_PER_ENTRY.saturating_mul(tg.len() as u64)) {
-        return None;
+    let cut = |u: usize| {
+        let r = row(u);
+        let above = r.partition_point(|&x| x <= u as u32);
+        let below = above - (above > 0 && r[above - 1] == u as u32) as usize;
+        (r, above, below)
+    };
+    let sides = |u: usize, scale: u64| {
+        let (r, above, below) = cut(u);
+        let cost = |part: usize| (r.len() as u64).saturating_mul(part as u64).saturating_mul(scale);
+        (cost(r.len() - above), cost(below))
+    };
+    let (up, down) = sampled_rows(off, |u, scale| sides(u, scale), |x, y| (x.0.saturating_add(y.0), x.1.saturating_add(y.1)));
+    let copy = COPY_STEPS_PER_ENTRY.saturating_mul(tg.len() as u64);
+    if up.min(down) > copy {
+        let least = sampled_rows(
+            off,
+            |u, scale| {
+                let (r, above, _) = cut(u);
+                let du = r.len() as u64;
+                r[above..].iter().map(|&v| du.min(off[v as usize + 1] - off[v as usize])).sum::<u64>().saturating_mul(scale)
+            },
+            u64::saturating_add,
+        );
+        if up.min(down) > least.saturating_add(copy) {
+            return None;
+        }
     }
     Some(IdOrder { offsets: off, targets: tg, upward: up <= down })
+}
+
+/// Sums `f(u, scale)` over a stratified sample of the rows of `off`: every row at least
+/// [`COST_EXACT_DEGREE`] long (scale 1) and every [`COST_SAMPLE`]-th other row (scale
+/// [`COST_SAMPLE`]). Per block of rows, the sampled short rows are a strided loop and the long
+/// rows a scan of the offsets whose test is almost never taken (one loop testing both
+/// mispredicted on the sample's pattern).
+fn sampled_rows<T: Send + Default>(off: &[u64], f: impl Fn(usize, u64) -> T + Sync, add: impl Fn(T, T) -> T + Sync + Send) -> T {
+    const BLOCK: usize = 4096;
+    let n = off.len() - 1;
+    (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|c| {
+            let rows = c * BLOCK..n.min((c + 1) * BLOCK);
+            let mut sum = T::default();
+            for u in rows.clone().step_by(COST_SAMPLE) {
+                if off[u + 1] - off[u] < COST_EXACT_DEGREE {
+                    sum = add(sum, f(u, COST_SAMPLE as u64));
+                }
+            }
+            for u in rows {
+                if off[u + 1] - off[u] >= COST_EXACT_DEGREE {
+                    sum = add(sum, f(u, 1));
+                }
+            }
+            sum
+        })
+        .reduce(T::default, &add)
 }
 
 /// Orients `g`'s edges by (degree, id), keeping an edge only if `keep` says so (see the
@@ -631,19 +698,13 @@ pub fn count_oriented_share<O: OrientedRows>(o: &O, detail: Detail, share: Share
         let (total, edges) = (0..rows.len().div_ceil(COUNT_CHUNK))
             .into_par_iter()
             .map_init(
-                || RowMarks::new(n),
-                |marks, c| {
-                    let mut sum = (0, 0);
+                || (RowMarks::new(n), vec![0u32; COUNT_CHUNK]),
+                |(marks, todo), c| {
                     // First the rows that may close a triangle, listed without a branch on
                     // each; the others' edges counted as they are passed.
-                    let mut todo = [0u32; COUNT_CHUNK];
-                    let mut n = 0;
-                    for a in rows.start + c * COUNT_CHUNK..rows.end.min(rows.start + (c + 1) * COUNT_CHUNK) {
-                        let (may, edges) = o.may_close(a as u32);
-                        todo[n] = a as u32;
-                        n += may as usize;
-                        sum.1 += if may { 0 } else { edges };
-                    }
+                    let chunk = rows.start + c * COUNT_CHUNK..rows.end.min(rows.start + (c + 1) * COUNT_CHUNK);
+                    let (n, edges) = o.list_rows(chunk, todo);
+                    let mut sum = (0, edges);
                     for &a in &todo[..n] {
                         let (found, edges) = o.count_row(a, marks);
                         sum = (sum.0 + found, sum.1 + edges);

@@ -86,6 +86,102 @@ pub fn intersect_count(a: &[u32], b: &[u32]) -> u64 {
     found
 }
 
+/// Rows at most this long are intersected all pairs at once (AVX-512 or AVX2) instead of
+/// merged, against rows at most [`SHORT_OTHER`] long: a merge of a few entries is mostly the
+/// misprediction of its loop's exit.
+pub const SHORT_ROW: usize = 8;
+
+/// See [`SHORT_ROW`].
+pub const SHORT_OTHER: usize = 16;
+
+/// [`intersect_count`] of two rows that are both parts of `all` (a graph's targets): when one
+/// is at most [`SHORT_ROW`] long and the other at most [`SHORT_OTHER`], every pair is compared
+/// at once without a branch on the values; otherwise, or on a CPU without AVX2, a merge.
+/// (AVX2 reads [`SHORT_OTHER`] entries from each row's start, so there the rows must lie at
+/// least that far from `all`'s end; AVX-512's masked loads read only the rows.)
+#[inline(always)]
+pub fn intersect_count_within(all: &[u32], a: &[u32], b: &[u32]) -> u64 {
+    intersect_count_within_or(all, a, b, intersect_count)
+}
+
+/// [`intersect_count_within`] with `merge` for the rows it does not compare all pairs of.
+#[inline(always)]
+pub fn intersect_count_within_or(all: &[u32], a: &[u32], b: &[u32], merge: impl FnOnce(&[u32], &[u32]) -> u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (short, other) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+        // `&`, not `&&`: each test is a branch otherwise, and the lengths vary row to row.
+        if (short.len() <= SHORT_ROW) & (other.len() <= SHORT_OTHER) & !short.is_empty() {
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: AVX-512F is present; the masked loads read only the rows' entries.
+                return unsafe { short_rows_common_avx512(short.as_ptr(), short.len(), other.as_ptr(), other.len()) };
+            }
+            let room = |r: &[u32]| {
+                let (at, start) = (r.as_ptr() as usize, all.as_ptr() as usize);
+                at >= start && at + SHORT_OTHER * 4 <= start + all.len() * 4
+            };
+            if room(short) & room(other) && std::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is present, and SHORT_OTHER entries from each row's start lie
+                // in `all`.
+                return unsafe { short_rows_common_avx2(short.as_ptr(), short.len(), other.as_ptr(), other.len()) };
+            }
+        }
+    }
+    let _ = all;
+    merge(a, b)
+}
+
+/// How many of `b`'s first `lb` entries occur among `a`'s first `la` (`1 <= la <= 8`,
+/// `lb <= 16`; no repeats within a row). Each of b's lanes is compared with a's eight
+/// entries rotated eight ways; a lane matches at most one of them, so the lanes that matched
+/// are the common values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn short_rows_common_avx512(a: *const u32, la: usize, b: *const u32, lb: usize) -> u64 {
+    use std::arch::x86_64::*;
+    let (ka, kb) = (((1u32 << la) - 1) as __mmask16, ((1u32 << lb) - 1) as __mmask16);
+    // a's lanes past its end repeat its first entry: a lane of b that matches it once
+    // matches it twice, and is counted once.
+    // SAFETY: the caller guarantees la >= 1 entries at `a` and lb at `b`; masked-off lanes
+    // are not read.
+    let (va, vb) = unsafe {
+        let first = _mm512_set1_epi32(*a as i32);
+        (_mm512_mask_loadu_epi32(first, ka, a.cast()), _mm512_maskz_loadu_epi32(kb, b.cast()))
+    };
+    let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let mut hit: __mmask16 = 0;
+    for r in 0..SHORT_ROW as i32 {
+        let rotated = _mm512_permutexvar_epi32(_mm512_and_si512(_mm512_add_epi32(lane, _mm512_set1_epi32(r)), _mm512_set1_epi32(7)), va);
+        hit |= _mm512_mask_cmpeq_epi32_mask(kb, vb, rotated);
+    }
+    hit.count_ones() as u64
+}
+
+/// [`short_rows_common_avx512`] on eight lanes: sixteen entries readable from each pointer.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn short_rows_common_avx2(a: *const u32, la: usize, b: *const u32, lb: usize) -> u64 {
+    use std::arch::x86_64::*;
+    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    // SAFETY: the caller guarantees sixteen readable entries at `a` and at `b`.
+    let (va, b0, b1) = unsafe { (_mm256_loadu_si256(a.cast()), _mm256_loadu_si256(b.cast()), _mm256_loadu_si256(b.add(8).cast())) };
+    // a's lanes past its end repeat its first entry (as above); b's lanes past its end are
+    // dropped by the mask at the end.
+    let va = _mm256_blendv_epi8(
+        _mm256_permutevar8x32_epi32(va, _mm256_setzero_si256()),
+        va,
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(la as i32), lane),
+    );
+    let (mut hit0, mut hit1) = (_mm256_cmpeq_epi32(b0, va), _mm256_cmpeq_epi32(b1, va));
+    for r in 1..SHORT_ROW as i32 {
+        let rotated = _mm256_permutevar8x32_epi32(va, _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(r)), _mm256_set1_epi32(7)));
+        hit0 = _mm256_or_si256(hit0, _mm256_cmpeq_epi32(b0, rotated));
+        hit1 = _mm256_or_si256(hit1, _mm256_cmpeq_epi32(b1, rotated));
+    }
+    let bits = _mm256_movemask_ps(_mm256_castsi256_ps(hit0)) as u32 | (_mm256_movemask_ps(_mm256_castsi256_ps(hit1)) as u32) << 8;
+    (bits & ((1u32 << lb) - 1)).count_ones() as u64
+}
+
 /// [`intersect_count`] merging from the rows' ends: where `a`'s values all lie above some
 /// value and `b` holds many entries below it, the merge stops before reaching them (it ends
 /// when either row does).
@@ -170,9 +266,17 @@ mod tests {
             (state >> 33) as u32
         };
         for case in 0..400 {
-            let la = (next() % 70) as usize;
-            let lb = if case % 3 == 0 { (next() % 4000) as usize } else { (next() % 70) as usize };
-            let range = 1 + next() % 500;
+            // One case in four is two short rows over few values (the all-pairs path).
+            let short = case % 4 == 1;
+            let la = if short { (next() % 9) as usize } else { (next() % 70) as usize };
+            let lb = if short {
+                (next() % 17) as usize
+            } else if case % 3 == 0 {
+                (next() % 4000) as usize
+            } else {
+                (next() % 70) as usize
+            };
+            let range = if short { 1 + next() % 24 } else { 1 + next() % 500 };
             let mut a: Vec<u32> = (0..la).map(|_| next() % range).collect();
             let mut b: Vec<u32> = (0..lb).map(|_| next() % range).collect();
             a.sort_unstable();
@@ -186,6 +290,36 @@ mod tests {
             assert_eq!(intersect_count(&b, &a), got.len() as u64, "case {case}: count, swapped");
             assert_eq!(intersect_count_from_end(&a, &b), got.len() as u64, "case {case}: from the end");
             assert_eq!(intersect_count_from_end(&b, &a), got.len() as u64, "case {case}: from the end, swapped");
+            // The same rows as parts of one array, with room after them or not.
+            for pad in [0usize, 3, 16] {
+                let mut all = a.clone();
+                all.extend(&b);
+                all.extend(std::iter::repeat_n(u32::MAX, pad));
+                let (ra, rb) = all[..a.len() + b.len()].split_at(a.len());
+                assert_eq!(intersect_count_within(&all, ra, rb), got.len() as u64, "case {case}: within, pad {pad}");
+                assert_eq!(intersect_count_within(&all, rb, ra), got.len() as u64, "case {case}: within, swapped, pad {pad}");
+            }
+            // Each instruction set's kernel, whichever the dispatch picks on this CPU.
+            let (short, other) = if a.len() <= b.len() { (&a, &b) } else { (&b, &a) };
+            #[cfg(target_arch = "x86_64")]
+            if !short.is_empty() && short.len() <= SHORT_ROW && other.len() <= SHORT_OTHER {
+                let mut padded = |r: &[u32]| {
+                    let mut v = r.to_vec();
+                    v.resize(SHORT_OTHER, next());
+                    v
+                };
+                let (ps, po) = (padded(short), padded(other));
+                if std::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: checked just above; the rows are in bounds.
+                    let n = unsafe { short_rows_common_avx512(short.as_ptr(), short.len(), other.as_ptr(), other.len()) };
+                    assert_eq!(n, got.len() as u64, "case {case}: AVX-512");
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: checked just above; both copies hold SHORT_OTHER entries.
+                    let n = unsafe { short_rows_common_avx2(ps.as_ptr(), short.len(), po.as_ptr(), other.len()) };
+                    assert_eq!(n, got.len() as u64, "case {case}: AVX2");
+                }
+            }
             let mut marks = RowMarks::new(range as usize + 2);
             marks.mark(&b);
             for v in 0..range + 2 {
