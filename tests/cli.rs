@@ -505,6 +505,17 @@ fn triangles_counts_with_and_without_a_mask() {
     fails(&["triangles", "--graph", gs, "--mask", bad.to_str().unwrap()], "an edge mask has no walker");
     fails(&["triangles", "--graph", gs, "-p", "t=3"], "there is no --mask");
     fails(&["triangles", "--graph", gs, "--per-node", "counts.txt"], "per-node outputs are .npz (ids and values) or .npy");
+    // Trials: one line per trial, then the average, median and fastest; the same total.
+    let (out, err) = ok(&["triangles", "--graph", gs, "--backend", "cpu", "--trials", "3"]);
+    assert_eq!(out.trim(), want.total.to_string(), "{err}");
+    for line in ["trial 1: ", "trial 2: ", "trial 3: ", "trials: 3; average "] {
+        assert!(err.contains(line), "no {line:?} in:\n{err}");
+    }
+    assert!(!err.contains("trial 4"), "{err}");
+    let o = wayfarer(&["triangles", "--graph", gs, "--trials", "0"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "a usage error: {err}");
+    assert!(err.contains("'--trials <TRIALS>': 0 is not in 1..=10000"), "{err}");
 }
 
 #[test]

@@ -32,6 +32,11 @@ pub(crate) struct TrianglesArgs {
     /// GPUs to split the edges over (--backend cuda/auto; 0 = every visible GPU).
     #[arg(long, default_value_t = 0)]
     pub(crate) gpus: usize,
+    /// Count this many times in this process (the graph loaded and the mask compiled once),
+    /// printing each trial's time and then the average, median and fastest, the way GAP's
+    /// `-n` does; the totals must agree. The outputs hold the last trial's counts.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub(crate) trials: u32,
     /// No progress bar, notes or summary on stderr (warnings and errors still print; the total
     /// still goes to stdout).
     #[arg(short, long)]
@@ -70,9 +75,28 @@ pub(crate) fn cmd_triangles(a: TrianglesArgs, procs: &crate::procs::Procs) -> Re
             eprintln!("{n}");
         }
     }
-    let t = Instant::now();
-    let done = chosen.runner.count(&job)?;
+    let mut trial_secs = Vec::with_capacity(a.trials as usize);
+    let mut last: Option<wayfarer::job::triangles::TriangleReport> = None;
+    for trial in 1..=a.trials {
+        let t = Instant::now();
+        let done = chosen.runner.count(&job)?;
+        let secs = t.elapsed().as_secs_f64();
+        if let Some(before) = last.as_ref().filter(|b| b.counts.total != done.counts.total) {
+            bail!(
+                "--trials: trial {trial} counted {} triangles where the one before counted {} (a bug: please report it)",
+                done.counts.total,
+                before.counts.total
+            );
+        }
+        if a.trials > 1 && !a.quiet && writer {
+            eprintln!("trial {trial}: {secs:.6} s ({})", done.backend);
+        }
+        trial_secs.push(secs);
+        last = Some(done);
+    }
+    let done = last.expect("at least one trial");
     let (mut counts, mut where_) = (done.counts, done.backend);
+    let t = Instant::now();
     if procs.sharded() {
         // The shares' sums: the total and kept edges, then the per-node counts (the degrees
         // are the whole graph's on rank 0 already).
@@ -82,7 +106,7 @@ pub(crate) fn cmd_triangles(a: TrianglesArgs, procs: &crate::procs::Procs) -> Re
         procs.sum_u64(&mut counts.per_node);
         where_ = format!("{} processes; rank 0: {where_}", procs.size);
     }
-    let secs = t.elapsed().as_secs_f64();
+    let secs = trial_secs.last().copied().unwrap_or(0.0) + t.elapsed().as_secs_f64();
     if !writer {
         return Ok(());
     }
@@ -97,6 +121,17 @@ pub(crate) fn cmd_triangles(a: TrianglesArgs, procs: &crate::procs::Procs) -> Re
             counts.kept_edges,
             if mask.is_some() { "kept " } else { "" },
             counts.kept_edges as f64 / secs.max(1e-9) / 1e6,
+        );
+    }
+    if a.trials > 1 && !a.quiet {
+        let mut sorted = trial_secs.clone();
+        sorted.sort_by(f64::total_cmp);
+        let average = trial_secs.iter().sum::<f64>() / trial_secs.len() as f64;
+        eprintln!(
+            "trials: {}; average {average:.6} s, median {:.6} s, fastest {:.6} s (each the whole count: orientation and counting, or upload and kernels)",
+            trial_secs.len(),
+            sorted[sorted.len() / 2],
+            sorted[0]
         );
     }
     if let Some(f) = per_node_file {
