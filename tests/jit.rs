@@ -208,13 +208,19 @@ fn corners(s: &Step, a: f32, k: i32, u: u32, arr: [u32; 3]) -> f32 {
     let r = (u / 0 + u % 0 + u % 7) as f32;
     let c = (a * 1.0e30) as u32 + (a - 1.0e9) as u32 + (-a) as i32 as u32;   // saturating casts
     let m = a.min(0.0 / 0.0).max(-1.5) + (0.0 / 0.0).max(a);               // NaN operands are ignored
+    let p0 = s.weight() * 0.0;                                               // +0 and -0, known only at run time
+    let n0 = s.weight() * -0.0;
+    let z = if 1.0 / p0.max(n0) > 0.0 { 0.25 } else { 0.0 } + if 1.0 / n0.max(p0) > 0.0 { 0.125 } else { 0.0 }
+        + if 1.0 / p0.min(n0) > 0.0 { 0.0625 } else { 0.0 } + if 1.0 / n0.min(p0) > 0.0 { 0.03125 } else { 0.0 };
+    let v = (s.weight() * 1.0e-38 / 8.0) * 1.0e38 + s.weight() / 0.25 + s.weight() / 3.0;  // subnormal quotients
+    let v = v + if s.weight() * 3.0e38 / 0.5 > 1.0e38 { 1.0 } else { 0.0 };               // an infinite one
     let i = arr[(s.step() % 5) as usize] as f32;                             // out of range reads 0
     let d = s.degree(NO_NODE) as f32 + s.degree(s.dst()) as f32;
     let h = if s.has_edge(s.prev(), s.dst()) { 2.0 } else { 0.5 };
     let e = (a.abs() + 1.0).ln() + (a * 0.01).exp() + (s.weight() + 1.0).sqrt() + (s.weight() + 1.0).powf(0.3);
     let l = if s.label() == 2 { 3.0 } else { 1.0 };
     let f = (s.time() as f32) * 0.0 + (q as f32) * 0.001 + r + (c as f32) * 1.0e-9;
-    (m + i + d + h + e + l + f).abs()
+    (m + z + v + i + d + h + e + l + f).abs()
 }
 "#;
 

@@ -105,11 +105,17 @@ fn zero_order() -> [[bool; 2]; 4] {
     let neg32 = |v: f32| v.is_sign_negative();
     let neg64 = |v: f64| v.is_sign_negative();
     let (p32, n32, p64, n64) = (black_box(0.0f32), black_box(-0.0f32), black_box(0.0f64), black_box(-0.0f64));
+    // Through opaque pointers: the helpers' own code, as compiled code would call it (inlined
+    // here, LLVM may order the operands of `maxss` the other way and answer differently).
+    type F32Fn = extern "C" fn(f32, f32) -> f32;
+    type F64Fn = extern "C" fn(f64, f64) -> f64;
+    let (minf, maxf) = (black_box(wf_minf as F32Fn), black_box(wf_maxf as F32Fn));
+    let (mind, maxd) = (black_box(wf_mind as F64Fn), black_box(wf_maxd as F64Fn));
     [
-        [neg32(wf_minf(p32, n32)), neg32(wf_minf(n32, p32))],
-        [neg64(wf_mind(p64, n64)), neg64(wf_mind(n64, p64))],
-        [neg32(wf_maxf(p32, n32)), neg32(wf_maxf(n32, p32))],
-        [neg64(wf_maxd(p64, n64)), neg64(wf_maxd(n64, p64))],
+        [neg32(minf(p32, n32)), neg32(minf(n32, p32))],
+        [neg64(mind(p64, n64)), neg64(mind(n64, p64))],
+        [neg32(maxf(p32, n32)), neg32(maxf(n32, p32))],
+        [neg64(maxd(p64, n64)), neg64(maxd(n64, p64))],
     ]
 }
 
@@ -184,8 +190,10 @@ struct L<'a, 'b> {
     draws: Option<CValue>,
     /// The routine's draws as values, when the function drew them itself (compiled update).
     draw_values: Vec<CValue>,
-    /// Float min/max in line instead of calls (where a value only steers the engine's
-    /// decisions, in the compiled turn and eRVS: the calls cost more than the step's work).
+    /// Float min/max in line instead of calls: everywhere but the routines (`init`, `update`),
+    /// whose outputs are the walker's state. Elsewhere a value is a weight, a bound or a
+    /// factor, which only steers the sampler (and a NaN is an error), and the calls cost
+    /// more than the step's other work (three to five in Node2Vec's bound alone).
     inline_minmax: bool,
     memo: HashMap<usize, CValue>,
     calls: &'a mut dyn FnMut(&str, &mut Function) -> cranelift_codegen::ir::FuncRef,
@@ -276,7 +284,7 @@ impl<'m> Compiler<'m> {
                 e: params[2],
                 draws: params.get(3).copied(),
                 draw_values: Vec::new(),
-                inline_minmax: false,
+                inline_minmax: true,
                 memo: HashMap::new(),
                 calls: &mut calls,
                 taint: None,
@@ -408,6 +416,7 @@ impl<'m> Compiler<'m> {
         sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
         let init = name == "wf_init";
         self.define(name, sig, &r.exprs, &r.types, |l| {
+            l.inline_minmax = false;
             // The third argument is the output array; the edge the step accessors read is the
             // one just taken (none in `init`).
             let out = l.e;
@@ -766,6 +775,26 @@ impl L<'_, '_> {
         self.b.block_params(merge)[0]
     }
 
+    /// `1 / b` as a constant when `b` is a constant power of two whose reciprocal is a
+    /// normal float (then `x / b == x * (1 / b)` for every `x`, NaN and infinities included).
+    fn exact_reciprocal(&mut self, b: CValue) -> Option<CValue> {
+        use cranelift_codegen::ir::{InstructionData, ValueDef};
+        let ValueDef::Result(inst, _) = self.b.func.dfg.value_def(b) else { return None };
+        match self.b.func.dfg.insts[inst] {
+            InstructionData::UnaryIeee32 { imm, .. } => {
+                let x = f32::from_bits(imm.bits());
+                let r = 1.0 / x;
+                (x.is_normal() && r.is_normal() && x.to_bits() & 0x007f_ffff == 0).then(|| self.b.ins().f32const(r))
+            }
+            InstructionData::UnaryIeee64 { imm, .. } => {
+                let x = f64::from_bits(imm.bits());
+                let r = 1.0 / x;
+                (x.is_normal() && r.is_normal() && x.to_bits() & 0x000f_ffff_ffff_ffff == 0).then(|| self.b.ins().f64const(r))
+            }
+            _ => None,
+        }
+    }
+
     fn binary(&mut self, op: BinaryOp, t: Scalar, a: CValue, b: CValue) -> CValue {
         let f = t.is_float();
         let signed = t == Scalar::I32;
@@ -775,7 +804,12 @@ impl L<'_, '_> {
             BinaryOp::Add if f => self.b.ins().fadd(a, b),
             BinaryOp::Sub if f => self.b.ins().fsub(a, b),
             BinaryOp::Mul if f => self.b.ins().fmul(a, b),
-            BinaryOp::Div if f => self.b.ins().fdiv(a, b),
+            BinaryOp::Div if f => match self.exact_reciprocal(b) {
+                // x / 2^k is x * 2^-k exactly (both round the same real number), as LLVM
+                // compiles it in the native walks; Cranelift keeps the division.
+                Some(r) => self.b.ins().fmul(a, r),
+                None => self.b.ins().fdiv(a, b),
+            },
             BinaryOp::Rem if f => self.call(if t == Scalar::F64 { "wf_fmod" } else { "wf_fmodf" }, &[a, b]),
             BinaryOp::Add => self.b.ins().iadd(a, b),
             BinaryOp::Sub => self.b.ins().isub(a, b),
@@ -857,6 +891,28 @@ impl L<'_, '_> {
         let it = if f64 { types::I64 } else { types::I32 };
         let xn = self.b.ins().fcmp(FloatCC::Unordered, x, x);
         let yn = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+        // The result for (+0, -0) and for (-0, +0).
+        let [pos_first, neg_first] = zero_order()[(max as usize) * 2 + f64 as usize];
+        // Equal operands with different bits are only +0 and -0: where the helper gives one
+        // side of a tie whichever it is (x86-64's `maxss`/`minss` lowering), one comparison
+        // decides, without the zeros' bit tests.
+        let tie_to = match (pos_first, neg_first) {
+            (false, true) => Some(true),
+            (true, false) => Some(false),
+            _ => None,
+        };
+        if let Some(x_on_ties) = tie_to {
+            let cc = match (max, x_on_ties) {
+                (true, true) => FloatCC::GreaterThanOrEqual,
+                (true, false) => FloatCC::GreaterThan,
+                (false, true) => FloatCC::LessThanOrEqual,
+                (false, false) => FloatCC::LessThan,
+            };
+            let keep_x = self.b.ins().fcmp(cc, x, y);
+            let r = self.b.ins().select(keep_x, x, y);
+            let r = self.b.ins().select(yn, x, r);
+            return self.b.ins().select(xn, y, r);
+        }
         let wins = self.b.ins().fcmp(if max { FloatCC::GreaterThan } else { FloatCC::LessThan }, x, y);
         let eq = self.b.ins().fcmp(FloatCC::Equal, x, y);
         let apart = self.b.ins().select(wins, x, y);
@@ -864,8 +920,6 @@ impl L<'_, '_> {
         let yi = self.b.ins().bitcast(it, MemFlagsData::new(), y);
         let differ = self.b.ins().icmp(IntCC::NotEqual, xi, yi);
         let x_pos = self.b.ins().icmp_imm_u(IntCC::Equal, xi, 0);
-        // The result for (+0, -0) and for (-0, +0).
-        let [pos_first, neg_first] = zero_order()[(max as usize) * 2 + f64 as usize];
         let zero = |b: &mut FunctionBuilder, neg: bool| {
             if f64 { b.ins().f64const(if neg { -0.0 } else { 0.0 }) } else { b.ins().f32const(if neg { -0.0f32 } else { 0.0 }) }
         };

@@ -269,7 +269,6 @@ impl super::Compiler<'_> {
             let entry = l.b.current_block().expect("in the entry block");
             let params = l.b.block_params(entry).to_vec();
             let (args, slot, stats) = (params[0], params[1], params[2]);
-            l.inline_minmax = true;
             l.ctx = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, image) as i32);
             l.w = l.b.ins().iadd_imm_u(slot, lay.walker as i64);
             let fallback = l.b.create_block();
@@ -608,7 +607,6 @@ impl super::Compiler<'_> {
             let entry = l.b.current_block().expect("in the entry block");
             let params = l.b.block_params(entry).to_vec();
             let (args, walker, rng_at, base, d) = (params[0], params[1], params[2], params[3], params[4]);
-            l.inline_minmax = true;
             l.ctx = l.b.ins().load(PTR, trusted(), args, offset_of!(TurnArgs, image) as i32);
             l.w = walker;
             let lay = StepRng::LAYOUT;
