@@ -208,7 +208,8 @@ pub struct JitWalk {
     /// per-step bound, the label.
     proposal: Vec<wayfarer_runtime::proposal::TermPlan>,
     factors: Vec<ValueFn>,
-    term_bounds: Vec<ValueFn>,
+    /// Writes every term's bound, `out[k]` for term `k` (at most `MAX_TERMS`).
+    term_bounds: Option<PairFn>,
     term_label: Option<U32Fn>,
     /// [`Walk::fingerprint`]: a hash of the program's IR, its parameter values and weightedness.
     fingerprint: u64,
@@ -296,24 +297,34 @@ impl JitWalk {
         let bound_h = info.bound.unwrap_or(info.sum_estimate);
         let bound = c.value_fn("wf_bound", &info.derived.exprs, &info.derived.types, bound_h).map_err(err)?;
         let estimate = c.value_fn("wf_estimate", &info.derived.exprs, &info.derived.types, info.sum_estimate).map_err(err)?;
-        let bound_estimate =
-            c.pair_fn("wf_bound_estimate", &info.derived.exprs, &info.derived.types, [bound_h, info.sum_estimate], false).map_err(err)?;
+        let bound_estimate = c
+            .floats_fn("wf_bound_estimate", &info.derived.exprs, &info.derived.types, &[bound_h, info.sum_estimate], false)
+            .map_err(err)?;
         let node_start = match info.bound {
             Some(b) => {
-                Some(c.pair_fn("wf_node_start", &info.derived.exprs, &info.derived.types, [b, info.sum_estimate], true).map_err(err)?)
+                Some(c.floats_fn("wf_node_start", &info.derived.exprs, &info.derived.types, &[b, info.sum_estimate], true).map_err(err)?)
             }
             None => None,
         };
         let envelope = c.envelope_fn("wf_envelope").map_err(err)?;
         // The structured proposal's static factors, per-step bounds and label.
-        let (mut factor_ids, mut term_bound_ids, mut label_id) = (Vec::new(), Vec::new(), None);
+        let (mut factor_ids, mut term_bounds_id, mut label_id) = (Vec::new(), None, None);
         if let Ok(p) = &info.proposal {
             for (i, h) in p.factors.iter().enumerate() {
                 factor_ids.push(c.value_fn(&format!("wf_factor{i}"), &program.exprs, &program.types, *h).map_err(err)?);
             }
-            for (k, t) in p.terms.iter().enumerate() {
-                term_bound_ids
-                    .push(c.value_fn(&format!("wf_term_bound{k}"), &info.derived.exprs, &info.derived.types, t.bound).map_err(err)?);
+            // Every term's bound in one function: one call a step, the walker's loads shared.
+            let bounds: Vec<_> = p.terms.iter().map(|t| t.bound).collect();
+            if bounds.len() > wayfarer_runtime::proposal::MAX_TERMS {
+                return Err(err(format!(
+                    "{} terms, over the {} a structured proposal has",
+                    bounds.len(),
+                    wayfarer_runtime::proposal::MAX_TERMS
+                )));
+            }
+            if !bounds.is_empty() {
+                term_bounds_id =
+                    Some(c.floats_fn("wf_term_bounds", &info.derived.exprs, &info.derived.types, &bounds, false).map_err(err)?);
             }
             if let Some(l) = p.label {
                 label_id = Some(c.u32_fn("wf_term_label", &info.derived.exprs, &info.derived.types, l).map_err(err)?);
@@ -387,10 +398,7 @@ impl JitWalk {
             .map(|id| unsafe { std::mem::transmute::<*const u8, ValueFn>(module.get_finalized_function(id)) })
             .collect();
         // SAFETY: as above.
-        let term_bounds: Vec<ValueFn> = term_bound_ids
-            .into_iter()
-            .map(|id| unsafe { std::mem::transmute::<*const u8, ValueFn>(module.get_finalized_function(id)) })
-            .collect();
+        let term_bounds = term_bounds_id.map(|id| unsafe { std::mem::transmute::<*const u8, PairFn>(module.get_finalized_function(id)) });
         // SAFETY: as above.
         let term_label = label_id.map(|id| unsafe { std::mem::transmute::<*const u8, U32Fn>(module.get_finalized_function(id)) });
         let proposal = info.proposal.as_ref().map_or_else(|_| Vec::new(), |p| p.plan());
@@ -706,12 +714,13 @@ impl Walk for JitWalk {
     }
     #[inline(always)]
     fn term_bounds(&self, ctx: &Ctx, w: &Walker<JitState>, out: &mut wayfarer_runtime::proposal::TermBounds) {
-        // One look-up of the prepared image for every term (this runs at each structured step;
-        // one compiled function for all the terms measured no better).
+        // One look-up of the prepared image and one call for every term (this runs at each
+        // structured step).
         self.with_jit_ctx(ctx, |jc| {
-            for (k, f) in self.term_bounds.iter().enumerate() {
-                // SAFETY: as in `call_value`.
-                out.bound[k] = unsafe { f(jc, w, 0) };
+            if let Some(f) = self.term_bounds {
+                // SAFETY: as in `call_value`; the function writes one float per term, and
+                // `compile` refused more terms than `out.bound` holds.
+                unsafe { f(jc, w, out.bound.as_mut_ptr()) };
             }
             if let Some(f) = self.term_label {
                 // SAFETY: as in `call_value`.

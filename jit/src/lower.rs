@@ -197,7 +197,7 @@ struct L<'a, 'b> {
     inline_minmax: bool,
     memo: HashMap<usize, CValue>,
     calls: &'a mut dyn FnMut(&str, &mut Function) -> cranelift_codegen::ir::FuncRef,
-    /// A node function's flag (`pair_fn`'s `node_only`): a read of the walker beyond its node
+    /// A node function's flag (`floats_fn`'s `node_only`): a read of the walker beyond its node
     /// stores 1 there and reads 0, and `step() == 0` is false.
     taint: Option<CValue>,
 }
@@ -326,16 +326,16 @@ impl<'m> Compiler<'m> {
         s
     }
 
-    /// `fn(ctx, walker, out: *mut f32)` writing `first` and `second` (f32) to `out[0..2]`.
-    /// With `node_only` (`Walk::node_start`): computed for the walker's node past its first
-    /// move, with `out[2]` set to 1 (else 0) if that read more of the walker than its node; the
-    /// same lowering otherwise, so the values are the plain function's.
-    pub(crate) fn pair_fn(
+    /// `fn(ctx, walker, out: *mut f32)` writing each of `roots` (f32) to `out[i]`. With
+    /// `node_only` (`Walk::node_start`): computed for the walker's node past its first move,
+    /// with `out[roots.len()]` set to 1 (else 0) if that read more of the walker than its node;
+    /// the same lowering otherwise, so the values are the plain functions'.
+    pub(crate) fn floats_fn(
         &mut self,
         name: &str,
         exprs: &Arena<Expr>,
         types_: &[Scalar],
-        [first, second]: [Handle<Expr>; 2],
+        roots: &[Handle<Expr>],
         node_only: bool,
     ) -> Result<FuncId, String> {
         let mut sig = self.module.make_signature();
@@ -344,12 +344,12 @@ impl<'m> Compiler<'m> {
             let out = l.e;
             l.e = l.b.ins().iconst(types::I64, 0);
             if node_only {
-                let flag = l.b.ins().iadd_imm_s(out, 8);
+                let flag = l.b.ins().iadd_imm_s(out, 4 * roots.len() as i64);
                 let zero = l.b.ins().iconst(types::I32, 0);
                 l.b.ins().store(trusted(), zero, flag, 0);
                 l.taint = Some(flag);
             }
-            for (i, h) in [first, second].into_iter().enumerate() {
+            for (i, &h) in roots.iter().enumerate() {
                 if l.types[h.index()] != Scalar::F32 {
                     return Err(format!("`{name}` output {i} is not an f32"));
                 }
