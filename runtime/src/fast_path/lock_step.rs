@@ -345,12 +345,12 @@ pub(super) fn lock_step<W: Walk>(
     let mut next = 0usize;
     // The next walker into `lane`, if any is left.
     let admit = |lane: &mut Lane<W::State>, next: &mut usize, out: &mut [u32], lens: &mut [u32]| -> bool {
-        match chunk.next_walker(next, out, lens) {
-            Some((w, query, row)) => {
+        match chunk.next_walker(next, out, lens, &mut lane.w) {
+            Some((query, row)) => {
                 if let Some(t) = tables {
-                    structured::prefetch_step(chunk.walk, chunk.ctx, t, &w, label_steps.is_none());
+                    structured::prefetch_step(chunk.walk, chunk.ctx, t, &lane.w, label_steps.is_none());
                 }
-                (lane.w, lane.query, lane.row, lane.len, lane.stage) = (w, query, row, 1, Stage::Start);
+                (lane.query, lane.row, lane.len, lane.stage) = (query, row, 1, Stage::Start);
                 true
             }
             None => {

@@ -284,16 +284,18 @@ pub(crate) struct Chunk<'a, W: Walk> {
 }
 
 impl<W: Walk> Chunk<'_, W> {
-    /// The chunk's next walker with a step to take, its query and output row, its start
-    /// written to `out` (rows × `length + 1`) and its row's offsets prefetched; a walker whose
-    /// length is 0 ends at its start (`lens`). `None` when none is left (`next` counts them).
+    /// The chunk's next walker with a step to take, made in `w` (in place: a compiled walk's
+    /// walker is large), with its query and output row; its start written to `out` (rows ×
+    /// `length + 1`) and its row's offsets prefetched; a walker whose length is 0 ends at its
+    /// start (`lens`). `None` when none is left (`next` counts them; `w` is then whatever the
+    /// last skipped walker left there).
     #[inline]
-    fn next_walker(&self, next: &mut usize, out: &mut [u32], lens: &mut [u32]) -> Option<(Walker<W::State>, u64, usize)> {
+    fn next_walker(&self, next: &mut usize, out: &mut [u32], lens: &mut [u32], w: &mut Walker<W::State>) -> Option<(u64, usize)> {
         let g = self.ctx.graph;
         let stride = self.cfg.length as usize + 1;
         while *next < lens.len() {
-            let (w, query, _) =
-                crate::engine::begin_walk(self.walk, self.ctx, self.seed, self.starts, self.first + *next as u64, g.num_nodes());
+            let (query, _) =
+                crate::engine::begin_walk_into(self.walk, self.ctx, self.seed, self.starts, self.first + *next as u64, g.num_nodes(), w);
             let row = *next;
             *next += 1;
             out[row * stride] = w.start;
@@ -302,7 +304,7 @@ impl<W: Walk> Chunk<'_, W> {
                 continue;
             }
             crate::engine::prefetch(g.offsets().as_ptr().wrapping_add(w.cur as usize));
-            return Some((w, query, row));
+            return Some((query, row));
         }
         None
     }

@@ -81,9 +81,11 @@ pub(super) fn lock_step<W: Walk, O: Copy + Into<u64>, const ALIAS: bool, const R
     let mut st = SamplerStats::default();
     let mut next = 0usize;
     // The next walker into lane `l` of `group`, if any is left.
-    let admit = |group: &mut Group, l: usize, next: &mut usize, out: &mut [u32], lens: &mut [u32]| -> bool {
-        match chunk.next_walker(next, out, lens) {
-            Some((w, query, row)) => group.fill(l, &w, query, row, stride),
+    // The walker is made in `made` (the lanes keep only its node, step and query).
+    let mut made = Walker::new(0);
+    let mut admit = |group: &mut Group, l: usize, next: &mut usize, out: &mut [u32], lens: &mut [u32]| -> bool {
+        match chunk.next_walker(next, out, lens, &mut made) {
+            Some((query, row)) => group.fill(l, &made, query, row, stride),
             None => group.at[l] = IDLE,
         }
         group.at[l] != IDLE
