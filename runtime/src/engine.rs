@@ -626,25 +626,10 @@ pub(crate) fn move_edge<S>(w: &Walker<S>) -> u64 {
     if w.prev == NO_NODE { NO_EDGE } else { w.last_edge }
 }
 
-/// Chunk query `local` at its start: its walker after `init`, its global query and the init
-/// stream (`n` nodes).
-#[inline(always)]
-pub(crate) fn begin_walk<W: Walk>(
-    walk: &W,
-    ctx: &Ctx,
-    seed: u64,
-    starts: &Starts,
-    local: u64,
-    n: usize,
-) -> (Walker<W::State>, u64, StepRng) {
-    let mut w = Walker::new(0);
-    let (q, rng) = begin_walk_into(walk, ctx, seed, starts, local, n, &mut w);
-    (w, q, rng)
-}
-
-/// [`begin_walk`] into `w` in place: a walker with a large state (a compiled walk's sixteen
-/// words) is not copied on its way to its lane (three copies a walker, 17 instructions a step
-/// of a length-5 compiled MetaPath).
+/// Chunk query `local` at its start, made in `w` (`n` nodes): its walker after `init`; returns
+/// its global query and the init stream. In place: a compiled walk's walker (sixteen state
+/// words) returned by value was copied three times on its way to a fast path's lane (17
+/// instructions a step of a length-5 compiled MetaPath).
 #[inline(always)]
 pub(crate) fn begin_walk_into<W: Walk>(
     walk: &W,
@@ -685,7 +670,8 @@ fn run_chunk<W: Walk, const COMPILED: bool>(
     let mut slots: Vec<Slot<W::State>> = Vec::with_capacity(width);
     let admit = |slots: &mut Vec<Slot<W::State>>, next: &mut usize, out: &mut [u32], lens: &mut [u32]| {
         while slots.len() < width && *next < rows {
-            let (w, q, rng) = begin_walk(env.walk, &env.ctx, env.seed, starts, first + *next as u64, n);
+            let mut w = Walker::new(0);
+            let (q, rng) = begin_walk_into(env.walk, &env.ctx, env.seed, starts, first + *next as u64, n, &mut w);
             out[*next * stride] = w.start;
             if cfg.length == 0 {
                 lens[*next] = 1;
