@@ -99,8 +99,13 @@ extern "C" fn wf_refill(rng: *mut wayfarer_runtime::StepRng) {
 }
 
 /// Whether Rust's float `min`/`max` return `-0` for `(+0, -0)` and for `(-0, +0)`, indexed by
-/// `max * 2 + f64` (asked of the helpers the Cranelift code otherwise calls).
+/// `max * 2 + f64`: asked of the helpers the Cranelift code otherwise calls, once a process.
 fn zero_order() -> [[bool; 2]; 4] {
+    static ZERO_ORDER: std::sync::OnceLock<[[bool; 2]; 4]> = std::sync::OnceLock::new();
+    *ZERO_ORDER.get_or_init(ask_zero_order)
+}
+
+fn ask_zero_order() -> [[bool; 2]; 4] {
     use std::hint::black_box;
     let neg32 = |v: f32| v.is_sign_negative();
     let neg64 = |v: f64| v.is_sign_negative();
