@@ -16,6 +16,9 @@
 #            SAGEM (default "wayfarer index_add")
 #   gather   bench/feature_gather.py on R-MAT GATHERG (default "22 24"): FeatureStore against
 #            index_select on pinned memory, dims 128/512, budgets 0/10/30/100%
+#   group    the counting kernel's launches (WAYFARER_TRI_FUSE) and warp units per grab
+#            (WAYFARER_TRI_WARP_GROUP) on WordNet, web-like, R-MAT 20 and Erdős–Rényi,
+#            alternating, after the triangle tests; WF_T_TASK on R-MAT 20; ncu on WordNet
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
 #   peers24  R-MAT 24: wayfarer and the peers (the next call, on the same warm machine)
 set -u
@@ -114,6 +117,26 @@ gather)
     PYTHONPATH=/tmp/py timeout ${GATHERT:-280} python3 bench/feature_gather.py "$(graph $gname)" > "$OUT/gather-$gname.md" 2>&1
     echo "gather $gname rc $?" >> "$OUT/gather-$gname.md"
   done;;
+group)
+  timeout 150 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
+  # before: two launches, warp units four a grab (the counting of 67b5534); fuse0: two
+  # launches, warp units per grab chosen; default: also one launch where it fits one wave
+  for gname in wordnet web 20 er; do
+    if [ $gname = wordnet ]; then ga=""; else ga="--graph $(graph $gname)"; fi
+    for r in 1 2 3; do for v in before fuse0 default; do
+      case $v in before) e="WAYFARER_TRI_FUSE=0 WAYFARER_TRI_WARP_GROUP=4";; fuse0) e="WAYFARER_TRI_FUSE=0";; *) e="";; esac
+      echo "$gname $v round $r: $(env $e timeout 30 .devbin/wayfarer triangles $ga --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms' | tr '\n' ' ')" >> "$OUT/tri-group.txt"
+    done; done
+  done
+  for r in 1 2; do for task in 2 4 8; do
+    echo "20 task $task round $r: $(WAYFARER_CUDA_DEFINES=WF_T_TASK=$task timeout 30 .devbin/wayfarer triangles --graph $G --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms' | tr '\n' ' ')" >> "$OUT/tri-group.txt"
+  done; done
+  if command -v ncu > /dev/null; then
+    for v in before default; do
+      case $v in before) e="WAYFARER_TRI_FUSE=0 WAYFARER_TRI_WARP_GROUP=4";; *) e="";; esac
+      env $e timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --backend cuda > "$OUT/ncu-wordnet-$v.txt" 2>&1
+    done
+  fi;;
 tritest)
   timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
   for gname in 20 web 22; do

@@ -646,13 +646,16 @@ fn gpu_neighbor_sampling_equals_the_cpu() {
 
 /// The counting kernel's four ways of looking an entry up, each forced on these small graphs:
 /// lane units for rows of at most 8 entries and warps' tables for the rest where they can (the
-/// default), then without lane units: warps' tables for rows of at most 4, blocks' tables for every row longer than 4,
-/// blocks' tables at load 1/16, and block rows longer than 16 binary-searched (tables of 32
-/// slots).
-fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 4] {
+/// default, which runs both in one launch on graphs this small; then in two launches, with
+/// warp units taken one and four at a time), then without lane units: warps' tables for rows
+/// of at most 4, blocks' tables for every row longer than 4, blocks' tables at load 1/16, and
+/// block rows longer than 16 binary-searched (tables of 32 slots).
+fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 6] {
     use wayfarer_cuda::triangles::CountTuning;
     [
         (CountTuning::default(), "default"),
+        (CountTuning { fuse: false, warp_group: 1, ..Default::default() }, "two launches"),
+        (CountTuning { fuse: false, warp_group: 4, ..Default::default() }, "two launches"),
         (CountTuning { lane_rows: 0, warp_rows: 4, ..Default::default() }, "block tables"),
         (CountTuning { lane_rows: 0, warp_rows: 4, block_spread: 16, ..Default::default() }, "block tables"),
         (CountTuning { lane_rows: 0, warp_rows: 4, block_slots_max: 32, ..Default::default() }, "searched rows"),
@@ -664,6 +667,7 @@ fn assert_paths(report: &wayfarer::gpu::GpuTriangleReport, how: &str) {
     assert!(report.lookups > 0 && report.warp_units > 0, "{how}: {report:?}");
     match how {
         "default" => assert!(report.lane_units > 0 && !report.searched_rows(), "{report:?}"),
+        "two launches" => assert!(report.lane_units > 0 && !report.searched_rows() && report.fused == 0, "{report:?}"),
         "block tables" => assert!(report.block_units > 0 && !report.searched_rows(), "{report:?}"),
         _ => assert!(report.block_units > 0 && report.searched_rows(), "{report:?}"),
     }
@@ -678,7 +682,7 @@ fn gpu_triangle_counts_equal_the_cpu() {
     let Some(dev) = device() else { return };
     let Ok(second) = CudaDevice::open(0) else { return };
     let devs = [dev, second];
-    let mut checked = 0;
+    let (mut checked, mut fused) = (0, 0);
     for (scale, ef) in [(10u32, 8u32), (13, 16), (15, 24)] {
         let mut g = wayfarer::graph::generate::rmat(scale, ef, 3).unwrap();
         g.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 4))).unwrap();
@@ -697,6 +701,7 @@ fn gpu_triangle_counts_equal_the_cpu() {
                     if scale >= 13 {
                         assert_paths(&report, how);
                     }
+                    fused += report.fused;
                     checked += 1;
                 }
             }
@@ -720,7 +725,9 @@ fn gpu_triangle_counts_equal_the_cpu() {
         assert!(report.lane_units > 0 && report.warp_units == 0 && report.block_units == 0, "{report:?}");
         checked += 1;
     }
-    eprintln!("{checked} GPU triangle counts equal the CPU's");
+    // The default runs table and lane units in one launch on graphs this small.
+    assert!(fused > 0, "no count ran the fused kernel");
+    eprintln!("{checked} GPU triangle counts equal the CPU's ({fused} in one launch)");
 }
 
 /// Counts `g`'s triangles on `runner` through a triangle job, the mask (a `#[mask]`) compiled

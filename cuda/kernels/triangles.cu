@@ -106,7 +106,7 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
 #define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4
-#define WF_T_WARP_GROUP 4        // warp units taken per counter increment
+#define WF_T_WARP_GROUP 4        // the most warp units taken per counter increment (WfTriCount::warp_group)
 #ifndef WF_T_TASK
 #define WF_T_TASK 4              // consecutive row entries per lane and round
 #endif
@@ -241,7 +241,8 @@ struct WfTriCount {
     u64* total;            // one counter
     u64* per_node;         // or null
     u32 block_slots;       // slots of the block's table in shared memory (a power of two)
-    u32 pad;
+    u32 warp_group;        // warp units a warp takes per counter increment (1 ..= WF_T_WARP_GROUP)
+    u32 table_blocks;      // wf_t_count_fused: its blocks below this take table units
 };
 
 
@@ -361,10 +362,9 @@ __device__ __forceinline__ u64 wf_t_scan_partners(const WfTriCount& t, u32 x, co
     return hits;
 }
 
-extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
-    extern __shared__ __align__(16) u32 wf_t_smem[];
-    __shared__ u64 unit_s;
-    __shared__ u32 batch_s;
+// The table units (block units, then warp units) a block takes; its triangles found. `smem` is
+// the block's dynamic shared memory, `unit_s` and `batch_s` its shared counters.
+__device__ __forceinline__ u64 wf_t_table_units(const WfTriCount& t, u32* wf_t_smem, u64& unit_s, u32& batch_s) {
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     u64 hits = 0;
     // Block units first (the longest rows): the block's table is all of shared memory, and its
@@ -403,9 +403,9 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
     while (true) {
         u64 g = 0;
         if (lane == 0) g = atomicAdd((unsigned long long*)&t.next[1], 1ull);
-        u64 k0 = __shfl_sync(0xffffffffu, g, 0) * WF_T_WARP_GROUP;
+        u64 k0 = __shfl_sync(0xffffffffu, g, 0) * t.warp_group;
         if (k0 >= t.warp_count) break;
-        for (u64 k = k0; k < wf_t_min(k0 + WF_T_WARP_GROUP, t.warp_count); ++k) {
+        for (u64 k = k0; k < wf_t_min(k0 + t.warp_group, t.warp_count); ++k) {
             u64 u = t.warp_units[k];
             u32 x = (u32)u;
             u64 ox = t.offsets[x], d = t.offsets[x + 1] - ox;
@@ -420,14 +420,26 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
             __syncwarp();
         }
     }
+    return hits;
+}
+
+// A warp's hits added to the total.
+__device__ __forceinline__ void wf_t_add_total(const WfTriCount& t, u64 hits) {
     u64 s = wf_t_warp_sum(hits);
-    if (lane == 0 && s) atomicAdd((unsigned long long*)t.total, (unsigned long long)s);
+    if ((threadIdx.x & 31) == 0 && s) atomicAdd((unsigned long long*)t.total, (unsigned long long)s);
+}
+
+extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
+    extern __shared__ __align__(16) u32 wf_t_smem[];
+    __shared__ u64 unit_s;
+    __shared__ u32 batch_s;
+    wf_t_add_total(t, wf_t_table_units(t, wf_t_smem, unit_s, batch_s));
 }
 
 // Lane units, 32 per warp (a kernel of its own, after wf_t_count: its registers would cost the
 // table kernel occupancy): each thread one tiny owner's row in registers, its partners' rows
 // compared against it entry by entry.
-extern "C" __global__ void __launch_bounds__(256) wf_t_count_lanes(WfTriCount t) {
+__device__ __forceinline__ u64 wf_t_lane_units(const WfTriCount& t) {
     u32 lane = threadIdx.x & 31;
     u64 hits = 0;
     while (true) {
@@ -482,6 +494,21 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count_lanes(WfTriCount t)
             }
         }
     }
-    u64 s = wf_t_warp_sum(hits);
-    if (lane == 0 && s) atomicAdd((unsigned long long*)t.total, (unsigned long long)s);
+    return hits;
+}
+
+extern "C" __global__ void __launch_bounds__(256) wf_t_count_lanes(WfTriCount t) {
+    wf_t_add_total(t, wf_t_lane_units(t));
+}
+
+// Both in one launch, for a count whose units all fit in one wave (a flat graph's few table
+// units beside its lane units): blocks below t.table_blocks take table units, the others lane
+// units, side by side instead of one kernel after the other. Its registers are the larger
+// kernel's, which costs nothing when the whole grid is resident at once.
+extern "C" __global__ void __launch_bounds__(256) wf_t_count_fused(WfTriCount t) {
+    extern __shared__ __align__(16) u32 wf_t_smem[];
+    __shared__ u64 unit_s;
+    __shared__ u32 batch_s;
+    if (blockIdx.x < t.table_blocks) wf_t_add_total(t, wf_t_table_units(t, wf_t_smem, unit_s, batch_s));
+    else wf_t_add_total(t, wf_t_lane_units(t));
 }

@@ -139,7 +139,7 @@ fn host_layout(c_name: &str) -> (Vec<(&'static str, usize)>, usize) {
         "WfTriCount" => {
             use crate::triangles::CountArgs;
             fields!(CountArgs: offsets, targets, poff, partners, warp_units, warp_count, block_units, block_count, lane_units,
-                lane_count, next, total, per_node, block_slots, pad)
+                lane_count, next, total, per_node, block_slots, warp_group, table_blocks, _pad)
         }
         "WfTriOrient" => {
             use crate::triangles::OrientArgs;

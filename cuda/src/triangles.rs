@@ -99,6 +99,13 @@ pub struct CountTuning {
     /// power of two in 2..=16; the load is at most its inverse), within `block_slots_max`
     /// ([`CountTuning::block_slots`]).
     pub block_spread: u32,
+    /// Warp units a warp takes per counter increment (1..=[`WARP_GROUP`]), or 0: chosen per
+    /// count ([`CountTuning::warp_group`]).
+    pub warp_group: u32,
+    /// Whether a count whose table units and lane units fit in one wave of the GPU runs them in
+    /// one launch, side by side (a flat graph's few table units no longer run before its lane
+    /// units, one kernel after the other).
+    pub fuse: bool,
 }
 
 /// Slots per entry of a block's table by default: load at most 1/4.
@@ -106,24 +113,39 @@ pub const BLOCK_SPREAD: u32 = 4;
 
 impl Default for CountTuning {
     fn default() -> Self {
-        CountTuning { lane_rows: LANE_ROWS, warp_rows: WARP_ROWS, block_slots_max: BLOCK_SLOTS_MAX, block_spread: BLOCK_SPREAD }
+        CountTuning {
+            lane_rows: LANE_ROWS,
+            warp_rows: WARP_ROWS,
+            block_slots_max: BLOCK_SLOTS_MAX,
+            block_spread: BLOCK_SPREAD,
+            warp_group: 0,
+            fuse: true,
+        }
     }
 }
 
 impl CountTuning {
-    /// The defaults, overridden by `WAYFARER_TRI_WARP_ROWS`, `WAYFARER_TRI_BLOCK_SLOTS` and
-    /// `WAYFARER_TRI_BLOCK_SPREAD`.
+    /// The defaults, overridden by `WAYFARER_TRI_WARP_ROWS`, `WAYFARER_TRI_BLOCK_SLOTS`,
+    /// `WAYFARER_TRI_BLOCK_SPREAD`, `WAYFARER_TRI_WARP_GROUP` and `WAYFARER_TRI_FUSE` (0 or 1).
     pub fn from_env() -> Result<Self, CudaError> {
         let var = |name| std::env::var(name).ok();
         Self::from_settings(
             var("WAYFARER_TRI_WARP_ROWS").as_deref(),
             var("WAYFARER_TRI_BLOCK_SLOTS").as_deref(),
             var("WAYFARER_TRI_BLOCK_SPREAD").as_deref(),
+            var("WAYFARER_TRI_WARP_GROUP").as_deref(),
+            var("WAYFARER_TRI_FUSE").as_deref(),
         )
     }
 
     /// The defaults, overridden by the settings' texts where given (errors name them).
-    fn from_settings(warp_rows: Option<&str>, block_slots: Option<&str>, block_spread: Option<&str>) -> Result<Self, CudaError> {
+    fn from_settings(
+        warp_rows: Option<&str>,
+        block_slots: Option<&str>,
+        block_spread: Option<&str>,
+        warp_group: Option<&str>,
+        fuse: Option<&str>,
+    ) -> Result<Self, CudaError> {
         let number = |name: &str, text: Option<&str>| -> Result<Option<u32>, CudaError> {
             let Some(text) = text else { return Ok(None) };
             let v: u64 = text.trim().parse().map_err(|_| WalkError::param(name, format!("`{text}` is not a whole number")))?;
@@ -138,6 +160,14 @@ impl CountTuning {
         }
         if let Some(v) = number("WAYFARER_TRI_BLOCK_SPREAD", block_spread)? {
             t.block_spread = v;
+        }
+        if let Some(v) = number("WAYFARER_TRI_WARP_GROUP", warp_group)? {
+            t.warp_group = v;
+        }
+        match number("WAYFARER_TRI_FUSE", fuse)? {
+            None => {}
+            Some(v @ (0 | 1)) => t.fuse = v == 1,
+            Some(v) => return Err(WalkError::param("WAYFARER_TRI_FUSE", format!("{v} is not 0 or 1")).into()),
         }
         t.check()?;
         Ok(t)
@@ -162,6 +192,9 @@ impl CountTuning {
                 WalkError::param("WAYFARER_TRI_BLOCK_SPREAD", format!("{} is not a power of two in 2..=16", self.block_spread)).into()
             );
         }
+        if self.warp_group > WARP_GROUP {
+            return Err(WalkError::param("WAYFARER_TRI_WARP_GROUP", format!("{} is above {WARP_GROUP}", self.warp_group)).into());
+        }
         Ok(())
     }
 
@@ -175,6 +208,18 @@ impl CountTuning {
         let free = (2 * self.block_spread as u64 * longest).next_power_of_two();
         let slots = if free <= WARP_REGION_SLOTS as u64 { free } else { slots };
         slots.clamp(32, self.block_slots_max as u64) as u32
+    }
+
+    /// Warp units a warp takes per counter increment when `warps` warps share `units` warp
+    /// units: the tuning's, or [`WARP_GROUP`] (fewer increments) only where every warp gets
+    /// several groups, else 1. A flat graph's few table units, taken four by four, ran on two
+    /// warps one after another (WordNet: 8 units, 19 us against the lane kernel's 9).
+    pub fn warp_group(&self, units: u64, warps: u64) -> u32 {
+        match self.warp_group {
+            0 if units >= WARP_GROUP as u64 * warps => WARP_GROUP,
+            0 => 1,
+            g => g,
+        }
     }
 }
 
@@ -209,6 +254,9 @@ pub struct GpuTriangleReport {
     pub longest_block_row: u64,
     /// Slots of the blocks' tables; a row of more than half as many entries was searched.
     pub block_slots: u32,
+    /// GPUs whose table and lane units ran in one launch side by side (a count small enough
+    /// for one wave: [`CountTuning::fuse`]).
+    pub fused: usize,
 }
 
 impl GpuTriangleReport {
@@ -229,8 +277,13 @@ impl GpuTriangleReport {
         self.lane_units += r.lane_units;
         self.longest_block_row = self.longest_block_row.max(r.longest_block_row);
         self.block_slots = self.block_slots.max(r.block_slots);
+        self.fused += r.fused;
     }
 }
+
+/// The most warp units a warp of the counting kernel takes per counter increment
+/// (`WF_T_WARP_GROUP`).
+pub const WARP_GROUP: u32 = 4;
 
 /// Mirrors `WfTriCount`.
 #[repr(C)]
@@ -250,7 +303,9 @@ pub(crate) struct CountArgs {
     pub(crate) total: u64,
     pub(crate) per_node: u64,
     pub(crate) block_slots: u32,
-    pub(crate) pad: u32,
+    pub(crate) warp_group: u32,
+    pub(crate) table_blocks: u32,
+    pub(crate) _pad: u32,
 }
 
 /// An oriented graph on one device: rows, and each oriented edge's source row.
@@ -451,6 +506,25 @@ fn count_on_device(
     let next = zeros::<u64>(s, 3)?;
     let total = zeros::<u64>(s, 1)?;
     let per_node = if detail == Detail::PerNode { Some(zeros::<u64>(s, n)?) } else { None };
+    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    // As many blocks as the units can keep busy (a block's eight warps take four warp units
+    // each per grab), at most eight per SM: a flat graph's few table units should not pay for
+    // a thousand blocks' shared memory (WordNet's table kernel 20 us for a handful of units).
+    let busy = block_count + warp_count.div_ceil(32);
+    let blocks = busy.clamp(1, sms as u64 * 8);
+    let warp_group = tuning.warp_group(warp_count, blocks * 8);
+    let table_blocks = if warp_count + block_count > 0 { blocks } else { 0 };
+    let lane_blocks = if lane_count > 0 { lane_count.div_ceil(256).clamp(1, sms as u64 * 8) } else { 0 };
+    // Both kinds of unit in one launch when the two grids together are resident at once.
+    let fused = if tuning.fuse && table_blocks > 0 && lane_blocks > 0 {
+        let func = f(&kernels::T_COUNT_FUSED)?;
+        func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
+        let resident = func.occupancy_max_active_blocks_per_multiprocessor(256, shared as usize, None)? as u64 * sms as u64;
+        (table_blocks + lane_blocks <= resident).then_some(func)
+    } else {
+        None
+    };
+    report.fused = usize::from(fused.is_some());
     let args = CountArgs {
         offsets: dptr(s, &g.offsets),
         targets: dptr(s, &g.targets),
@@ -466,26 +540,26 @@ fn count_on_device(
         total: dptr(s, &total),
         per_node: per_node.as_ref().map_or(0, |p| dptr(s, p)),
         block_slots,
-        pad: 0,
+        warp_group,
+        table_blocks: table_blocks as u32,
+        _pad: 0,
     };
-    let sms = dev.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-    // As many blocks as the units can keep busy (a block's eight warps take four warp units
-    // each per grab), at most eight per SM: a flat graph's few table units should not pay for
-    // a thousand blocks' shared memory (WordNet's table kernel 20 us for a handful of units).
-    let busy = block_count + warp_count.div_ceil(32);
-    let cfg = LaunchConfig { grid_dim: (busy.clamp(1, sms as u64 * 8) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: shared };
     let start = s.record_event(timing)?;
     // The argument struct's pointers: the rows above; poff (n + 1) and partners (its total);
     // the unit lists (their counts); next (3), total (1), per_node (n) zeroed here. The kernel
     // uses `shared` bytes of dynamic shared memory, as allowed just above.
-    if warp_count + block_count > 0 {
-        Launch::new(s, &func, &kernels::T_COUNT).arg(&args).run(cfg)?;
-    }
-    if lane_count > 0 {
-        let lanes = f(&kernels::T_COUNT_LANES)?;
-        let grid = lane_count.div_ceil(256).clamp(1, sms as u64 * 8) as u32;
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        Launch::new(s, &lanes, &kernels::T_COUNT_LANES).arg(&args).run(cfg)?;
+    let grid =
+        |blocks: u64, shared_mem_bytes: u32| LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes };
+    if let Some(fused) = fused {
+        Launch::new(s, &fused, &kernels::T_COUNT_FUSED).arg(&args).run(grid(table_blocks + lane_blocks, shared))?;
+    } else {
+        if table_blocks > 0 {
+            Launch::new(s, &func, &kernels::T_COUNT).arg(&args).run(grid(table_blocks, shared))?;
+        }
+        if lane_blocks > 0 {
+            let lanes = f(&kernels::T_COUNT_LANES)?;
+            Launch::new(s, &lanes, &kernels::T_COUNT_LANES).arg(&args).run(grid(lane_blocks, 0))?;
+        }
     }
     report.kernel_seconds = start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
     let per_node = match per_node {
@@ -770,7 +844,10 @@ mod tests {
     #[test]
     fn tuning_is_checked() {
         assert!(CountTuning::default().check().is_ok());
-        assert!(CountTuning { lane_rows: 0, warp_rows: 0, block_slots_max: 32, block_spread: 2 }.check().is_ok());
+        assert!(
+            CountTuning { lane_rows: 0, warp_rows: 0, block_slots_max: 32, block_spread: 2, warp_group: 1, fuse: false }.check().is_ok()
+        );
+        assert!(CountTuning { warp_group: WARP_GROUP + 1, ..Default::default() }.check().is_err());
         assert!(CountTuning { lane_rows: LANE_ROWS + 1, ..Default::default() }.check().is_err());
         assert!(CountTuning { warp_rows: WARP_ROWS + 1, ..Default::default() }.check().is_err());
         for slots in [0, 16, 48, 2 * BLOCK_SLOTS_MAX] {
@@ -780,21 +857,38 @@ mod tests {
             assert!(CountTuning { block_spread: spread, ..Default::default() }.check().is_err(), "{spread}");
         }
         // The settings' texts: errors name the setting.
-        assert_eq!(CountTuning::from_settings(None, None, None).unwrap(), CountTuning::default());
+        assert_eq!(CountTuning::from_settings(None, None, None, None, None).unwrap(), CountTuning::default());
         assert_eq!(
-            CountTuning::from_settings(Some(" 4 "), Some("32"), Some("8")).unwrap(),
-            CountTuning { warp_rows: 4, block_slots_max: 32, block_spread: 8, ..Default::default() }
+            CountTuning::from_settings(Some(" 4 "), Some("32"), Some("8"), Some("2"), Some("0")).unwrap(),
+            CountTuning { warp_rows: 4, block_slots_max: 32, block_spread: 8, warp_group: 2, fuse: false, ..Default::default() }
         );
-        for (warp, slots, spread, name) in [
-            (Some("many"), None, None, "WAYFARER_TRI_WARP_ROWS"),
-            (Some("300"), None, None, "WAYFARER_TRI_WARP_ROWS"),
-            (None, Some("-1"), None, "WAYFARER_TRI_BLOCK_SLOTS"),
-            (None, Some("48"), None, "WAYFARER_TRI_BLOCK_SLOTS"),
-            (None, None, Some("6"), "WAYFARER_TRI_BLOCK_SPREAD"),
+        for (warp, slots, spread, group, fuse, name) in [
+            (Some("many"), None, None, None, None, "WAYFARER_TRI_WARP_ROWS"),
+            (Some("300"), None, None, None, None, "WAYFARER_TRI_WARP_ROWS"),
+            (None, Some("-1"), None, None, None, "WAYFARER_TRI_BLOCK_SLOTS"),
+            (None, Some("48"), None, None, None, "WAYFARER_TRI_BLOCK_SLOTS"),
+            (None, None, Some("6"), None, None, "WAYFARER_TRI_BLOCK_SPREAD"),
+            (None, None, None, Some("5"), None, "WAYFARER_TRI_WARP_GROUP"),
+            (None, None, None, None, Some("2"), "WAYFARER_TRI_FUSE"),
+            (None, None, None, None, Some("yes"), "WAYFARER_TRI_FUSE"),
         ] {
-            let e = CountTuning::from_settings(warp, slots, spread).unwrap_err().to_string();
-            assert!(e.contains(name), "{warp:?} {slots:?} {spread:?}: {e}");
+            let e = CountTuning::from_settings(warp, slots, spread, group, fuse).unwrap_err().to_string();
+            assert!(e.contains(name), "{warp:?} {slots:?} {spread:?} {group:?} {fuse:?}: {e}");
         }
+    }
+
+    /// Four warp units a grab only where every warp of the grid gets several grabs; a setting
+    /// wins.
+    #[test]
+    fn warp_groups_follow_the_units_per_warp() {
+        let t = CountTuning::default();
+        // WordNet: 8 warp units on one block's 8 warps; R-MAT 20: hundreds of thousands on 1,056 blocks.
+        assert_eq!(t.warp_group(8, 8), 1);
+        assert_eq!(t.warp_group(4 * 8448 - 1, 8448), 1);
+        assert_eq!(t.warp_group(4 * 8448, 8448), WARP_GROUP);
+        assert_eq!(t.warp_group(500_000, 8448), WARP_GROUP);
+        assert_eq!(CountTuning { warp_group: 4, ..t }.warp_group(8, 8), 4);
+        assert_eq!(CountTuning { warp_group: 2, ..t }.warp_group(500_000, 8448), 2);
     }
 
     /// The block's table doubles its slots while that stays within the warps' region, and

@@ -210,6 +210,7 @@ fn triangle_kernels_compile() {
         "wf_t_degree",
         "wf_t_count",
         "wf_t_count_lanes",
+        "wf_t_count_fused",
         "wf_scan_tiles_u32",
         "wf_scan_tiles_u64",
         "wf_scan_sums",

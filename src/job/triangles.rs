@@ -128,7 +128,7 @@ impl TriangleRunner for CudaTriangles {
         })?;
         let masked = job.mask.is_some();
         let backend = format!(
-            "{} (upload {:.3} s; orientation kernels {:.3} ms ({:.3} ms with the host's work), work lists {:.3} ms, counting kernels {:.3} ms: {}; {} lookups in {} lane, {} warp and {} block units, block tables of {} slots{}; {})",
+            "{} (upload {:.3} s; orientation kernels {:.3} ms ({:.3} ms with the host's work), work lists {:.3} ms, counting kernels {:.3} ms: {}; {} lookups in {} lane, {} warp and {} block units, block tables of {} slots{}{}; {})",
             gpus_name(&self.devices),
             r.upload_seconds,
             r.orient_kernel_seconds * 1e3,
@@ -142,6 +142,7 @@ impl TriangleRunner for CudaTriangles {
             r.block_units,
             r.block_slots,
             if r.searched_rows() { format!(", rows up to {} entries searched", r.longest_block_row) } else { String::new() },
+            if r.fused > 0 { ", table and lane units in one launch" } else { "" },
             if on_host {
                 format!("directed input: symmetrized and oriented{} on the CPU", if masked { ", mask evaluated" } else { "" })
             } else {
