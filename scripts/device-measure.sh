@@ -18,7 +18,7 @@
 #            index_select on pinned memory, dims 128/512, budgets 0/10/30/100%
 #   group    the counting kernel's launches (WAYFARER_TRI_FUSE) and warp units per grab
 #            (WAYFARER_TRI_WARP_GROUP) on WordNet, web-like, R-MAT 20 and Erdős–Rényi,
-#            alternating, after the triangle tests; WF_T_TASK on R-MAT 20; ncu on WordNet
+#            alternating, after the triangle tests; kernel knobs on R-MAT 20; ncu on WordNet
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
 #   peers24  R-MAT 24: wayfarer and the peers (the next call, on the same warm machine)
 set -u
@@ -128,8 +128,8 @@ group)
       echo "$gname $v round $r: $(env $e timeout 30 .devbin/wayfarer triangles $ga --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms' | tr '\n' ' ')" >> "$OUT/tri-group.txt"
     done; done
   done
-  for r in 1 2; do for task in 2 4 8; do
-    echo "20 task $task round $r: $(WAYFARER_CUDA_DEFINES=WF_T_TASK=$task timeout 30 .devbin/wayfarer triangles --graph $G --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms' | tr '\n' ' ')" >> "$OUT/tri-group.txt"
+  for r in 1 2; do for task in WF_T_TASK=4 WF_T_TASK=3 WF_T_TASK=5 WF_T_WARP_UNIT=64 WF_T_BLOCK_UNIT=8192; do
+    echo "20 $task round $r: $(WAYFARER_CUDA_DEFINES=$task timeout 30 .devbin/wayfarer triangles --graph $G --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms' | tr '\n' ' ')" >> "$OUT/tri-group.txt"
   done; done
   if command -v ncu > /dev/null; then
     for v in before default; do
