@@ -19,6 +19,9 @@
 #   group    the counting kernel's launches (WAYFARER_TRI_FUSE) and warp units per grab
 #            (WAYFARER_TRI_WARP_GROUP) on WordNet, web-like, R-MAT 20 and Erdős–Rényi,
 #            alternating, after the triangle tests; kernel knobs on R-MAT 20; ncu on WordNet
+#   tasks    the counting kernel's long tasks chosen (default) against never
+#            (WAYFARER_TRI_LONG_TASKS=0) on WordNet, web-like, R-MAT 20 and 22, Erdős–Rényi,
+#            after the triangle tests; ncu per-kernel times on R-MAT 20
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
 #   peers24  R-MAT 24: wayfarer and the peers (the next call, on the same warm machine)
 set -u
@@ -137,6 +140,23 @@ group)
       env $e timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --backend cuda > "$OUT/ncu-wordnet-$v.txt" 2>&1
     done
   fi;;
+tasks)
+  timeout 150 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
+  for gname in wordnet web 20 22 er; do
+    if [ $gname = wordnet ]; then ga=""; else ga="--graph $(graph $gname)"; fi
+    for r in 1 2; do for lt in default 0; do
+      if [ $lt = default ]; then e=""; else e="WAYFARER_TRI_LONG_TASKS=0"; fi
+      echo "$gname long tasks $lt round $r: $(env $e timeout 30 .devbin/wayfarer triangles $ga --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms' | tr '\n' ' ')" >> "$OUT/tri-tasks.txt"
+    done; done
+  done
+  for r in 1 2; do for v in "WAYFARER_TRI_FUSE=1" "WAYFARER_TRI_FUSE=0" "WAYFARER_CUDA_DEFINES=WF_T_LANE_UNIT=1" "WAYFARER_CUDA_DEFINES=WF_T_LANE_UNIT=4"; do
+    echo "wordnet $v round $r: $(env $v timeout 30 .devbin/wayfarer triangles --backend cuda 2>&1 | tail -1 | grep -o 'counting kernels [0-9.]* ms\|one launch')" >> "$OUT/tri-tasks.txt"
+  done; done
+  timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --graph $G --backend cuda > "$OUT/ncu-tri20.txt" 2>&1
+  echo "ncu rc $?" >> "$OUT/ncu-tri20.txt"
+  for v in 2 1; do
+    WAYFARER_CUDA_DEFINES=WF_T_LANE_UNIT=$v timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --backend cuda > "$OUT/ncu-wordnet-lane$v.txt" 2>&1
+  done;;
 tritest)
   timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
   for gname in 20 web 22; do

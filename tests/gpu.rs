@@ -648,15 +648,17 @@ fn gpu_neighbor_sampling_equals_the_cpu() {
 /// lane units for rows of at most 8 entries and warps' tables for the rest where they can (the
 /// default, which runs both in one launch on graphs this small; then in two launches, with
 /// warp units taken one and four at a time), then without lane units: warps' tables for rows
-/// of at most 4, blocks' tables for every row longer than 4, blocks' tables at load 1/16, and
-/// block rows longer than 16 binary-searched (tables of 32 slots).
-fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 6] {
+/// of at most 4, blocks' tables for every row longer than 4 (which takes the long tasks, and
+/// again with the short ones), blocks' tables at load 1/16, and block rows longer than 16
+/// binary-searched (tables of 32 slots).
+fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 7] {
     use wayfarer_cuda::triangles::CountTuning;
     [
         (CountTuning::default(), "default"),
         (CountTuning { fuse: false, warp_group: 1, ..Default::default() }, "two launches"),
         (CountTuning { fuse: false, warp_group: 4, ..Default::default() }, "two launches"),
         (CountTuning { lane_rows: 0, warp_rows: 4, ..Default::default() }, "block tables"),
+        (CountTuning { lane_rows: 0, warp_rows: 4, long_tasks: Some(false), ..Default::default() }, "block tables, short tasks"),
         (CountTuning { lane_rows: 0, warp_rows: 4, block_spread: 16, ..Default::default() }, "block tables"),
         (CountTuning { lane_rows: 0, warp_rows: 4, block_slots_max: 32, ..Default::default() }, "searched rows"),
     ]
@@ -668,7 +670,10 @@ fn assert_paths(report: &wayfarer::gpu::GpuTriangleReport, how: &str) {
     match how {
         "default" => assert!(report.lane_units > 0 && !report.searched_rows(), "{report:?}"),
         "two launches" => assert!(report.lane_units > 0 && !report.searched_rows() && report.fused == 0, "{report:?}"),
-        "block tables" => assert!(report.block_units > 0 && !report.searched_rows(), "{report:?}"),
+        "block tables" => assert!(report.block_units > 0 && !report.searched_rows() && report.long_tasks > 0, "{report:?}"),
+        "block tables, short tasks" => {
+            assert!(report.block_units > 0 && !report.searched_rows() && report.long_tasks == 0, "{report:?}")
+        }
         _ => assert!(report.block_units > 0 && report.searched_rows(), "{report:?}"),
     }
 }

@@ -102,13 +102,18 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #define WF_T_BLOCK_UNIT 4096ull  // partners per block unit
 #endif
 #define WF_T_LANE_ROWS 8         // the longest row a lane unit holds (LANE_ROWS in triangles.rs)
+#ifndef WF_T_LANE_UNIT
 #define WF_T_LANE_UNIT 2ull      // partners per lane unit
+#endif
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
 #define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4
 #define WF_T_WARP_GROUP 4        // the most warp units taken per counter increment (WfTriCount::warp_group)
 #ifndef WF_T_TASK
-#define WF_T_TASK 4              // consecutive row entries per lane and round
+#define WF_T_TASK 4              // consecutive row entries per lane and round (wf_t_count)
+#endif
+#ifndef WF_T_TASK_LONG
+#define WF_T_TASK_LONG 5         // the same for wf_t_count_long (graphs with block units)
 #endif
 
 // Oriented edge e (a -> b): its owner (the node of the longer row, a on ties), the partner whose
@@ -309,9 +314,10 @@ __device__ __forceinline__ void wf_t_insert(u32* tab, u32 bits, const u32* row, 
 }
 
 // One warp: up to 32 partners partners[i0 .. i1) of owner x, their rows cut into tasks of
-// WF_T_TASK consecutive entries and the tasks flattened over the lanes (lane q of a round takes
+// TASK consecutive entries and the tasks flattened over the lanes (lane q of a round takes
 // the q-th task of the concatenated rows), so short rows keep every lane busy and each lane has
-// WF_T_TASK loads in flight; each entry is looked up in x's table. Returns this lane's hits.
+// TASK loads in flight; each entry is looked up in x's table. Returns this lane's hits.
+template <int TASK>
 __device__ __forceinline__ u64 wf_t_scan_partners(const WfTriCount& t, u32 x, const u32* tab, u32 bits, const u32* row, u64 d, u64 i0, u64 i1) {
     u32 lane = threadIdx.x & 31;
     u64 i = i0 + lane;
@@ -320,7 +326,7 @@ __device__ __forceinline__ u64 wf_t_scan_partners(const WfTriCount& t, u32 x, co
     u64 op = have ? t.offsets[p] : 0;
     // A partner's row is no longer than x's (at most sqrt(2m)), so 32 of them fit in 32 bits.
     u32 lp = have ? (u32)(t.offsets[p + 1] - op) : 0u;
-    u32 tasks = (lp + WF_T_TASK - 1) / WF_T_TASK;
+    u32 tasks = (lp + TASK - 1) / TASK;
     u32 incl = tasks;
     for (int o = 1; o < 32; o <<= 1) {
         u32 y = __shfl_up_sync(0xffffffffu, incl, o);
@@ -329,8 +335,8 @@ __device__ __forceinline__ u64 wf_t_scan_partners(const WfTriCount& t, u32 x, co
     u32 start = incl - tasks, total = __shfl_sync(0xffffffffu, incl, 31);
     // In entries of the flattened rows: the row's entry at flattened position f is
     // targets[base + f], and the row ends before flattened position `end`.
-    u64 base = op - (u64)start * WF_T_TASK;
-    u32 end = start * WF_T_TASK + lp;
+    u64 base = op - (u64)start * TASK;
+    u32 end = start * TASK + lp;
     u32 le = (2u << lane) - 1u;
     u64 hits = 0;
     // Every partner has a non-empty row, so partners occupy lanes 0.. in order and start at
@@ -342,13 +348,13 @@ __device__ __forceinline__ u64 wf_t_scan_partners(const WfTriCount& t, u32 x, co
         u64 b = __shfl_sync(0xffffffffu, base, src_lane);
         u32 e = __shfl_sync(0xffffffffu, end, src_lane);
         u32 owner_partner = t.per_node ? __shfl_sync(0xffffffffu, p, src_lane) : 0u;
-        u32 q = t0 + lane, f0 = q * WF_T_TASK;
+        u32 q = t0 + lane, f0 = q * TASK;
         if (q >= total) e = 0;
-        u32 v[WF_T_TASK];
+        u32 v[TASK];
 #pragma unroll
-        for (int j = 0; j < WF_T_TASK; ++j) v[j] = f0 + j < e ? __ldg(&t.targets[b + f0 + j]) : 0u;
+        for (int j = 0; j < TASK; ++j) v[j] = f0 + j < e ? __ldg(&t.targets[b + f0 + j]) : 0u;
 #pragma unroll
-        for (int j = 0; j < WF_T_TASK; ++j) {
+        for (int j = 0; j < TASK; ++j) {
             if (f0 + j < e && wf_t_has(tab, bits, row, d, v[j])) {
                 ++hits;
                 if (t.per_node) {
@@ -364,6 +370,7 @@ __device__ __forceinline__ u64 wf_t_scan_partners(const WfTriCount& t, u32 x, co
 
 // The table units (block units, then warp units) a block takes; its triangles found. `smem` is
 // the block's dynamic shared memory, `unit_s` and `batch_s` its shared counters.
+template <int TASK>
 __device__ __forceinline__ u64 wf_t_table_units(const WfTriCount& t, u32* wf_t_smem, u64& unit_s, u32& batch_s) {
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     u64 hits = 0;
@@ -394,7 +401,7 @@ __device__ __forceinline__ u64 wf_t_table_units(const WfTriCount& t, u32* wf_t_s
             if (lane == 0) batch = atomicAdd(&batch_s, 1u);
             u64 i = i0 + 32ull * __shfl_sync(0xffffffffu, batch, 0);
             if (i >= i1) break;
-            hits += wf_t_scan_partners(t, x, wf_t_smem, bits, row, d, i, wf_t_min(i1, i + 32));
+            hits += wf_t_scan_partners<TASK>(t, x, wf_t_smem, bits, row, d, i, wf_t_min(i1, i + 32));
         }
         __syncthreads();  // the table is rebuilt, and unit_s rewritten, only after every warp is done
     }
@@ -416,7 +423,7 @@ __device__ __forceinline__ u64 wf_t_table_units(const WfTriCount& t, u32* wf_t_s
             wf_t_insert(tab, bits, row, d, lane, 32);
             __syncwarp();
             u64 i0 = t.poff[x] + (u >> 32) * WF_T_WARP_UNIT, i1 = wf_t_min(t.poff[x + 1], i0 + WF_T_WARP_UNIT);
-            for (u64 i = i0; i < i1; i += 32) hits += wf_t_scan_partners(t, x, tab, bits, row, d, i, wf_t_min(i1, i + 32));
+            for (u64 i = i0; i < i1; i += 32) hits += wf_t_scan_partners<TASK>(t, x, tab, bits, row, d, i, wf_t_min(i1, i + 32));
             __syncwarp();
         }
     }
@@ -433,7 +440,18 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
     extern __shared__ __align__(16) u32 wf_t_smem[];
     __shared__ u64 unit_s;
     __shared__ u32 batch_s;
-    wf_t_add_total(t, wf_t_table_units(t, wf_t_smem, unit_s, batch_s));
+    wf_t_add_total(t, wf_t_table_units<WF_T_TASK>(t, wf_t_smem, unit_s, batch_s));
+}
+
+// The same with longer tasks, for graphs whose hub rows take block units: their partners' rows
+// are long, and five loads in flight per lane beat four (R-MAT 20 -3%, R-MAT 22 -4% on an
+// H100), where a flat graph's rows of ~16 entries would pad a fifth of every task (Erdős–Rényi
+// +4%).
+extern "C" __global__ void __launch_bounds__(256) wf_t_count_long(WfTriCount t) {
+    extern __shared__ __align__(16) u32 wf_t_smem[];
+    __shared__ u64 unit_s;
+    __shared__ u32 batch_s;
+    wf_t_add_total(t, wf_t_table_units<WF_T_TASK_LONG>(t, wf_t_smem, unit_s, batch_s));
 }
 
 // Lane units, 32 per warp (a kernel of its own, after wf_t_count: its registers would cost the
@@ -509,6 +527,6 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count_fused(WfTriCount t)
     extern __shared__ __align__(16) u32 wf_t_smem[];
     __shared__ u64 unit_s;
     __shared__ u32 batch_s;
-    if (blockIdx.x < t.table_blocks) wf_t_add_total(t, wf_t_table_units(t, wf_t_smem, unit_s, batch_s));
+    if (blockIdx.x < t.table_blocks) wf_t_add_total(t, wf_t_table_units<WF_T_TASK>(t, wf_t_smem, unit_s, batch_s));
     else wf_t_add_total(t, wf_t_lane_units(t));
 }

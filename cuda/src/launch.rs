@@ -94,6 +94,7 @@ pub(crate) mod kernels {
         T_COUNT = "wf_t_count"(Struct("WfTriCount"));
         T_COUNT_LANES = "wf_t_count_lanes"(Struct("WfTriCount"));
         T_COUNT_FUSED = "wf_t_count_fused"(Struct("WfTriCount"));
+        T_COUNT_LONG = "wf_t_count_long"(Struct("WfTriCount"));
         ADAPTIVE_PROBE = "wf_adaptive_probe"(Ptr, Ptr, Ptr, Ptr, U32, Ptr);
         F_GATHER16 = "wf_f_gather16"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
         F_GATHER4 = "wf_f_gather4"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);

@@ -106,6 +106,9 @@ pub struct CountTuning {
     /// one launch, side by side (a flat graph's few table units no longer run before its lane
     /// units, one kernel after the other).
     pub fuse: bool,
+    /// Whether the table units scan their partners' rows in tasks of `WF_T_TASK_LONG` entries
+    /// rather than `WF_T_TASK`: `None` chooses per count ([`CountTuning::long_tasks`]).
+    pub long_tasks: Option<bool>,
 }
 
 /// Slots per entry of a block's table by default: load at most 1/4.
@@ -120,13 +123,15 @@ impl Default for CountTuning {
             block_spread: BLOCK_SPREAD,
             warp_group: 0,
             fuse: true,
+            long_tasks: None,
         }
     }
 }
 
 impl CountTuning {
     /// The defaults, overridden by `WAYFARER_TRI_WARP_ROWS`, `WAYFARER_TRI_BLOCK_SLOTS`,
-    /// `WAYFARER_TRI_BLOCK_SPREAD`, `WAYFARER_TRI_WARP_GROUP` and `WAYFARER_TRI_FUSE` (0 or 1).
+    /// `WAYFARER_TRI_BLOCK_SPREAD`, `WAYFARER_TRI_WARP_GROUP`, `WAYFARER_TRI_FUSE` and
+    /// `WAYFARER_TRI_LONG_TASKS` (0 or 1 each).
     pub fn from_env() -> Result<Self, CudaError> {
         let var = |name| std::env::var(name).ok();
         Self::from_settings(
@@ -135,6 +140,7 @@ impl CountTuning {
             var("WAYFARER_TRI_BLOCK_SPREAD").as_deref(),
             var("WAYFARER_TRI_WARP_GROUP").as_deref(),
             var("WAYFARER_TRI_FUSE").as_deref(),
+            var("WAYFARER_TRI_LONG_TASKS").as_deref(),
         )
     }
 
@@ -145,6 +151,7 @@ impl CountTuning {
         block_spread: Option<&str>,
         warp_group: Option<&str>,
         fuse: Option<&str>,
+        long_tasks: Option<&str>,
     ) -> Result<Self, CudaError> {
         let number = |name: &str, text: Option<&str>| -> Result<Option<u32>, CudaError> {
             let Some(text) = text else { return Ok(None) };
@@ -168,6 +175,11 @@ impl CountTuning {
             None => {}
             Some(v @ (0 | 1)) => t.fuse = v == 1,
             Some(v) => return Err(WalkError::param("WAYFARER_TRI_FUSE", format!("{v} is not 0 or 1")).into()),
+        }
+        match number("WAYFARER_TRI_LONG_TASKS", long_tasks)? {
+            None => {}
+            Some(v @ (0 | 1)) => t.long_tasks = Some(v == 1),
+            Some(v) => return Err(WalkError::param("WAYFARER_TRI_LONG_TASKS", format!("{v} is not 0 or 1")).into()),
         }
         t.check()?;
         Ok(t)
@@ -221,6 +233,14 @@ impl CountTuning {
             g => g,
         }
     }
+
+    /// Whether the table units take long tasks: the tuning's choice, or where some row took
+    /// block units (a power-law graph's hubs, whose partners' rows are long; a flat graph's
+    /// rows of a few dozen entries would pad a fifth of each five-entry task: Erdős–Rényi +4%,
+    /// R-MAT 20 -3% on an H100, `bench/results/2026-12-06-gpu-triangles-flat-fused-h100.md`).
+    pub fn long_tasks(&self, block_units: u64) -> bool {
+        self.long_tasks.unwrap_or(block_units > 0)
+    }
 }
 
 /// What a GPU count did.
@@ -257,6 +277,8 @@ pub struct GpuTriangleReport {
     /// GPUs whose table and lane units ran in one launch side by side (a count small enough
     /// for one wave: [`CountTuning::fuse`]).
     pub fused: usize,
+    /// GPUs whose table units scanned in long tasks ([`CountTuning::long_tasks`]).
+    pub long_tasks: usize,
 }
 
 impl GpuTriangleReport {
@@ -278,6 +300,7 @@ impl GpuTriangleReport {
         self.longest_block_row = self.longest_block_row.max(r.longest_block_row);
         self.block_slots = self.block_slots.max(r.block_slots);
         self.fused += r.fused;
+        self.long_tasks += r.long_tasks;
     }
 }
 
@@ -501,7 +524,10 @@ fn count_on_device(
     let block_slots = tuning.block_slots(longest);
     report.block_slots = block_slots;
     let shared = block_slots.max(WARP_REGION_SLOTS) * 4;
-    let func = f(&kernels::T_COUNT)?;
+    let long = tuning.long_tasks(block_count);
+    report.long_tasks += usize::from(long);
+    let table_kernel = if long { &kernels::T_COUNT_LONG } else { &kernels::T_COUNT };
+    let func = f(table_kernel)?;
     func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
     let next = zeros::<u64>(s, 3)?;
     let total = zeros::<u64>(s, 1)?;
@@ -516,7 +542,7 @@ fn count_on_device(
     let table_blocks = if warp_count + block_count > 0 { blocks } else { 0 };
     let lane_blocks = if lane_count > 0 { lane_count.div_ceil(256).clamp(1, sms as u64 * 8) } else { 0 };
     // Both kinds of unit in one launch when the two grids together are resident at once.
-    let fused = if tuning.fuse && table_blocks > 0 && lane_blocks > 0 {
+    let fused = if tuning.fuse && !long && table_blocks > 0 && lane_blocks > 0 {
         let func = f(&kernels::T_COUNT_FUSED)?;
         func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
         let resident = func.occupancy_max_active_blocks_per_multiprocessor(256, shared as usize, None)? as u64 * sms as u64;
@@ -525,6 +551,10 @@ fn count_on_device(
         None
     };
     report.fused = usize::from(fused.is_some());
+    // Every function looked up before the timed region: with lazy loading (CUDA's default) a
+    // function is loaded when first looked up, and the host's load of the lane kernel between
+    // the events left the GPU idle (WordNet's two launches: 0.050 ms, of which the kernels 0.028).
+    let lanes = if fused.is_none() && lane_blocks > 0 { Some(f(&kernels::T_COUNT_LANES)?) } else { None };
     let args = CountArgs {
         offsets: dptr(s, &g.offsets),
         targets: dptr(s, &g.targets),
@@ -554,10 +584,9 @@ fn count_on_device(
         Launch::new(s, &fused, &kernels::T_COUNT_FUSED).arg(&args).run(grid(table_blocks + lane_blocks, shared))?;
     } else {
         if table_blocks > 0 {
-            Launch::new(s, &func, &kernels::T_COUNT).arg(&args).run(grid(table_blocks, shared))?;
+            Launch::new(s, &func, table_kernel).arg(&args).run(grid(table_blocks, shared))?;
         }
-        if lane_blocks > 0 {
-            let lanes = f(&kernels::T_COUNT_LANES)?;
+        if let Some(lanes) = lanes {
             Launch::new(s, &lanes, &kernels::T_COUNT_LANES).arg(&args).run(grid(lane_blocks, 0))?;
         }
     }
@@ -845,7 +874,9 @@ mod tests {
     fn tuning_is_checked() {
         assert!(CountTuning::default().check().is_ok());
         assert!(
-            CountTuning { lane_rows: 0, warp_rows: 0, block_slots_max: 32, block_spread: 2, warp_group: 1, fuse: false }.check().is_ok()
+            CountTuning { lane_rows: 0, warp_rows: 0, block_slots_max: 32, block_spread: 2, warp_group: 1, fuse: false, long_tasks: None }
+                .check()
+                .is_ok()
         );
         assert!(CountTuning { warp_group: WARP_GROUP + 1, ..Default::default() }.check().is_err());
         assert!(CountTuning { lane_rows: LANE_ROWS + 1, ..Default::default() }.check().is_err());
@@ -857,23 +888,38 @@ mod tests {
             assert!(CountTuning { block_spread: spread, ..Default::default() }.check().is_err(), "{spread}");
         }
         // The settings' texts: errors name the setting.
-        assert_eq!(CountTuning::from_settings(None, None, None, None, None).unwrap(), CountTuning::default());
+        assert_eq!(CountTuning::from_settings(None, None, None, None, None, None).unwrap(), CountTuning::default());
         assert_eq!(
-            CountTuning::from_settings(Some(" 4 "), Some("32"), Some("8"), Some("2"), Some("0")).unwrap(),
-            CountTuning { warp_rows: 4, block_slots_max: 32, block_spread: 8, warp_group: 2, fuse: false, ..Default::default() }
+            CountTuning::from_settings(Some(" 4 "), Some("32"), Some("8"), Some("2"), Some("0"), Some("1")).unwrap(),
+            CountTuning {
+                warp_rows: 4,
+                block_slots_max: 32,
+                block_spread: 8,
+                warp_group: 2,
+                fuse: false,
+                long_tasks: Some(true),
+                ..Default::default()
+            }
         );
-        for (warp, slots, spread, group, fuse, name) in [
-            (Some("many"), None, None, None, None, "WAYFARER_TRI_WARP_ROWS"),
-            (Some("300"), None, None, None, None, "WAYFARER_TRI_WARP_ROWS"),
-            (None, Some("-1"), None, None, None, "WAYFARER_TRI_BLOCK_SLOTS"),
-            (None, Some("48"), None, None, None, "WAYFARER_TRI_BLOCK_SLOTS"),
-            (None, None, Some("6"), None, None, "WAYFARER_TRI_BLOCK_SPREAD"),
-            (None, None, None, Some("5"), None, "WAYFARER_TRI_WARP_GROUP"),
-            (None, None, None, None, Some("2"), "WAYFARER_TRI_FUSE"),
-            (None, None, None, None, Some("yes"), "WAYFARER_TRI_FUSE"),
+        let bad = |i: usize, text: &'static str| {
+            let mut settings = [None; 6];
+            settings[i] = Some(text);
+            let [warp, slots, spread, group, fuse, long] = settings;
+            CountTuning::from_settings(warp, slots, spread, group, fuse, long).unwrap_err().to_string()
+        };
+        for (i, text, name) in [
+            (0, "many", "WAYFARER_TRI_WARP_ROWS"),
+            (0, "300", "WAYFARER_TRI_WARP_ROWS"),
+            (1, "-1", "WAYFARER_TRI_BLOCK_SLOTS"),
+            (1, "48", "WAYFARER_TRI_BLOCK_SLOTS"),
+            (2, "6", "WAYFARER_TRI_BLOCK_SPREAD"),
+            (3, "5", "WAYFARER_TRI_WARP_GROUP"),
+            (4, "2", "WAYFARER_TRI_FUSE"),
+            (4, "yes", "WAYFARER_TRI_FUSE"),
+            (5, "2", "WAYFARER_TRI_LONG_TASKS"),
         ] {
-            let e = CountTuning::from_settings(warp, slots, spread, group, fuse).unwrap_err().to_string();
-            assert!(e.contains(name), "{warp:?} {slots:?} {spread:?} {group:?} {fuse:?}: {e}");
+            let e = bad(i, text);
+            assert!(e.contains(name), "{name} = {text}: {e}");
         }
     }
 
@@ -889,6 +935,15 @@ mod tests {
         assert_eq!(t.warp_group(500_000, 8448), WARP_GROUP);
         assert_eq!(CountTuning { warp_group: 4, ..t }.warp_group(8, 8), 4);
         assert_eq!(CountTuning { warp_group: 2, ..t }.warp_group(500_000, 8448), 2);
+    }
+
+    /// Long tasks where some row took block units (a power-law graph), unless set.
+    #[test]
+    fn long_tasks_follow_the_block_units() {
+        let t = CountTuning::default();
+        assert!(!t.long_tasks(0) && t.long_tasks(1) && t.long_tasks(200_000));
+        assert!(CountTuning { long_tasks: Some(true), ..t }.long_tasks(0));
+        assert!(!CountTuning { long_tasks: Some(false), ..t }.long_tasks(5));
     }
 
     /// The block's table doubles its slots while that stays within the warps' region, and

@@ -211,6 +211,7 @@ fn triangle_kernels_compile() {
         "wf_t_count",
         "wf_t_count_lanes",
         "wf_t_count_fused",
+        "wf_t_count_long",
         "wf_scan_tiles_u32",
         "wf_scan_tiles_u64",
         "wf_scan_sums",
