@@ -104,7 +104,8 @@ pub struct CountTuning {
     pub warp_group: u32,
     /// Whether a count whose table units and lane units fit in one wave of the GPU runs them in
     /// one launch, side by side (a flat graph's few table units no longer run before its lane
-    /// units, one kernel after the other).
+    /// units, one kernel after the other). The fused kernel scans in short tasks: a count that
+    /// takes long ones ([`CountTuning::long_tasks`]) runs two launches.
     pub fuse: bool,
     /// Whether the table units scan their partners' rows in tasks of `WF_T_TASK_LONG` entries
     /// rather than `WF_T_TASK`: `None` chooses per count ([`CountTuning::long_tasks`]).
@@ -527,7 +528,6 @@ fn count_on_device(
     report.block_slots = block_slots;
     let shared = block_slots.max(WARP_REGION_SLOTS) * 4;
     let long = tuning.long_tasks(block_count);
-    report.long_tasks += usize::from(long);
     let table_kernel = if long { &kernels::T_COUNT_LONG } else { &kernels::T_COUNT };
     let func = f(table_kernel)?;
     func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
@@ -542,6 +542,7 @@ fn count_on_device(
     let blocks = busy.clamp(1, sms as u64 * 8);
     let warp_group = tuning.warp_group(warp_count, blocks * 8);
     let table_blocks = if warp_count + block_count > 0 { blocks } else { 0 };
+    report.long_tasks = usize::from(long && table_blocks > 0);
     let lane_blocks = if lane_count > 0 { lane_count.div_ceil(256).clamp(1, sms as u64 * 8) } else { 0 };
     // Both kinds of unit in one launch when the two grids together are resident at once.
     let fused = if tuning.fuse && !long && table_blocks > 0 && lane_blocks > 0 {
