@@ -21,7 +21,9 @@
 // rows are tiny (at most lane_rows <= WF_T_LANE_ROWS entries: most of a flat graph's) skip the tables: a
 // thread takes a lane unit of such an owner, holds its row in registers and compares each
 // entry of its partners' rows against it, so 32 of these owners run side by side per warp
-// instead of one after another.
+// instead of one after another. Table units and lane units are two kernels, one after the
+// other, or one launch (wf_t_count_fused) when the whole count fits in one wave; the table
+// kernel comes in two task lengths (wf_t_count, wf_t_count_long), chosen by the host.
 
 // ---- orientation ---------------------------------------------------------------------------
 
