@@ -110,7 +110,6 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
 #define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4
-#define WF_T_WARP_GROUP 4        // the most warp units taken per counter increment (WfTriCount::warp_group)
 #ifndef WF_T_TASK
 #define WF_T_TASK 4              // consecutive row entries per lane and round (wf_t_count)
 #endif
@@ -248,7 +247,7 @@ struct WfTriCount {
     u64* total;            // one counter
     u64* per_node;         // or null
     u32 block_slots;       // slots of the block's table in shared memory (a power of two)
-    u32 warp_group;        // warp units a warp takes per counter increment (1 ..= WF_T_WARP_GROUP)
+    u32 warp_group;        // warp units a warp takes per counter increment (1 ..= WARP_GROUP in triangles.rs)
     u32 table_blocks;      // wf_t_count_fused: its blocks below this take table units
 };
 

@@ -172,15 +172,18 @@ impl CountTuning {
         if let Some(v) = number("WAYFARER_TRI_WARP_GROUP", warp_group)? {
             t.warp_group = v;
         }
-        match number("WAYFARER_TRI_FUSE", fuse)? {
-            None => {}
-            Some(v @ (0 | 1)) => t.fuse = v == 1,
-            Some(v) => return Err(WalkError::param("WAYFARER_TRI_FUSE", format!("{v} is not 0 or 1")).into()),
+        let flag = |name: &str, text: Option<&str>| -> Result<Option<bool>, CudaError> {
+            match number(name, text)? {
+                None => Ok(None),
+                Some(v @ (0 | 1)) => Ok(Some(v == 1)),
+                Some(v) => Err(WalkError::param(name, format!("{v} is not 0 or 1")).into()),
+            }
+        };
+        if let Some(v) = flag("WAYFARER_TRI_FUSE", fuse)? {
+            t.fuse = v;
         }
-        match number("WAYFARER_TRI_LONG_TASKS", long_tasks)? {
-            None => {}
-            Some(v @ (0 | 1)) => t.long_tasks = Some(v == 1),
-            Some(v) => return Err(WalkError::param("WAYFARER_TRI_LONG_TASKS", format!("{v} is not 0 or 1")).into()),
+        if let Some(v) = flag("WAYFARER_TRI_LONG_TASKS", long_tasks)? {
+            t.long_tasks = Some(v);
         }
         t.check()?;
         Ok(t)
@@ -308,7 +311,7 @@ impl GpuTriangleReport {
 }
 
 /// The most warp units a warp of the counting kernel takes per counter increment
-/// (`WF_T_WARP_GROUP`).
+/// (`WfTriCount::warp_group` is at most this).
 pub const WARP_GROUP: u32 = 4;
 
 /// Mirrors `WfTriCount`.
