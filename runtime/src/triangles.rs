@@ -12,6 +12,8 @@
 //! CSR order). Per-node counts and local clustering coefficients are those of the kept
 //! edges' graph: `c(v) = 2 T(v) / (d(v) (d(v) - 1))`, `d(v)` the kept distinct neighbors.
 
+mod list;
+
 use crate::error::WalkError;
 use crate::graph::intersect::{
     BITMAP_ROW, RowMarks, intersect, intersect_count_from_end, intersect_count_within, intersect_count_within_or,
@@ -192,31 +194,14 @@ impl<'g> IdOrder<'g> {
         &self.targets[self.offsets[a as usize] as usize..self.offsets[a as usize + 1] as usize]
     }
 
-    /// [`OrientedRows::list_rows`] in one direction: each row's end is the next one's start,
-    /// and its two entries next to the cut are clamped reads masked by the row's length (`&`,
-    /// not `&&`: a short-circuit would be a branch on it).
+    /// [`OrientedRows::list_rows`] in one direction: groups of eight rows at once where the CPU
+    /// can ([`list::groups`]), the rest one by one ([`list::rows`]).
     #[inline(always)]
     fn list_rows_in<const UP: bool>(&self, rows: std::ops::Range<usize>, todo: &mut [u32]) -> (usize, u64) {
-        let (off, tg) = (&self.offsets[rows.start..=rows.end], self.targets);
-        let Some(last) = tg.len().checked_sub(1) else { return (0, 0) };
-        let at = |i: usize| tg[i.min(last)];
+        let off = &self.offsets[rows.start..=rows.end];
         let todo = &mut todo[..rows.len()];
-        let (mut listed, mut edges) = (0, 0);
-        let mut lo = off[0] as usize;
-        for (k, &hi) in off[1..].iter().enumerate() {
-            let (a, hi) = ((rows.start + k) as u32, hi as usize);
-            let len = hi - lo;
-            let (two, one) = if UP {
-                ((len >= 2) & (at(hi.wrapping_sub(2)) > a), (len >= 1) & (at(hi.wrapping_sub(1)) > a))
-            } else {
-                ((len >= 2) & (at(lo + 1) < a), (len >= 1) & (at(lo) < a))
-            };
-            todo[listed.min(k)] = a;
-            listed += two as usize;
-            edges += (one & !two) as u64;
-            lo = hi;
-        }
-        (listed, edges)
+        let done = list::groups::<UP>(off, self.targets, rows.start as u32, todo).unwrap_or((0, 0, 0));
+        list::rows::<UP>(off, self.targets, rows.start as u32, todo, done)
     }
 }
 
