@@ -400,9 +400,10 @@ fn id_order_if_cheap(g: &CsrGraph) -> Option<IdOrder<'_>> {
 
 /// Sums `f(u, scale)` over a stratified sample of the rows of `off`: every row at least
 /// [`COST_EXACT_DEGREE`] long (scale 1) and every k-th other row (scale k: k at least
-/// [`COST_SAMPLE`], larger on graphs of more than [`COST_SAMPLE_ROWS`] times as many nodes). Per block of rows, the sampled short rows are a strided loop and the long
-/// rows a scan of the offsets whose test is almost never taken (one loop testing both
-/// mispredicted on the sample's pattern).
+/// [`COST_SAMPLE`], larger on graphs of more than [`COST_SAMPLE_ROWS`] times as many nodes).
+/// Per block of rows, the sampled short rows are a strided loop and the long rows a scan of
+/// the offsets whose test is almost never taken (one loop testing both mispredicted on the
+/// sample's pattern).
 fn sampled_rows<T: Send + Default>(off: &[u64], f: impl Fn(usize, u64) -> T + Sync, add: impl Fn(T, T) -> T + Sync + Send) -> T {
     const BLOCK: usize = 4096;
     let n = off.len() - 1;

@@ -5,8 +5,8 @@
 /// Lists, as `IdOrder::list_rows_in::<UP>` does, the rows `first ..` of `off` (one more
 /// offset than rows, at most `todo.len()` rows) in whole groups of eight, if this CPU has
 /// AVX-512F and VL. Returns the rows done (a multiple of eight), the rows listed in `todo`,
-/// and the oriented edges of the rows done but not listed; `None` without AVX-512 (or an
-/// empty `targets`), and the caller lists every row itself.
+/// and the oriented edges of the rows done but not listed; `None` without AVX-512, with an
+/// empty `targets` or fewer than eight rows, and the caller lists every row itself.
 #[inline(always)]
 pub(super) fn groups<const UP: bool>(off: &[u64], targets: &[u32], first: u32, todo: &mut [u32]) -> Option<(usize, usize, u64)> {
     #[cfg(target_arch = "x86_64")]
