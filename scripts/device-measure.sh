@@ -22,6 +22,10 @@
 #   tasks    the counting kernel's long tasks chosen (default) against never
 #            (WAYFARER_TRI_LONG_TASKS=0) on WordNet, web-like, R-MAT 20 and 22, Erdős–Rényi,
 #            after the triangle tests; ncu per-kernel times on R-MAT 20
+#   lanes    lane units as (owner, partner) pairs split statically (default) against units of
+#            two partners (WF_T_LANE_PAIRS=0), also grabbed (WF_T_LANE_GRAB=1), and two launches,
+#            on WordNet, web-like, R-MAT 20, Erdős–Rényi, after the triangle tests (each way);
+#            ncu on WordNet (each way) and R-MAT 20
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
 #   peers24  R-MAT 24: wayfarer and the peers (the next call, on the same warm machine)
 set -u
@@ -157,6 +161,25 @@ tasks)
   for v in 2 1; do
     WAYFARER_CUDA_DEFINES=WF_T_LANE_UNIT=$v timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --backend cuda > "$OUT/ncu-wordnet-lane$v.txt" 2>&1
   done;;
+lanes)
+  timeout 150 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
+  for d in WF_T_LANE_PAIRS=0 WF_T_LANE_GRAB=1,WF_T_LANE_PAIRS=0; do
+    WAYFARER_CUDA_DEFINES=$d timeout 150 .devbin/gpu-tests --test-threads 1 triangle > "$OUT/tritest-$d.txt" 2>&1; echo "tritest $d rc $?" >> "$OUT/tritest-$d.txt"
+  done
+  # before: units of two partners grabbed 32 at a time from one counter; units2: the same
+  # split statically; default: (owner, partner) pairs split statically; fuse0: two launches
+  for gname in wordnet web 20 er; do
+    if [ $gname = wordnet ]; then ga=""; else ga="--graph $(graph $gname)"; fi
+    for r in 1 2 3; do for v in before units2 default fuse0; do
+      case $v in before) e="WAYFARER_CUDA_DEFINES=WF_T_LANE_GRAB=1,WF_T_LANE_PAIRS=0";; units2) e="WAYFARER_CUDA_DEFINES=WF_T_LANE_PAIRS=0";; fuse0) e="WAYFARER_TRI_FUSE=0";; *) e="";; esac
+      echo "$gname $v round $r: $(env $e timeout 30 .devbin/wayfarer triangles $ga --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms\|one launch' | tr '\n' ' ')" >> "$OUT/tri-lanes.txt"
+    done; done
+  done
+  for d in WF_T_LANE_GRAB=0 WF_T_LANE_PAIRS=0 WF_T_LANE_GRAB=1,WF_T_LANE_PAIRS=0; do
+    WAYFARER_CUDA_DEFINES=$d timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --backend cuda > "$OUT/ncu-wordnet-$d.txt" 2>&1
+  done
+  WAYFARER_TRI_FUSE=0 timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --backend cuda > "$OUT/ncu-wordnet-fuse0.txt" 2>&1
+  timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --graph $G --backend cuda > "$OUT/ncu-tri20.txt" 2>&1;;
 tritest)
   timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
   for gname in 20 web 22; do

@@ -19,9 +19,9 @@
 // bounded (its rows are no longer than x's), and units are taken from global counters, block
 // units first. A row too long for the block's table is binary-searched instead. Owners whose
 // rows are tiny (at most lane_rows <= WF_T_LANE_ROWS entries: most of a flat graph's) skip the tables: a
-// thread takes a lane unit of such an owner, holds its row in registers and compares each
-// entry of its partners' rows against it, so 32 of these owners run side by side per warp
-// instead of one after another. Table units and lane units are two kernels, one after the
+// thread takes a lane unit, one (owner, partner) pair, loads both rows into registers at once
+// and compares every entry of the partner's against the owner's, so 32 of these run side by
+// side per warp instead of one after another. Table units and lane units are two kernels, one after the
 // other, or one launch (wf_t_count_fused) when the whole count fits in one wave; the table
 // kernel comes in two task lengths (wf_t_count, wf_t_count_long), chosen by the host.
 
@@ -107,6 +107,18 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #ifndef WF_T_LANE_UNIT
 #define WF_T_LANE_UNIT 2ull      // partners per lane unit
 #endif
+// WF_T_LANE_PAIRS (on; 0 for units of WF_T_LANE_UNIT partners, a sweep knob): a lane unit is
+// one (owner, partner) pair, its list entry holding both nodes, so a thread's loads are two
+// levels deep (the rows' offsets, then both rows at once) instead of four (the owner's
+// offsets and partner range, the partners, their offsets, their rows).
+#ifndef WF_T_LANE_PAIRS
+#define WF_T_LANE_PAIRS 1
+#endif
+#if WF_T_LANE_PAIRS
+#define WF_T_LANE_SPAN 1ull
+#else
+#define WF_T_LANE_SPAN WF_T_LANE_UNIT
+#endif
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
 #define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4
@@ -189,7 +201,7 @@ extern "C" __global__ void wf_t_owner_fill(const u64* offsets, const u32* target
 }
 
 // Units of work: owner x with a row of at most lane_rows entries gets ceil(partners / LU)
-// lane units, one of at most warp_rows entries ceil(partners / WU) warp units, a longer one
+// lane units (LU = WF_T_LANE_SPAN), one of at most warp_rows entries ceil(partners / WU) warp units, a longer one
 // ceil(partners / BU) block units; longest[0] = the longest block row.
 extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 lane_rows, u32 warp_rows, u32* warp_units, u32* block_units, u32* lane_units, u32* longest) {
     u64 stride = (u64)gridDim.x * blockDim.x;
@@ -198,7 +210,7 @@ extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, 
         u64 d = offsets[x + 1] - offsets[x];
         if (p == 0) continue;
         if (d <= lane_rows) {
-            lane_units[x] = (u32)((p + WF_T_LANE_UNIT - 1) / WF_T_LANE_UNIT);
+            lane_units[x] = (u32)((p + WF_T_LANE_SPAN - 1) / WF_T_LANE_SPAN);
         } else if (d <= warp_rows) {
             warp_units[x] = (u32)((p + WF_T_WARP_UNIT - 1) / WF_T_WARP_UNIT);
         } else {
@@ -208,13 +220,22 @@ extern "C" __global__ void wf_t_unit_count(const u64* offsets, const u64* poff, 
     }
 }
 
-// The unit lists: node x in the low 32 bits, the unit's index within x's partners above.
-extern "C" __global__ void wf_t_unit_fill(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 lane_rows, u32 warp_rows, const u64* warp_at, const u64* block_at, const u64* lane_at, u64* warp_list, u64* block_list, u64* lane_list) {
+// The unit lists: node x in the low 32 bits, the unit's index within x's partners above (a
+// lane pair, WF_T_LANE_PAIRS: the partner itself above).
+extern "C" __global__ void wf_t_unit_fill(const u64* offsets, const u64* poff, u64 lo, u64 hi, u32 lane_rows, u32 warp_rows, const u64* warp_at, const u64* block_at, const u64* lane_at, u64* warp_list, u64* block_list, u64* lane_list, const u32* partners) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 x = lo + blockIdx.x * (u64)blockDim.x + threadIdx.x; x < hi; x += stride) {
         u64 p = poff[x + 1] - poff[x];
         if (p == 0) continue;
         u64 d = offsets[x + 1] - offsets[x];
+#if WF_T_LANE_PAIRS
+        if (d <= lane_rows) {
+            for (u64 k = 0; k < p; ++k) lane_list[lane_at[x] + k] = x | ((u64)__ldg(&partners[poff[x] + k]) << 32);
+            continue;
+        }
+#else
+        (void)partners;
+#endif
         u64 unit = d <= lane_rows ? WF_T_LANE_UNIT : d <= warp_rows ? WF_T_WARP_UNIT : WF_T_BLOCK_UNIT;
         u64* out = d <= lane_rows ? lane_list + lane_at[x] : d <= warp_rows ? warp_list + warp_at[x] : block_list + block_at[x];
         for (u64 k = 0; k * unit < p; ++k) out[k] = x | (k << 32);
@@ -243,7 +264,7 @@ struct WfTriCount {
     u64 block_count;
     const u64* lane_units;
     u64 lane_count;
-    u64* next;             // [0]: block units taken, [1]: groups of warp units, [2]: of lane units
+    u64* next;             // [0]: block units taken, [1]: groups of warp units, [2]: of lane units (WF_T_LANE_GRAB)
     u64* total;            // one counter
     u64* per_node;         // or null
     u32 block_slots;       // slots of the block's table in shared memory (a power of two)
@@ -455,69 +476,125 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count_long(WfTriCount t) 
     wf_t_add_total(t, wf_t_table_units<WF_T_TASK_LONG>(t, wf_t_smem, unit_s, batch_s));
 }
 
-// Lane units, 32 per warp (a kernel of its own, after wf_t_count: its registers would cost the
-// table kernel occupancy): each thread one tiny owner's row in registers, its partners' rows
-// compared against it entry by entry.
-__device__ __forceinline__ u64 wf_t_lane_units(const WfTriCount& t) {
-    u32 lane = threadIdx.x & 31;
+// Whether v is among row[0 .. d) (d <= WF_T_LANE_ROWS, the row in registers): every entry
+// compared, without a branch on the values.
+__device__ __forceinline__ bool wf_t_in_lane_row(const u32 (&row)[WF_T_LANE_ROWS], u32 d, u32 v) {
+    bool hit = false;
+#pragma unroll
+    for (int q = 0; q < WF_T_LANE_ROWS; ++q) hit |= (u32)q < d && row[q] == v;
+    return hit;
+}
+
+// A hit of owner x, partner p and their common neighbour v, counted.
+__device__ __forceinline__ void wf_t_lane_hit(const WfTriCount& t, u32 x, u32 p, u32 v) {
+    if (t.per_node) {
+        atomicAdd((unsigned long long*)&t.per_node[v], 1ull);
+        atomicAdd((unsigned long long*)&t.per_node[x], 1ull);
+        atomicAdd((unsigned long long*)&t.per_node[p], 1ull);
+    }
+}
+
+#if WF_T_LANE_PAIRS
+// One lane pair: owner x's row and partner p's (no longer) both loaded at once, then every
+// entry of p's compared against x's.
+__device__ __forceinline__ u64 wf_t_lane_unit(const WfTriCount& t, u64 u) {
+    u32 x = (u32)u, p = (u32)(u >> 32);
+    u64 ox = t.offsets[x], op = t.offsets[p];
+    u32 d = (u32)(t.offsets[x + 1] - ox), lp = (u32)(t.offsets[p + 1] - op);
+    u32 xr[WF_T_LANE_ROWS], e[WF_T_LANE_ROWS];
+#pragma unroll
+    for (int j = 0; j < WF_T_LANE_ROWS; ++j) {
+        xr[j] = (u32)j < d ? __ldg(&t.targets[ox + j]) : 0u;
+        e[j] = (u32)j < lp ? __ldg(&t.targets[op + j]) : 0u;
+    }
     u64 hits = 0;
+#pragma unroll
+    for (int f = 0; f < WF_T_LANE_ROWS; ++f) {
+        if ((u32)f >= lp) break;
+        if (wf_t_in_lane_row(xr, d, e[f])) {
+            ++hits;
+            wf_t_lane_hit(t, x, p, e[f]);
+        }
+    }
+    return hits;
+}
+#else
+// One lane unit: owner x's row in registers, up to WF_T_LANE_UNIT of its partners' rows
+// compared against it entry by entry.
+__device__ __forceinline__ u64 wf_t_lane_unit(const WfTriCount& t, u64 u) {
+    u32 x = (u32)u;
+    u64 ox = t.offsets[x];
+    u32 d = (u32)(t.offsets[x + 1] - ox);
+    u32 xr[WF_T_LANE_ROWS];
+#pragma unroll
+    for (int j = 0; j < WF_T_LANE_ROWS; ++j) xr[j] = (u32)j < d ? __ldg(&t.targets[ox + j]) : 0u;
+    u64 i0 = t.poff[x] + (u >> 32) * WF_T_LANE_UNIT, i1 = wf_t_min(t.poff[x + 1], i0 + WF_T_LANE_UNIT);
+    // Every load of the unit issued before its results are needed: the partners, their
+    // rows' bounds, then their entries (a partner's row is no longer than x's).
+    u32 p[WF_T_LANE_UNIT];
+    u64 op[WF_T_LANE_UNIT];
+    u32 lp[WF_T_LANE_UNIT];
+#pragma unroll
+    for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) p[j] = i0 + j < i1 ? __ldg(&t.partners[i0 + j]) : x;
+#pragma unroll
+    for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) {
+        op[j] = t.offsets[p[j]];
+        lp[j] = i0 + j < i1 ? (u32)(t.offsets[p[j] + 1] - op[j]) : 0u;
+    }
+    u32 e[WF_T_LANE_UNIT][WF_T_LANE_ROWS];
+#pragma unroll
+    for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j)
+#pragma unroll
+        for (int f = 0; f < WF_T_LANE_ROWS; ++f) e[j][f] = (u32)f < lp[j] ? __ldg(&t.targets[op[j] + f]) : 0u;
+    u64 hits = 0;
+#pragma unroll
+    for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) {
+#pragma unroll
+        for (int f = 0; f < WF_T_LANE_ROWS; ++f) {
+            if ((u32)f >= lp[j]) break;
+            if (wf_t_in_lane_row(xr, d, e[j][f])) {
+                ++hits;
+                wf_t_lane_hit(t, x, p[j], e[j][f]);
+            }
+        }
+    }
+    return hits;
+}
+#endif
+
+// WF_T_LANE_GRAB (0, the default): thread i of the lane grid takes lane units i, i + stride,
+// ...; a lane unit's work is bounded (at most WF_T_LANE_SPAN rows of at most WF_T_LANE_ROWS
+// entries), so the static split balances as well as grabbing, without it. 1 (a sweep knob):
+// warps grab 32 units at a time from one global counter, whose atomics on one address
+// serialize (WordNet's 92k lane units of two partners: 2.9k grabs).
+#ifndef WF_T_LANE_GRAB
+#define WF_T_LANE_GRAB 0
+#endif
+
+// Lane units, one per thread (a kernel of its own, after wf_t_count: its registers would cost
+// the table kernel occupancy). `first` is the thread's index in the lane grid, `stride` that
+// grid's threads.
+__device__ __forceinline__ u64 wf_t_lane_units(const WfTriCount& t, u64 first, u64 stride) {
+    u64 hits = 0;
+#if WF_T_LANE_GRAB
+    (void)first; (void)stride;
+    u32 lane = threadIdx.x & 31;
     while (true) {
         u64 g = 0;
         if (lane == 0) g = atomicAdd((unsigned long long*)&t.next[2], 1ull);
         u64 k = __shfl_sync(0xffffffffu, g, 0) * 32;
         if (k >= t.lane_count) break;
         k += lane;
-        if (k >= t.lane_count) continue;
-        u64 u = t.lane_units[k];
-        u32 x = (u32)u;
-        u64 ox = t.offsets[x];
-        u32 d = (u32)(t.offsets[x + 1] - ox);
-        u32 xr[WF_T_LANE_ROWS];
-#pragma unroll
-        for (int j = 0; j < WF_T_LANE_ROWS; ++j) xr[j] = (u32)j < d ? __ldg(&t.targets[ox + j]) : 0u;
-        u64 i0 = t.poff[x] + (u >> 32) * WF_T_LANE_UNIT, i1 = wf_t_min(t.poff[x + 1], i0 + WF_T_LANE_UNIT);
-        // Every load of the unit issued before its results are needed: the partners, their
-        // rows' bounds, then their entries (a partner's row is no longer than x's).
-        u32 p[WF_T_LANE_UNIT];
-        u64 op[WF_T_LANE_UNIT];
-        u32 lp[WF_T_LANE_UNIT];
-#pragma unroll
-        for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) p[j] = i0 + j < i1 ? __ldg(&t.partners[i0 + j]) : x;
-#pragma unroll
-        for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) {
-            op[j] = t.offsets[p[j]];
-            lp[j] = i0 + j < i1 ? (u32)(t.offsets[p[j] + 1] - op[j]) : 0u;
-        }
-        u32 e[WF_T_LANE_UNIT][WF_T_LANE_ROWS];
-#pragma unroll
-        for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j)
-#pragma unroll
-            for (int f = 0; f < WF_T_LANE_ROWS; ++f) e[j][f] = (u32)f < lp[j] ? __ldg(&t.targets[op[j] + f]) : 0u;
-#pragma unroll
-        for (int j = 0; j < (int)WF_T_LANE_UNIT; ++j) {
-#pragma unroll
-            for (int f = 0; f < WF_T_LANE_ROWS; ++f) {
-                if ((u32)f >= lp[j]) break;
-                u32 v = e[j][f];
-                bool hit = false;
-#pragma unroll
-                for (int q = 0; q < WF_T_LANE_ROWS; ++q) hit |= (u32)q < d && xr[q] == v;
-                if (hit) {
-                    ++hits;
-                    if (t.per_node) {
-                        atomicAdd((unsigned long long*)&t.per_node[v], 1ull);
-                        atomicAdd((unsigned long long*)&t.per_node[x], 1ull);
-                        atomicAdd((unsigned long long*)&t.per_node[p[j]], 1ull);
-                    }
-                }
-            }
-        }
+        if (k < t.lane_count) hits += wf_t_lane_unit(t, t.lane_units[k]);
     }
+#else
+    for (u64 k = first; k < t.lane_count; k += stride) hits += wf_t_lane_unit(t, t.lane_units[k]);
+#endif
     return hits;
 }
 
 extern "C" __global__ void __launch_bounds__(256) wf_t_count_lanes(WfTriCount t) {
-    wf_t_add_total(t, wf_t_lane_units(t));
+    wf_t_add_total(t, wf_t_lane_units(t, blockIdx.x * (u64)blockDim.x + threadIdx.x, (u64)gridDim.x * blockDim.x));
 }
 
 // Both in one launch, for a count whose units all fit in one wave (a flat graph's few table
@@ -529,5 +606,5 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count_fused(WfTriCount t)
     __shared__ u64 unit_s;
     __shared__ u32 batch_s;
     if (blockIdx.x < t.table_blocks) wf_t_add_total(t, wf_t_table_units<WF_T_TASK>(t, wf_t_smem, unit_s, batch_s));
-    else wf_t_add_total(t, wf_t_lane_units(t));
+    else wf_t_add_total(t, wf_t_lane_units(t, (blockIdx.x - t.table_blocks) * (u64)blockDim.x + threadIdx.x, (u64)(gridDim.x - t.table_blocks) * blockDim.x));
 }

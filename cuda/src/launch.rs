@@ -89,7 +89,7 @@ pub(crate) mod kernels {
         T_OWNER_COUNT = "wf_t_owner_count"(Ptr, Ptr, Ptr, U64, U64, U64, Ptr, Ptr);
         T_OWNER_FILL = "wf_t_owner_fill"(Ptr, Ptr, Ptr, U64, U64, U64, Ptr, Ptr, Ptr);
         T_UNIT_COUNT = "wf_t_unit_count"(Ptr, Ptr, U64, U64, U32, U32, Ptr, Ptr, Ptr, Ptr);
-        T_UNIT_FILL = "wf_t_unit_fill"(Ptr, Ptr, U64, U64, U32, U32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
+        T_UNIT_FILL = "wf_t_unit_fill"(Ptr, Ptr, U64, U64, U32, U32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
         T_DEGREE = "wf_t_degree"(Ptr, Ptr, U64, Ptr);
         T_COUNT = "wf_t_count"(Struct("WfTriCount"));
         T_COUNT_LANES = "wf_t_count_lanes"(Struct("WfTriCount"));

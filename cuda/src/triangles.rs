@@ -274,7 +274,8 @@ pub struct GpuTriangleReport {
     pub warp_units: u64,
     /// Units of work done by a block, over all GPUs.
     pub block_units: u64,
-    /// Units of work done by a thread (owners of rows of at most the tuning's `lane_rows`), over all GPUs.
+    /// Units of work done by a thread, over all GPUs: one (owner, partner) pair each, of owners
+    /// with rows of at most the tuning's `lane_rows` entries.
     pub lane_units: u64,
     /// The longest row a block took (0: none).
     pub longest_block_row: u64,
@@ -517,6 +518,7 @@ fn count_on_device(
         .arg(&warp_list)
         .arg(&block_list)
         .arg(&lane_list)
+        .arg(&partners)
         .run(grid(hi - lo))?;
     drop((warp_at, block_at, lane_at));
     let longest = at(s, &longest, 0)? as u64;

@@ -191,8 +191,10 @@ fn triangle_kernels_compile() {
         "#[mask] fn closed(s: &Step, l: u32) -> bool { s.label() == l && s.has_edge(s.dst(), s.cur()) }",
     ];
     let mut sources = vec![("no mask".to_string(), wayfarer_cuda::triangles::triangle_source())];
-    // The sweep knob that is off by default still compiles.
-    sources.push(("pair probes".to_string(), format!("#define WF_T_PAIR_PROBES 1\n{}", wayfarer_cuda::triangles::triangle_source())));
+    // The sweep knobs' other settings still compile.
+    for knob in ["WF_T_PAIR_PROBES 0", "WF_T_LANE_PAIRS 0", "WF_T_LANE_GRAB 1"] {
+        sources.push((knob.to_string(), format!("#define {knob}\n{}", wayfarer_cuda::triangles::triangle_source())));
+    }
     for m in masks {
         let program = wayfarer_compiler::lower_mask_source(m).unwrap_or_else(|e| panic!("{m}: {e:?}"));
         let info = wayfarer_compiler::analyze(&program);
