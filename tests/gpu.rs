@@ -644,6 +644,61 @@ fn gpu_neighbor_sampling_equals_the_cpu() {
     eprintln!("{checked} GPU sampling configurations equal the CPU's");
 }
 
+/// A graph larger than the sampler's device graph budget is sampled out of core (its longest
+/// rows in device memory, the rest read from mapped host memory): the CPU's blocks, on the
+/// streaming and the device-resident paths, with every random kernel, at budgets from no hot
+/// rows to most of them; a budget below the offsets and row starts is a clear error.
+#[test]
+fn gpu_sampling_out_of_core_equals_the_cpu() {
+    use wayfarer::runtime::sample::{Policy, Replacement, SampleConfig, sample};
+    use wayfarer_cuda::sample::{GpuSampleOptions, GpuSampler, RandomKernel};
+    let Some(dev) = device() else { return };
+    let g = wayfarer::graph::generate::rmat(13, 8, 4).unwrap();
+    let (n, m) = (g.num_nodes(), g.num_edges() as usize);
+    let seeds: Vec<u32> = (0..2500u32).map(|i| (i * 7919) % n as u32).collect();
+    let node_side = 8 * (n + 1) + 8 * n;
+    let mut last_hot = None;
+    let mut checked = 0;
+    for hot_share in [0usize, 10, 60] {
+        let budget = node_side + 4 * m * hot_share / 100;
+        for (fanouts, replacement) in [(vec![15, 10, 5], Replacement::Without), (vec![40, 3], Replacement::With)] {
+            let cfg =
+                SampleConfig { fanouts: fanouts.clone(), batch_size: 128, replacement, policy: Policy::Uniform, seed: 9, super_batch: 3 };
+            let want = sample(&g, &seeds, &cfg).unwrap();
+            for kernel in [RandomKernel::Grouped, RandomKernel::WarpPerNode] {
+                let opts = GpuSampleOptions { kernel, graph_budget: Some(budget), ..Default::default() };
+                let (got, report) = wayfarer_cuda::sample::sample(&dev, &g, &seeds, &cfg, opts).unwrap();
+                let (hot, all) = report.hot_edges.expect("out of core");
+                assert!(hot < all as u64 && (hot_share > 0) == (hot > 0), "{hot} of {all} hot at {hot_share}%");
+                assert!(last_hot.is_none_or(|h| h <= hot));
+                last_hot = Some(hot);
+                assert_eq!(got, want, "{fanouts:?} {kernel:?}, out of core ({hot_share}% of the targets' bytes hot)");
+                checked += 1;
+            }
+            let sampler = GpuSampler::new(&dev, &g, Some(budget)).unwrap();
+            let resident = sampler.sample_on_device(&g, &seeds, &cfg, GpuSampleOptions::default()).unwrap();
+            assert!(resident.report.hot_edges.is_some());
+            assert_eq!(resident.to_host().unwrap().0, want, "{fanouts:?}, device-resident out of core ({hot_share}%)");
+            checked += 1;
+        }
+    }
+    // The whole graph fits: no split.
+    let cfg = SampleConfig {
+        fanouts: vec![5],
+        batch_size: 64,
+        replacement: Replacement::Without,
+        policy: Policy::Uniform,
+        seed: 1,
+        super_batch: 1,
+    };
+    let whole = GpuSampleOptions { graph_budget: Some(8 * (n + 1) + 4 * m), ..Default::default() };
+    assert!(wayfarer_cuda::sample::sample(&dev, &g, &seeds, &cfg, whole).unwrap().1.hot_edges.is_none());
+    let tiny = GpuSampleOptions { graph_budget: Some(node_side - 1), ..Default::default() };
+    let err = wayfarer_cuda::sample::sample(&dev, &g, &seeds, &cfg, tiny).unwrap_err().to_string();
+    assert!(err.contains("offsets and row starts"), "{err}");
+    eprintln!("{checked} out-of-core sampling runs equal the CPU's blocks");
+}
+
 /// The counting kernel's four ways of looking an entry up, each forced on these small graphs:
 /// lane units for rows of at most 8 entries and warps' tables for the rest where they can (the
 /// default, which runs both in one launch on graphs this small; then in two launches, with

@@ -88,7 +88,7 @@ struct WfSampleArgs {
     const u32* full_before;
     const u64* edge_ptr;
     const u64* offsets;
-    const u32* targets;
+    const u32* targets;   // the whole graph's, or (out of core) the hot rows'
     u64* out_eid;
     u32* out_nbr;
     u32* out_dst;
@@ -99,7 +99,20 @@ struct WfSampleArgs {
     u32 layer;
     u32 fanout;
     int with_replacement;
+    // Graphs larger than the device budget (null row_base: every row is in `targets` at its
+    // offset): row v's edges start at row_base[v], in `targets` below hot_edges, else at
+    // row_base[v] - hot_edges (= offsets[v]) in the whole targets array in mapped host memory.
+    const u64* row_base;
+    u64 hot_edges;
+    const u32* cold_targets;
 };
+
+// Node v's row of targets (its first edge at graph index `base`).
+__device__ __forceinline__ const u32* wf_s_row(const WfSampleArgs& a, u32 v, u64 base) {
+    if (!a.row_base) return a.targets + base;
+    u64 at = a.row_base[v];
+    return at < a.hot_edges ? a.targets + at : a.cold_targets + (at - a.hot_edges);
+}
 
 // The frontier index of full node f (0 <= f < full nodes in all), and its sub-batch.
 __device__ __forceinline__ u32 wf_s_full_node(const WfSampleArgs& a, u32 f, u32* b) {
@@ -131,9 +144,10 @@ extern "C" __global__ void wf_s_full(WfSampleArgs a, u32 full_total, u32 group) 
         u32 v = a.frontier[i];
         u64 base = a.offsets[v], d = a.offsets[v + 1] - base, at = a.edge_ptr[i];
         u32 local = i - a.batch_ptr[b];
+        const u32* row = wf_s_row(a, v, base);
         for (u64 t = gl; t < d; t += group) {
             a.out_eid[at + t] = base + t;
-            a.out_nbr[at + t] = a.targets[base + t];
+            a.out_nbr[at + t] = row[t];
             a.out_dst[at + t] = local;
         }
     }
@@ -157,15 +171,17 @@ extern "C" __global__ void wf_s_random(WfSampleArgs a, u32 random_total, u32 gro
         bool active = g < per_warp && r < random_total;
         u32 b = 0, i = 0, v = 0;
         u64 base = 0, d = 0;
+        const u32* row = a.targets;
         if (active) {
             i = wf_s_random_node(a, r, &b);
             v = a.frontier[i];
             base = a.offsets[v];
             d = a.offsets[v + 1] - base;
+            row = wf_s_row(a, v, base);
         }
         bool staged = active && d <= dmax;
         if (staged)
-            for (u64 t = gl; t < d; t += group) mine[t] = a.targets[base + t];
+            for (u64 t = gl; t < d; t += group) mine[t] = row[t];
         __syncwarp();
         bool drawing = active && gl < k;
         u64 query = ((u64)(a.first_batch + b) << 32) | v;
@@ -202,7 +218,7 @@ extern "C" __global__ void wf_s_random(WfSampleArgs a, u32 random_total, u32 gro
         if (drawing) {
             u64 at = a.edge_ptr[i] + pos;
             a.out_eid[at] = base + pick;
-            a.out_nbr[at] = staged ? mine[pick] : a.targets[base + pick];
+            a.out_nbr[at] = staged ? mine[pick] : row[pick];
             a.out_dst[at] = i - a.batch_ptr[b];
         }
         __syncwarp();
@@ -238,8 +254,9 @@ extern "C" __global__ void wf_s_random_wide(WfSampleArgs a, u32 random_total) {
                 while (z > 0 && p[z - 1] > y) { p[z] = p[z - 1]; --z; }
                 p[z] = y;
             }
+        const u32* row = wf_s_row(a, v, base);
         for (u32 it = 0; it < k; ++it) {
-            a.out_nbr[at + it] = a.targets[base + p[it]];
+            a.out_nbr[at + it] = row[p[it]];
             a.out_dst[at + it] = i - a.batch_ptr[b];
             p[it] += base;
         }

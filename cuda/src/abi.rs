@@ -106,6 +106,9 @@ pub struct WfSampleArgs {
     pub layer: u32,
     pub fanout: u32,
     pub with_replacement: i32,
+    pub row_base: u64,
+    pub hot_edges: u64,
+    pub cold_targets: u64,
 }
 
 /// Every field of a host struct with its Rust offset, in declaration order (padding left out).
@@ -135,7 +138,8 @@ fn host_layout(c_name: &str) -> (Vec<(&'static str, usize)>, usize) {
         "WfRunArgs" => fields!(WfRunArgs: first_query, num_queries, seed, length, mode, ratio, fixed, ratio_short,
             short_row, per_node_starts, starts, out, lens, counter, stats, error, query_ids, struct_cost, out_edges),
         "WfSampleArgs" => fields!(WfSampleArgs: frontier, classified, batch_ptr, bound_ptr, full_before, edge_ptr,
-            offsets, targets, out_eid, out_nbr, out_dst, seed, k, n, first_batch, layer, fanout, with_replacement),
+            offsets, targets, out_eid, out_nbr, out_dst, seed, k, n, first_batch, layer, fanout, with_replacement, row_base,
+            hot_edges, cold_targets),
         "WfTriCount" => {
             use crate::triangles::CountArgs;
             fields!(CountArgs: offsets, targets, poff, partners, warp_units, warp_count, block_units, block_count, lane_units,

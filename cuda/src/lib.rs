@@ -22,6 +22,7 @@ pub mod probe;
 mod run;
 pub mod sample;
 mod scan;
+mod split;
 pub mod triangles;
 
 pub use run::{

@@ -3,6 +3,7 @@
 use crate::abi::{WfGraph, WfRunArgs};
 use crate::launch::{DevPtr, Launch, kernels};
 use crate::layout;
+use crate::split::{SplitArrays, SplitGraph, edge_entry_bytes, mapped_copy};
 use crate::{CudaDevice, CudaError, fnv64, walk_source};
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PinnedHostSlice};
 use cudarc::nvrtc::{CompileOptions, Ptx};
@@ -1021,142 +1022,6 @@ const SHORT_WALK_LENGTH: u32 = 8;
 /// Words per node of the row signatures (WF_SIG_WORDS in `kernels/prelude.cuh`).
 const SIG_WORDS: usize = 8;
 
-/// Bytes per edge entry the kernels read: target, and weight, label, timestamp if present.
-pub(crate) fn edge_entry_bytes(graph: &CsrGraph) -> usize {
-    4 + graph.weights().map_or(0, |_| 4) + graph.labels().map_or(0, |_| 4) + graph.timestamps().map_or(0, |_| 8)
-}
-
-/// A graph split between device memory (hot rows) and mapped host memory (all edges).
-pub(crate) struct SplitGraph {
-    /// Hot rows in the order their edges sit in device memory (by degree, longest first).
-    hot_rows: Vec<u32>,
-    /// Edge entries in device memory.
-    hot_edges: u64,
-    /// Per node: the virtual index of its first edge (see kernels/prelude.cuh).
-    row_base: Vec<u64>,
-    /// Device pointers of the hot arrays (targets, weights, labels, timestamps) and row_base.
-    hot_ptrs: (u64, u64, u64, u64, u64),
-    /// Device-visible pointers of the whole arrays in host memory (0 where absent).
-    cold: (u64, u64, u64, u64),
-    _pinned: (PinnedHostSlice<u32>, Option<PinnedHostSlice<f32>>, Option<PinnedHostSlice<u32>>, Option<PinnedHostSlice<i64>>),
-}
-
-/// A page-locked, device-mapped copy of `data` and the pointer kernels use for it.
-fn mapped_copy<T: DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Send + Sync>(
-    dev: &CudaDevice,
-    data: &[T],
-) -> Result<(PinnedHostSlice<T>, u64), CudaError> {
-    use cudarc::driver::sys;
-    // Filled below before any kernel reads it.
-    let mut pinned = crate::launch::pinned::<T>(&dev.ctx, data.len(), sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)?;
-    {
-        use rayon::prelude::*;
-        let out = pinned.as_mut_slice()?;
-        out[..data.len()].par_chunks_mut(1 << 20).zip(data.par_chunks(1 << 20)).for_each(|(o, d)| o.copy_from_slice(d));
-    }
-    let ptr = crate::launch::mapped_address(&mut pinned)?;
-    Ok((pinned, ptr))
-}
-
-impl SplitGraph {
-    /// Picks the hot rows (longest first) within `hot_bytes` and maps the whole arrays.
-    fn new(dev: &CudaDevice, graph: &CsrGraph, hot_bytes: usize) -> Result<Self, CudaError> {
-        let n = graph.num_nodes();
-        let off = graph.offsets();
-        let per_edge = edge_entry_bytes(graph) as u64;
-        let mut order: Vec<u32> = (0..n as u32).filter(|&v| off[v as usize + 1] > off[v as usize]).collect();
-        order.sort_unstable_by_key(|&v| (std::cmp::Reverse(off[v as usize + 1] - off[v as usize]), v));
-        let mut hot_rows = Vec::new();
-        let mut hot_edges = 0u64;
-        for v in order {
-            let d = off[v as usize + 1] - off[v as usize];
-            if (hot_edges + d) * per_edge > hot_bytes as u64 {
-                break;
-            }
-            hot_rows.push(v);
-            hot_edges += d;
-        }
-        let mut row_base: Vec<u64> = off[..n].iter().map(|&o| hot_edges + o).collect();
-        let mut at = 0u64;
-        for &v in &hot_rows {
-            row_base[v as usize] = at;
-            at += off[v as usize + 1] - off[v as usize];
-        }
-        let (t, tp) = mapped_copy(dev, graph.targets())?;
-        let w = graph.weights().map(|w| mapped_copy(dev, w)).transpose()?;
-        let l = graph.labels().map(|l| mapped_copy(dev, l)).transpose()?;
-        let ts = graph.timestamps().map(|x| mapped_copy(dev, x)).transpose()?;
-        let cold = (tp, w.as_ref().map_or(0, |x| x.1), l.as_ref().map_or(0, |x| x.1), ts.as_ref().map_or(0, |x| x.1));
-        Ok(SplitGraph {
-            hot_rows,
-            hot_edges,
-            row_base,
-            hot_ptrs: (0, 0, 0, 0, 0),
-            cold,
-            _pinned: (t, w.map(|x| x.0), l.map(|x| x.0), ts.map(|x| x.0)),
-        })
-    }
-
-    /// The hot rows' targets, weights, labels and timestamps, concatenated in `hot_rows` order.
-    #[allow(clippy::type_complexity)]
-    fn hot_arrays(&self, graph: &CsrGraph) -> (Vec<u32>, Vec<f32>, Vec<u32>, Vec<i64>) {
-        fn gather<T: Copy>(rows: &[u32], graph: &CsrGraph, data: Option<&[T]>) -> Vec<T> {
-            let Some(data) = data else { return Vec::new() };
-            let mut out = Vec::new();
-            for &v in rows {
-                out.extend_from_slice(&data[graph.row(v)]);
-            }
-            out
-        }
-        (
-            gather(&self.hot_rows, graph, Some(graph.targets())),
-            gather(&self.hot_rows, graph, graph.weights()),
-            gather(&self.hot_rows, graph, graph.labels()),
-            gather(&self.hot_rows, graph, graph.timestamps()),
-        )
-    }
-
-    /// Every entry of `edges` (virtual edges, or [`NO_EDGE`]) as the graph's edge index: the
-    /// hot rows' starts summed once, each edge found by a binary search.
-    fn original_edges(&self, graph: &CsrGraph, edges: &mut [u64]) {
-        use rayon::prelude::*;
-        let mut starts = Vec::with_capacity(self.hot_rows.len() + 1);
-        let mut at = 0u64;
-        for &v in &self.hot_rows {
-            starts.push(at);
-            at += graph.degree(v);
-        }
-        edges.par_iter_mut().with_min_len(1 << 14).for_each(|e| {
-            if *e == NO_EDGE {
-                return;
-            }
-            *e = if *e >= self.hot_edges {
-                *e - self.hot_edges
-            } else {
-                let row = starts.partition_point(|&s| s <= *e) - 1;
-                graph.offsets()[self.hot_rows[row] as usize] + (*e - starts[row])
-            };
-        });
-    }
-
-    /// The graph's edge index of virtual edge `e`.
-    fn original_edge(&self, graph: &CsrGraph, e: u64) -> u64 {
-        if e >= self.hot_edges {
-            return e - self.hot_edges;
-        }
-        // Hot rows sit in `hot_rows` order; find the one holding e.
-        let mut at = 0u64;
-        for &v in &self.hot_rows {
-            let d = graph.degree(v);
-            if e < at + d {
-                return graph.offsets()[v as usize] + (e - at);
-            }
-            at += d;
-        }
-        e
-    }
-}
-
 /// The graph on the device: uploads, the arrays the preprocessing kernels computed, and the
 /// `WfGraph` image that points at them.
 pub(crate) struct Prepared {
@@ -1375,7 +1240,7 @@ pub(crate) fn prepare(
             graph.timestamps().map_or(Ok(0), |t| -> Result<u64, CudaError> { Ok(upload!(slices_i64, t)) })?,
         ),
         Residency::Split { hot_bytes } => {
-            let mut sg = SplitGraph::new(dev, graph, hot_bytes)?;
+            let mut sg = SplitGraph::new(dev, graph, hot_bytes, SplitArrays::All)?;
             let hot = sg.hot_arrays(graph);
             sg.hot_ptrs = (
                 upload!(slices_u32, &hot.0),

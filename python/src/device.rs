@@ -312,7 +312,8 @@ impl PyGraph {
         }
         let dev = CudaDevice::open(ordinal)?;
         let g = &*self.graph;
-        let sampler = GpuSampler::new(&dev, g)?;
+        // The graph within the automatic share of device memory: out of core past it.
+        let sampler = GpuSampler::new(&dev, g, None)?;
         let node_map = match g.id_map() {
             wayfarer::graph::IdMap::Identity => None,
             wayfarer::graph::IdMap::Table(t) => Some(sampler.upload_map(&t[..])?),

@@ -52,6 +52,12 @@ pub(crate) struct SampleArgs {
     /// Grouped kernel: rows of at most this many edges are staged in shared memory.
     #[arg(long, default_value_t = wayfarer_cuda::sample::DEFAULT_DMAX)]
     pub(crate) dmax: u32,
+    /// Device memory the graph may take on the GPU, e.g. 8G or 512M (default: the whole graph
+    /// when it takes at most 60% of the free memory, else that share). A larger graph is
+    /// sampled out of core: its offsets and longest rows in device memory, the other rows
+    /// read from page-locked host memory; the blocks are the same either way.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) device_graph_budget: Option<String>,
     /// Output .npz (arrays b{batch}_seeds, b{batch}_l{layer}_nodes, _num_dst, _src, _dst, _eid).
     #[arg(short, long)]
     pub(crate) output: Option<PathBuf>,
@@ -102,6 +108,7 @@ pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
         None => None,
     };
     let backend: wayfarer::gpu::Backend = a.backend.parse().map_err(|e: String| anyhow::anyhow!("--backend: {e}"))?;
+    let graph_budget = a.device_graph_budget.as_deref().map(|s| super::parse_bytes("--device-graph-budget", s, false)).transpose()?;
     let kernel: wayfarer_cuda::sample::RandomKernel = a.kernel.parse().map_err(|e: String| anyhow::anyhow!("--kernel: {e}"))?;
     use wayfarer::job::sample::{SampleJob, select};
     let cfg = if policy.is_some() { SampleConfig { policy: Policy::Custom, ..cfg } } else { cfg };
@@ -110,7 +117,7 @@ pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
         seeds: &seeds,
         cfg,
         policy: policy.as_ref(),
-        gpu: wayfarer_cuda::sample::GpuSampleOptions { kernel, dmax: a.dmax },
+        gpu: wayfarer_cuda::sample::GpuSampleOptions { kernel, dmax: a.dmax, graph_budget },
     };
     let chosen = select(backend, &job)?;
     if !a.quiet {

@@ -6,6 +6,7 @@ use super::{GpuSampleOptions, GpuSampleReport, RandomKernel};
 use crate::CudaError;
 use crate::abi::WfSampleArgs as SampleArgs;
 use crate::launch::{Kernel, Launch, kernels};
+use crate::split::SplitGraph;
 use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,7 +48,10 @@ pub(super) struct Gpu {
     pub(super) sms: u32,
     pub(super) scan: crate::scan::Scan,
     pub(super) offsets: CudaSlice<u64>,
+    /// The whole graph's targets, or (out of core) the hot rows'.
     pub(super) targets: CudaSlice<u32>,
+    /// Out of core: the split and its row starts in device memory.
+    pub(super) split: Option<(SplitGraph, CudaSlice<u64>)>,
 }
 
 pub(super) fn ptr<T>(s: &CudaStream, x: &CudaSlice<T>) -> u64 {
@@ -175,6 +179,9 @@ impl Gpu {
             layer: depth as u32,
             fanout,
             with_replacement: with_i,
+            row_base: self.split.as_ref().map_or(0, |(_, rb)| ptr(s, rb)),
+            hot_edges: self.split.as_ref().map_or(0, |(sg, _)| sg.hot_edges),
+            cold_targets: self.split.as_ref().map_or(0, |(sg, _)| sg.cold.0),
         };
         let (group, dmax) = match opts.kernel {
             // Staging is capped at 32 KiB of shared memory per block (8 warps).

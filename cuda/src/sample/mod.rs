@@ -7,6 +7,7 @@
 mod layer;
 mod resident;
 
+use crate::split::{SplitArrays, SplitGraph};
 use crate::{CudaDevice, CudaError};
 use cudarc::driver::{CudaContext, CudaEvent, DeviceRepr, PinnedHostSlice};
 use layer::Gpu;
@@ -54,12 +55,43 @@ pub struct GpuSampleOptions {
     pub kernel: RandomKernel,
     /// Rows of at most this many edges are staged in shared memory (grouped kernel only).
     pub dmax: u32,
+    /// Device memory the graph may take, in bytes (see [`GpuSampler::new`]); `None`: the
+    /// whole graph when it takes at most [`AUTO_GRAPH_SHARE`] of the free memory, else that
+    /// share.
+    pub graph_budget: Option<usize>,
 }
 
 impl Default for GpuSampleOptions {
     fn default() -> Self {
-        GpuSampleOptions { kernel: RandomKernel::Grouped, dmax: DEFAULT_DMAX }
+        GpuSampleOptions { kernel: RandomKernel::Grouped, dmax: DEFAULT_DMAX, graph_budget: None }
     }
+}
+
+/// The share of the device's free memory the graph may take when no budget is given (the
+/// rest is the blocks' and the kernels' working memory).
+pub const AUTO_GRAPH_SHARE: f64 = 0.6;
+
+/// Where the graph's edges live on the device, for a budget of `budget` bytes (`None`: the
+/// automatic one of `free` bytes free): the whole targets array (`Ok(None)`), or (out of
+/// core) the longest rows' targets within `Ok(Some(hot_bytes))`, the others read from mapped
+/// host memory. Offsets and (out of core) row starts always take device memory.
+fn placement(graph: &CsrGraph, budget: Option<usize>, free: usize) -> Result<Option<usize>, CudaError> {
+    let (n, m) = (graph.num_nodes(), graph.num_edges() as usize);
+    let whole = 8 * (n + 1) + 4 * m;
+    let budget = budget.unwrap_or((free as f64 * AUTO_GRAPH_SHARE) as usize);
+    if whole <= budget {
+        return Ok(None);
+    }
+    let node_side = 8 * (n + 1) + 8 * n;
+    if node_side > budget {
+        let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
+        return Err(CudaError::OutOfMemory(format!(
+            "the graph's offsets and row starts alone ({:.3} GiB) exceed the device memory the graph may take ({:.3} GiB)",
+            gib(node_side),
+            gib(budget)
+        )));
+    }
+    Ok(Some(budget - node_side))
 }
 
 /// What a GPU sampling run did.
@@ -79,6 +111,8 @@ pub struct GpuSampleReport {
     pub download_seconds: f64,
     /// Seconds NVRTC took (0 when cached).
     pub compile_seconds: f64,
+    /// Out of core: edges in device memory, and of all (`None`: the whole graph is there).
+    pub hot_edges: Option<(u64, u64)>,
     /// Full / random nodes over all layers.
     pub full_nodes: u64,
     /// Random nodes over all layers.
@@ -135,11 +169,13 @@ pub fn sample_source() -> String {
     format!("{}\n{}\n{}", crate::codegen::PRELUDE, crate::scan::SCAN_KERNELS, SAMPLE_KERNELS)
 }
 
-/// Loads the sampler's module and uploads the graph on `stream` (the upload timed in `report`).
+/// Loads the sampler's module and uploads the graph on `stream` within `graph_budget` (see
+/// [`GpuSampleOptions::graph_budget`]; the upload timed in `report`).
 fn load(
     dev: &CudaDevice,
     stream: &Arc<cudarc::driver::CudaStream>,
     graph: &CsrGraph,
+    graph_budget: Option<usize>,
     report: &mut GpuSampleReport,
 ) -> Result<Gpu, CudaError> {
     let loaded = dev.load_source("sample", &sample_source(), "wf_s_random")?;
@@ -152,11 +188,23 @@ fn load(
     let scan = crate::scan::Scan::load(&loaded.module)?;
     let s = stream;
     let t_up = Instant::now();
+    let (free, _) = dev.ctx.mem_get_info()?;
     let offsets = s.clone_htod(graph.offsets())?;
-    let targets = s.clone_htod(graph.targets())?;
+    let (targets, split) = match placement(graph, graph_budget, free)? {
+        None => (s.clone_htod(graph.targets())?, None),
+        Some(hot_bytes) => {
+            let sg = SplitGraph::new(dev, graph, hot_bytes, SplitArrays::Targets)?;
+            let hot = sg.hot_arrays(graph).0;
+            // At least one entry: a zero-length allocation has no pointer to pass.
+            let targets = if hot.is_empty() { s.alloc_zeros::<u32>(1)? } else { s.clone_htod(&hot)? };
+            let row_base = s.clone_htod(&sg.row_base)?;
+            report.hot_edges = Some((sg.hot_edges, graph.num_edges()));
+            (targets, Some((sg, row_base)))
+        }
+    };
     s.synchronize()?;
     report.upload_seconds = t_up.elapsed().as_secs_f64();
-    Ok(Gpu { s: s.clone(), _module: loaded.module, f, sms, scan, offsets, targets })
+    Ok(Gpu { s: s.clone(), _module: loaded.module, f, sms, scan, offsets, targets, split })
 }
 
 /// The GPU sampler's refusals and the CPU sampler's checks of the configuration and seeds.
@@ -191,7 +239,7 @@ pub fn sample(
 ) -> Result<(Vec<MiniBatch>, GpuSampleReport), CudaError> {
     check(graph, seeds, cfg)?;
     let mut report = GpuSampleReport::default();
-    let gpu = load(dev, &dev.stream, graph, &mut report)?;
+    let gpu = load(dev, &dev.stream, graph, opts.graph_budget, &mut report)?;
     let s = &gpu.s;
 
     let k_super = if cfg.super_batch == 0 { DEFAULT_SUPER_BATCH } else { cfg.super_batch };

@@ -230,13 +230,17 @@ pub struct GpuSampler {
 }
 
 impl GpuSampler {
-    /// Loads the sampler on `dev` (NVRTC, cached) and uploads `graph`. It runs on a stream of
-    /// its own, which does not wait for other work on the device (a trainer's, on the legacy
-    /// default stream): sampling overlaps training.
-    pub fn new(dev: &CudaDevice, graph: &CsrGraph) -> Result<Self, CudaError> {
+    /// Loads the sampler on `dev` (NVRTC, cached) and uploads `graph`, within `graph_budget`
+    /// bytes of device memory when given ([`GpuSampleOptions::graph_budget`]). A graph larger
+    /// than that is sampled out of core: its offsets, row starts and longest rows in device
+    /// memory, every row also in mapped page-locked host memory, read over the bus for the
+    /// rest (the blocks are the same). It runs on a stream of its own, which does not wait for
+    /// other work on the device (a trainer's, on the legacy default stream): sampling overlaps
+    /// training.
+    pub fn new(dev: &CudaDevice, graph: &CsrGraph, graph_budget: Option<usize>) -> Result<Self, CudaError> {
         let mut loaded = GpuSampleReport::default();
         let stream = dev.ctx.new_stream()?;
-        let gpu = load(dev, &stream, graph, &mut loaded)?;
+        let gpu = load(dev, &stream, graph, graph_budget, &mut loaded)?;
         Ok(GpuSampler { gpu, shape: (graph.num_nodes(), graph.num_edges()), loaded })
     }
 
@@ -332,5 +336,5 @@ pub fn sample_on_device(
     opts: GpuSampleOptions,
 ) -> Result<DeviceBlocks, CudaError> {
     check(graph, seeds, cfg)?;
-    GpuSampler::new(dev, graph)?.sample_on_device(graph, seeds, cfg, opts)
+    GpuSampler::new(dev, graph, opts.graph_budget)?.sample_on_device(graph, seeds, cfg, opts)
 }
