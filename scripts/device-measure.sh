@@ -26,6 +26,9 @@
 #            two partners (WF_T_LANE_PAIRS=0), also grabbed (WF_T_LANE_GRAB=1), and two launches,
 #            on WordNet, web-like, R-MAT 20, Erdős–Rényi, after the triangle tests (each way);
 #            ncu on WordNet (each way) and R-MAT 20
+#   oocs     the GPU sampling tests (out of core among them), then R-MAT 22 sampled ([25,10],
+#            batches of 1024) with the whole graph on the device and with graph budgets of
+#            400M, 200M and 100M (out of core)
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
 #   peers24  R-MAT 24: wayfarer and the peers (the next call, on the same warm machine)
 set -u
@@ -180,6 +183,13 @@ lanes)
   done
   WAYFARER_TRI_FUSE=0 timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --backend cuda > "$OUT/ncu-wordnet-fuse0.txt" 2>&1
   timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --graph $G --backend cuda > "$OUT/ncu-tri20.txt" 2>&1;;
+oocs)
+  timeout 240 .devbin/gpu-tests --test-threads 1 sampling > "$OUT/sampletest.txt" 2>&1; echo "sampletest rc $?" >> "$OUT/sampletest.txt"
+  g22="$(graph 22)"
+  for r in 1 2; do for b in whole 400M 200M 100M; do
+    if [ $b = whole ]; then ba=""; else ba="--device-graph-budget $b"; fi
+    echo "r22 $b round $r: $(timeout 120 .devbin/wayfarer sample --graph $g22 --fanouts 25,10 --batch-size 1024 --backend cuda $ba 2>&1 | tail -1)" >> "$OUT/oocs.txt"
+  done; done;;
 tritest)
   timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
   for gname in 20 web 22; do
