@@ -399,6 +399,9 @@ print('ok', len(arrays))
     fails(&["sample", "--graph", g.to_str().unwrap(), "--fanouts", "4,x"], "`x` is not a count");
     fails(&["sample", "--graph", g.to_str().unwrap(), "--fanouts", "0"], "fanout of 0");
     fails(&["sample", "--graph", g.to_str().unwrap(), "-o", d.join("b.txt").to_str().unwrap()], "is a .npz");
+    fails(&["sample", "--graph", g.to_str().unwrap(), "--device-graph-budget", "12X"], "--device-graph-budget 12X");
+    let (_, err) = ok(&["sample", "--graph", g.to_str().unwrap(), "--fanouts", "2", "--backend", "cpu", "--device-graph-budget", "1G"]);
+    assert!(err.contains("--device-graph-budget is the GPU sampler's"), "{err}");
     // Seeds as a .npy of int64 (numpy's default integer), and a negative id.
     let npy = |ids: &[i64]| {
         let dict = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}", ids.len());

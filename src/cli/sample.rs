@@ -120,6 +120,9 @@ pub(crate) fn cmd_sample(a: SampleArgs) -> Result<()> {
         gpu: wayfarer_cuda::sample::GpuSampleOptions { kernel, dmax: a.dmax, graph_budget },
     };
     let chosen = select(backend, &job)?;
+    if graph_budget.is_some() && chosen.runner.kind() != wayfarer::gpu::Backend::Cuda {
+        eprintln!("warning: --device-graph-budget is the GPU sampler's; this run samples on the CPU, which ignores it");
+    }
     if !a.quiet {
         for n in &chosen.notes {
             eprintln!("{n}");
