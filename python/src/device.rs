@@ -260,7 +260,7 @@ impl PyGraph {
             r.total_seconds,
             r.sample_kernel_seconds,
             r.super_batches
-        );
+        ) + &r.out_of_core_note();
         let mut out = Vec::with_capacity(converted.len());
         for (sb, layers) in blocks.super_batches.iter().zip(converted) {
             let mut lo = Vec::with_capacity(layers.len());

@@ -120,7 +120,7 @@ impl SampleRunner for CudaSampler {
                     copy.bytes as f64 / 1e9,
                     copy.cut_seconds,
                     r.upload_seconds
-                ) + &out_of_core(&r.hot_edges);
+                ) + &r.out_of_core_note();
                 batches.into_iter().try_for_each(sink)?;
                 Ok(backend)
             }
@@ -130,22 +130,11 @@ impl SampleRunner for CudaSampler {
                 let backend = format!(
                     "{} ({:?} kernel; the epoch's blocks did not fit in device memory ({why}): streamed to the host per super-batch; sampling kernels {:.3} s, downloads {:.3} s, {} super-batches, graph upload {:.3} s)",
                     self.device.name, job.gpu.kernel, r.sample_kernel_seconds, r.download_seconds, r.super_batches, r.upload_seconds
-                ) + &out_of_core(&r.hot_edges);
+                ) + &r.out_of_core_note();
                 batches.into_iter().try_for_each(sink)?;
                 Ok(backend)
             }
             Err(e) => Err(walk_error(e)),
         }
-    }
-}
-
-/// The summary's words for a graph sampled out of core (nothing when it was all on the device).
-fn out_of_core(hot_edges: &Option<(u64, u64)>) -> String {
-    match *hot_edges {
-        Some((hot, all)) => format!(
-            "; out of core: {hot} of {all} edges ({:.1}%) in device memory, the rest read from page-locked host memory",
-            100.0 * hot as f64 / all.max(1) as f64
-        ),
-        None => String::new(),
     }
 }

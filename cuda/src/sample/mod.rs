@@ -119,6 +119,20 @@ pub struct GpuSampleReport {
     pub random_nodes: u64,
 }
 
+impl GpuSampleReport {
+    /// The summary's words for a graph sampled out of core ("; out of core: ..."), or nothing
+    /// when the whole graph was in device memory.
+    pub fn out_of_core_note(&self) -> String {
+        match self.hot_edges {
+            Some((hot, all)) => format!(
+                "; out of core: {hot} of {all} edges ({:.1}%) in device memory, the rest read from page-locked host memory",
+                100.0 * hot as f64 / all.max(1) as f64
+            ),
+            None => String::new(),
+        }
+    }
+}
+
 /// Page-locked host buffers for one layer's arrays (plain pinned memory: write-combined
 /// memory, cudarc's default, is slow for the host to read).
 struct PinnedLayer {
