@@ -29,8 +29,8 @@
 #   oocs     the GPU sampling tests (out of core among them), then R-MAT 22 sampled ([25,10],
 #            batches of 1024) with the whole graph on the device and with graph budgets of
 #            400M, 200M and 100M (out of core)
-#   mb       Node2Vec (unweighted and U[1,5)) on R-MAT 20 with WAYFARER_MIN_BLOCKS 0 (the
-#            default) against 4, three rounds alternating
+#   mb       Node2Vec unweighted on R-MAT 20 with WAYFARER_MIN_BLOCKS 0 (the default) against
+#            4, three rounds alternating
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
 #   peers24  R-MAT 24: wayfarer and the peers (the next call, on the same warm machine)
 set -u
@@ -193,9 +193,9 @@ oocs)
     echo "r22 $b round $r: $(timeout 120 .devbin/wayfarer sample --graph $g22 --fanouts 25,10 --batch-size 1024 --backend cuda $ba 2>&1 | tail -1)" >> "$OUT/oocs.txt"
   done; done;;
 mb)
-  for r in 1 2 3; do for w in "--unweighted" ""; do for mb in 0 4; do
-    echo "minblocks $mb ${w:-weighted} round $r: $(WAYFARER_MIN_BLOCKS=$mb timeout 30 .devbin/wayfarer walk node2vec --graph $G --backend cuda --length 80 $w --seed 1 -o /tmp/w.npy 2>&1 | tail -1)" >> "$OUT/minblocks.txt"
-  done; done; done;;
+  for r in 1 2 3; do for mb in 0 4; do
+    echo "minblocks $mb round $r: $(WAYFARER_MIN_BLOCKS=$mb timeout 30 .devbin/wayfarer walk node2vec --graph $G --backend cuda --length 80 --unweighted --seed 1 -o /tmp/w.npy 2>&1 | tail -1)" >> "$OUT/minblocks.txt"
+  done; done;;
 tritest)
   timeout 120 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
   for gname in 20 web 22; do
