@@ -312,8 +312,9 @@ impl PyGraph {
         }
         let dev = CudaDevice::open(ordinal)?;
         let g = &*self.graph;
-        // The graph within the automatic share of device memory: out of core past it.
-        let sampler = GpuSampler::new(&dev, g, None)?;
+        // Out of core past the budget (the setter dropped any state made under another).
+        let budget = *self.device_graph_budget.lock().unwrap_or_else(|p| p.into_inner());
+        let sampler = GpuSampler::new(&dev, g, budget)?;
         let node_map = match g.id_map() {
             wayfarer::graph::IdMap::Identity => None,
             wayfarer::graph::IdMap::Table(t) => Some(sampler.upload_map(&t[..])?),

@@ -18,11 +18,19 @@ pub struct PyGraph {
     pub(crate) edge_ids: Option<Arc<Vec<u64>>>,
     /// The graph's GPU sampler, made on the first `device="cuda"` sampling call.
     pub(crate) gpu: std::sync::Mutex<Option<Arc<crate::device::GpuState>>>,
+    /// Device memory the GPU sampler's copy of the graph may take (`None`: the automatic
+    /// share); past it the graph is sampled out of core.
+    pub(crate) device_graph_budget: std::sync::Mutex<Option<usize>>,
 }
 
 impl PyGraph {
     fn new(graph: CsrGraph, edge_ids: Option<Vec<u64>>) -> Self {
-        PyGraph { graph: Arc::new(graph), edge_ids: edge_ids.map(Arc::new), gpu: Default::default() }
+        PyGraph {
+            graph: Arc::new(graph),
+            edge_ids: edge_ids.map(Arc::new),
+            gpu: Default::default(),
+            device_graph_budget: Default::default(),
+        }
     }
 
     /// The caller's id of the edge at CSR position `pos`.
@@ -198,6 +206,20 @@ impl PyGraph {
     #[getter]
     fn dense_ids(&self) -> bool {
         matches!(self.graph.id_map(), IdMap::Identity)
+    }
+
+    /// Device memory in bytes the GPU sampler's copy of the graph may take (`None`: the whole
+    /// graph when it takes at most 60% of the free memory, else that share).
+    #[getter]
+    fn device_graph_budget(&self) -> Option<usize> {
+        *self.device_graph_budget.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sets it; the next GPU sampling call uploads the graph again within it.
+    #[setter]
+    fn set_device_graph_budget(&self, budget: Option<usize>) {
+        *self.device_graph_budget.lock().unwrap_or_else(|p| p.into_inner()) = budget;
+        *self.gpu.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Bytes the graph's arrays take.

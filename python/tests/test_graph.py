@@ -173,3 +173,15 @@ def test_every_input_type_gives_the_same_graph():
 def test_bad_input_raises_and_never_crashes(call):
     with pytest.raises((ValueError, TypeError, OSError)):
         call()
+
+
+def test_device_graph_budget_is_checked_and_kept():
+    g = wayfarer.Graph.from_edge_index(np.array([[0, 1, 2], [1, 2, 0]]))
+    assert g.device_graph_budget is None
+    g.device_graph_budget = 1 << 20
+    assert g.device_graph_budget == 1 << 20
+    for bad in (-1, 1.5, "1G", True):
+        with pytest.raises(ValueError, match="device_graph_budget"):
+            g.device_graph_budget = bad
+    g.device_graph_budget = None
+    assert g.device_graph_budget is None

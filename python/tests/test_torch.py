@@ -49,7 +49,7 @@ def test_loader_hands_cuda_tensors_and_the_gpu_walks_equal_the_cpu_walks():
 
 
 @pytest.mark.skipif("cuda" not in DEVICES, reason="no CUDA device")
-def test_gpu_built_blocks_stay_on_the_gpu_and_equal_the_host_path(tmp_path):
+def test_gpu_built_blocks_stay_on_the_gpu_and_equal_the_host_path(tmp_path, capsys):
     # Graphs whose edge ids (an edge list's input order) or node ids (a text file's sparse
     # ids, compacted) are not the engine's: the GPU maps them on the device.
     rng = np.random.default_rng(5)
@@ -58,10 +58,10 @@ def test_gpu_built_blocks_stay_on_the_gpu_and_equal_the_host_path(tmp_path):
     path = tmp_path / "sparse.txt"
     path.write_text("".join(f"{a} {b}\n" for a, b in zip(src, dst)))
     for g in (wayfarer.Graph.from_edge_index(np.stack([src, dst]), undirected=True), wayfarer.Graph.load(str(path))):
-        _check_gpu_built_blocks(g, rng)
+        _check_gpu_built_blocks(g, rng, capsys)
 
 
-def _check_gpu_built_blocks(g, rng):
+def _check_gpu_built_blocks(g, rng, capsys):
     seeds = g.node_ids()[rng.permutation(g.num_nodes)[:2500]]
     for replace in (False, True):
         host = wayfarer.NeighborLoader(g, seeds, [15, 10, 5], batch_size=256, seed=9, replace=replace, backend="cpu")
@@ -83,6 +83,16 @@ def _check_gpu_built_blocks(g, rng):
     h = g.sample_neighbors(seeds[:300], [10, 5], seed=3, backend="cpu")
     assert s.blocks[1].src_nodes.is_cuda
     assert all(np.array_equal(x.edge_ids, y.edge_ids.cpu().numpy()) for x, y in zip(h.blocks, s.blocks))
+    # Out of core: the offsets and row starts on the device with a tenth of the targets.
+    g.device_graph_budget = 16 * g.num_nodes + 8 + 4 * g.num_edges // 10
+    try:
+        capsys.readouterr()
+        s = g.sample_neighbors(torch.as_tensor(seeds[:300], device="cuda"), [10, 5], seed=3, verbose=True)
+        assert "out of core" in capsys.readouterr().err
+        assert all(np.array_equal(x.edge_ids, y.edge_ids.cpu().numpy()) for x, y in zip(h.blocks, s.blocks))
+        assert all(np.array_equal(x.src_nodes, y.src_nodes.cpu().numpy()) for x, y in zip(h.blocks, s.blocks))
+    finally:
+        g.device_graph_budget = None
 
 
 @pytest.mark.skipif("cuda" not in DEVICES, reason="no CUDA device")

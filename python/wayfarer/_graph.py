@@ -205,6 +205,26 @@ class Graph:
         """One past the largest edge label (0 without labels)."""
         return self._g.num_labels
 
+    @property
+    def device_graph_budget(self):
+        """Device memory in bytes the GPU sampler's copy of the graph may take.
+
+        ``None`` (the default): the whole graph when its offsets and targets take at most 60%
+        of the free device memory, else that share. A graph larger than the budget is sampled
+        out of core: its offsets and longest rows on the device, the other rows read from
+        page-locked host memory over the bus; the blocks are the same. Setting it makes the
+        next ``device="cuda"`` sampling call upload the graph again.
+        """
+        return self._g.device_graph_budget
+
+    @device_graph_budget.setter
+    def device_graph_budget(self, budget):
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 0:
+                raise ValueError(f"device_graph_budget = {budget!r}: bytes as an int >= 0, or None")
+            budget = int(budget)
+        self._g.device_graph_budget = budget
+
     def csr(self):
         """``(indptr, indices)`` of the engine's CSR (int64)."""
         return tuple(_arrays.out(a, self._device) for a in self._g.csr())
