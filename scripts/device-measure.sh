@@ -26,7 +26,8 @@
 #            two partners (WF_T_LANE_PAIRS=0), also grabbed (WF_T_LANE_GRAB=1), and two launches,
 #            on WordNet, web-like, R-MAT 20, Erdős–Rényi, after the triangle tests (each way);
 #            ncu on WordNet (each way) and R-MAT 20
-#   oocs     the GPU sampling tests (out of core among them), then R-MAT 22 sampled ([25,10],
+#   oocs     the GPU sampling tests (out of core among them) and python/tests/test_torch.py and
+#            test_graph.py with CUDA, then R-MAT 22 sampled ([25,10],
 #            batches of 1024) with the whole graph on the device and with graph budgets of
 #            400M, 200M and 100M (out of core)
 #   mb       Node2Vec unweighted on R-MAT 20 with WAYFARER_MIN_BLOCKS 0 (the default) against
@@ -187,6 +188,8 @@ lanes)
   timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum .devbin/wayfarer triangles --graph $G --backend cuda > "$OUT/ncu-tri20.txt" 2>&1;;
 oocs)
   timeout 240 .devbin/gpu-tests --test-threads 1 sampling > "$OUT/sampletest.txt" 2>&1; echo "sampletest rc $?" >> "$OUT/sampletest.txt"
+  python3 -m pip install -q --no-deps --target /tmp/pysite .devbin/wayfarer-*.whl > "$OUT/pytorch.txt" 2>&1
+  PYTHONPATH=/tmp/pysite timeout 240 python3 -m pytest -q -p no:cacheprovider -rs python/tests/test_torch.py python/tests/test_graph.py >> "$OUT/pytorch.txt" 2>&1; echo "pytest rc $?" >> "$OUT/pytorch.txt"
   g22="$(graph 22)"
   for r in 1 2; do for b in whole 400M 200M 100M; do
     if [ $b = whole ]; then ba=""; else ba="--device-graph-budget $b"; fi
