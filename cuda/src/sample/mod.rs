@@ -377,3 +377,37 @@ fn cut(chunk: &[u32], batch_size: usize, views: &[LayerView]) -> Vec<MiniBatch> 
     });
     mbs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wayfarer_runtime::graph::{CsrParts, Orientation};
+
+    /// Four nodes, ten edges: 8·5 bytes of offsets, 4·10 of targets, 8·4 of row starts.
+    fn graph() -> CsrGraph {
+        let parts = CsrParts {
+            offsets: vec![0, 4, 7, 9, 10],
+            targets: vec![0, 1, 2, 3, 0, 2, 3, 1, 3, 0],
+            weights: None,
+            labels: None,
+            timestamps: None,
+            original_ids: None,
+        };
+        CsrGraph::from_parts(parts, Orientation::Directed).unwrap()
+    }
+
+    #[test]
+    fn the_graph_is_split_only_past_its_budget() {
+        let g = graph();
+        // The whole graph: 40 + 40 bytes.
+        assert_eq!(placement(&g, Some(80), 0).unwrap(), None);
+        // Out of core: offsets and row starts (72 bytes) stay, the rest is for hot rows.
+        assert_eq!(placement(&g, Some(79), 0).unwrap(), Some(7));
+        assert_eq!(placement(&g, Some(72), 0).unwrap(), Some(0));
+        let err = placement(&g, Some(71), 0).unwrap_err().to_string();
+        assert!(err.contains("offsets and row starts alone"), "{err}");
+        // No budget: a share of the free memory.
+        assert_eq!(placement(&g, None, 1000).unwrap(), None);
+        assert_eq!(placement(&g, None, 130).unwrap(), Some(78 - 72));
+    }
+}
