@@ -57,7 +57,8 @@ pub struct GpuSampleOptions {
     pub dmax: u32,
     /// Device memory the graph may take, in bytes (see [`GpuSampler::new`]); `None`: the
     /// whole graph when it takes at most [`AUTO_GRAPH_SHARE`] of the free memory, else that
-    /// share.
+    /// share. Read where the graph is uploaded ([`sample`], [`sample_on_device`],
+    /// [`GpuSampler::new`]); [`GpuSampler::sample_on_device`] keeps its sampler's upload.
     pub graph_budget: Option<usize>,
 }
 
