@@ -50,6 +50,12 @@ export WAYFARER_REQUIRE_WGPU=1
 # Mesa's window-system code warns when this is unset; nothing here draws to a window.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 
+# A clean clone builds everything once: incremental caches there only take disk (about 4 GB of
+# the 12 GB a full run leaves in target/; CI once ran out of space). Locally they stay on.
+if [ -n "${CI:-}" ]; then
+    export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+fi
+
 echo "== format"
 cargo fmt --all -- --check
 
