@@ -354,11 +354,17 @@ impl<'m> Compiler<'m> {
                 l.b.ins().store(trusted(), zero, flag, 0);
                 l.taint = Some(flag);
             }
+            // Every output first, then the stores: a store between two reads of the same
+            // context field or array entry keeps Cranelift from merging them (it cannot tell
+            // that `out` is not the graph), so the outputs would each reload what they share.
+            let mut values = Vec::with_capacity(roots.len());
             for (i, &h) in roots.iter().enumerate() {
                 if l.types[h.index()] != Scalar::F32 {
                     return Err(format!("`{name}` output {i} is not an f32"));
                 }
-                let v = l.lower(h)?;
+                values.push(l.lower(h)?);
+            }
+            for (i, v) in values.into_iter().enumerate() {
                 l.b.ins().store(trusted(), v, out, 4 * i as i32);
             }
             l.b.ins().return_(&[]);
@@ -723,6 +729,13 @@ impl L<'_, '_> {
                 let x = self.lower(expr)?;
                 self.cast(x, from, to)
             }
+            // The walker's own node is always a node of the graph (the engine checks starts
+            // and moves only to targets; the weight-range reads of `node` rely on it too): its
+            // degree needs no test against the node count.
+            Expr::Call { func: Builtin::Degree, args } if matches!(self.exprs.get(args[0]), Expr::Step(StepField::Cur)) => {
+                let cur = self.lower(args[0])?;
+                self.degree_of_node(cur)
+            }
             Expr::Call { func, args } => {
                 let at = self.types[args[0].index()];
                 let mut a = Vec::new();
@@ -979,22 +992,28 @@ impl L<'_, '_> {
         }
     }
 
+    /// The out-degree of `v`, a node of the graph (the walker's own node), saturated to u32.
+    fn degree_of_node(&mut self, v: CValue) -> CValue {
+        let v64 = self.u32_to_i64(v);
+        let off = self.ctx_field(PTR, offset_of!(JitCtx, offsets));
+        let lo = self.load_at(types::I64, off, v64, 8);
+        let next = self.b.ins().iadd_imm_s(v64, 1);
+        let hi = self.load_at(types::I64, off, next, 8);
+        let d = self.b.ins().isub(hi, lo);
+        let cap = self.b.ins().iconst(types::I64, u32::MAX as i64);
+        let d = self.b.ins().umin(d, cap);
+        self.b.ins().ireduce(types::I32, d)
+    }
+
     /// The out-degree of `v` (0 if not a node), saturated to u32.
     fn degree(&mut self, v: CValue) -> CValue {
         let n = self.ctx_field(types::I64, offset_of!(JitCtx, num_nodes));
         let v64 = self.u32_to_i64(v);
         let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, v64, n);
-        let zero64 = self.b.ins().iconst(types::I64, 0);
-        let safe = self.b.ins().select(inside, v64, zero64);
-        let off = self.ctx_field(PTR, offset_of!(JitCtx, offsets));
-        let lo = self.load_at(types::I64, off, safe, 8);
-        let next = self.b.ins().iadd_imm_s(safe, 1);
-        let hi = self.load_at(types::I64, off, next, 8);
-        let d = self.b.ins().isub(hi, lo);
-        let cap = self.b.ins().iconst(types::I64, u32::MAX as i64);
-        let d = self.b.ins().umin(d, cap);
-        let d = self.b.ins().select(inside, d, zero64);
-        self.b.ins().ireduce(types::I32, d)
+        let zero32 = self.b.ins().iconst(types::I32, 0);
+        let safe = self.b.ins().select(inside, v, zero32);
+        let d = self.degree_of_node(safe);
+        self.b.ins().select(inside, d, zero32)
     }
 
     fn node(&mut self, q: NodeQuery) -> Result<CValue, String> {
@@ -1017,7 +1036,7 @@ impl L<'_, '_> {
                 let base = self.ctx_field(PTR, off);
                 self.load_at(types::I32, base, cur64, 4)
             }
-            NodeQuery::Degree => self.degree(cur),
+            NodeQuery::Degree => self.degree_of_node(cur),
             NodeQuery::BackWeight | NodeQuery::BackCount => {
                 let prev = self.b.ins().load(types::I32, readonly(), self.w, offset_of!(JitWalker, prev) as i32);
                 self.call(if q == NodeQuery::BackWeight { "wf_back_weight" } else { "wf_back_count" }, &[ctx, cur, prev])
