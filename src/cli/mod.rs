@@ -37,10 +37,24 @@ pub(crate) fn parse_bytes(flag: &str, s: &str, zero_ok: bool) -> Result<usize> {
         _ => (t, 1),
     };
     let v: f64 = num.trim().parse().map_err(|_| anyhow::anyhow!("{flag} {s}: not a size"))?;
-    if !v.is_finite() || v < 0.0 || (v == 0.0 && !zero_ok) {
+    if !v.is_finite() {
+        bail!("{flag} {s}: not a finite size");
+    }
+    if v < 0.0 || (v == 0.0 && !zero_ok) {
         bail!("{flag} {s}: must be {}", if zero_ok { "0 or more" } else { "positive" });
     }
-    Ok((v * mult as f64) as usize)
+    if mult == 1 && v.fract() != 0.0 {
+        bail!("{flag} {s}: not a whole number of bytes");
+    }
+    // A fraction of a unit is rounded down to whole bytes (`1.5K` is 1536).
+    let bytes = (v * mult as f64).floor();
+    if bytes >= usize::MAX as f64 {
+        bail!("{flag} {s}: more bytes than this machine can address");
+    }
+    if bytes == 0.0 && !zero_ok {
+        bail!("{flag} {s}: must be at least one byte");
+    }
+    Ok(bytes as usize)
 }
 
 pub(crate) fn load_graph(path: Option<&Path>, quiet: bool) -> Result<CsrGraph> {
@@ -207,4 +221,34 @@ pub(crate) fn not_wgpu(backend: wayfarer::gpu::Backend, command: &str) -> Result
         bail!("--backend wgpu runs walks only; `wayfarer {command}` runs on cpu or cuda");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn sizes_parse_with_suffixes_and_bad_ones_are_refused() {
+        assert_eq!(parse_bytes("--x", "1234", false).unwrap(), 1234);
+        assert_eq!(parse_bytes("--x", " 64K ", false).unwrap(), 64 << 10);
+        assert_eq!(parse_bytes("--x", "1.5k", false).unwrap(), 1536);
+        assert_eq!(parse_bytes("--x", "2G", false).unwrap(), 2 << 30);
+        assert_eq!(parse_bytes("--x", "0", true).unwrap(), 0);
+        for (bad, why) in [
+            ("0", "positive"),
+            ("-1", "positive"),
+            ("0.5", "whole number"),
+            ("0.0001K", "at least one byte"),
+            ("1e30T", "address"),
+            ("12Q", "suffix"),
+            ("lots", "suffix"),
+            ("1.2.3", "not a size"),
+            ("K", "not a size"),
+            ("NaN", "suffix"),
+            ("1e400", "finite"),
+        ] {
+            let e = parse_bytes("--x", bad, false).unwrap_err().to_string();
+            assert!(e.starts_with("--x ") && e.contains(why), "{bad}: {e}");
+        }
+    }
 }
