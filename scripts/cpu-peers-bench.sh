@@ -4,7 +4,7 @@
 # runs, medians reported. The peers' code stays out of this repository: pass the paths of
 # fetched copies; a peer whose path is not given (or not there) is skipped and the table says so.
 #   scripts/cpu-peers-bench.sh [--thunderrw DIR] [--gap DIR] [OUT.md]
-# Env: THREADS (2), REPEAT (3), SCALE/EF (18/10: the web-like R-MAT of cpu-web-bench.sh),
+# Env: THREADS (2), REPEAT (3), TC_TRIALS (16), SCALE/EF (18/10: the web-like R-MAT of cpu-web-bench.sh),
 #      PEERS_BUILD (where the peers are built; default target/peers).
 # Walk rows (M steps/s, the walk phase only: ThunderRW's "Walking time", wayfarer's summary):
 #   DeepWalk unweighted   ThunderRW -em 0 (uniform)           wayfarer walk deepwalk --unweighted
@@ -12,10 +12,12 @@
 #   Node2Vec unweighted   ThunderRW node2vec (max-weight rejection), p=2 q=0.5 as a=2 b=0.5
 #   Node2Vec weighted     bench/peers/thunderrw/node2vec_weighted.cpp (ours, on its API)
 #   MetaPath unweighted   ThunderRW -em 2 -sm 1 (inverse transform), schema 0..4, length 5
-# Triangles: GAP `tc` (average of REPEAT trials in one process; degree relabelling inside, as
-# GAP decides) against `wayfarer triangles` (orientation and counting; the summary splits them),
-# both ways: REPEAT trials in one process averaged (`--trials`, GAP's method), and the median of
-# REPEAT fresh processes (the first count's caches cold, which GAP's average mostly hides), on the R-MAT
+# Triangles: GAP `tc` (average of TC_TRIALS trials in one process, GAP's default 16; degree
+# relabelling inside, as GAP decides) against `wayfarer triangles` (orientation and counting; the
+# summary splits them), both ways: TC_TRIALS trials in one process averaged (`--trials`, GAP's
+# method; on this VM a process's first count also waits about 0.1-0.5 ms for the sleeping worker
+# threads, which a few trials do not amortize on a 1 ms graph), and the median of REPEAT fresh
+# processes (the first count's caches cold, which GAP's average mostly hides), on the R-MAT
 # and on WordNet made undirected (GAP's -s), so neither side times a symmetrization.
 # A fetched snapshot has no .git: write its commit to DIR/COMMIT to have it in the table.
 set -euo pipefail
@@ -30,7 +32,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 OUTMD="${OUTMD:-cpu-peers-bench.md}"
-THREADS="${THREADS:-2}"; REPEAT="${REPEAT:-3}"; SCALE="${SCALE:-18}"; EF="${EF:-10}"
+THREADS="${THREADS:-2}"; REPEAT="${REPEAT:-3}"; SCALE="${SCALE:-18}"; EF="${EF:-10}"; TC_TRIALS="${TC_TRIALS:-16}"
 B=target/release/wayfarer
 [ -x "$B" ] || { echo "build first: cargo build --release" >&2; exit 1; }
 BUILD="${PEERS_BUILD:-target/peers}"
@@ -84,7 +86,7 @@ fi
     if [ -n "$trw_bin" ]; then echo "- ThunderRW: $TRW ($trw_commit), g++ -O3 -march=native"; else echo "- ThunderRW: not run (no --thunderrw DIR)"; fi
     if [ -n "$gap_bin" ]; then echo "- GAP: $GAP ($gap_commit), g++ -O3"; else echo "- GAP: not run (no --gap DIR)"; fi
     echo "- graph: R-MAT scale $SCALE, edge factor $EF, seed 1, weights U[1,5), labels U{0..4}; $("$B" info "$TMP/g.wfg" | sed -n 's/^edges: *//p')"
-    echo "- runs: $REPEAT per cell, alternating peer and wayfarer; medians; command: \`scripts/cpu-peers-bench.sh${TRW:+ --thunderrw DIR}${GAP:+ --gap DIR}\` (THREADS=$THREADS REPEAT=$REPEAT SCALE=$SCALE EF=$EF)"
+    echo "- runs: $REPEAT per cell, alternating peer and wayfarer; medians; command: \`scripts/cpu-peers-bench.sh${TRW:+ --thunderrw DIR}${GAP:+ --gap DIR}\` (THREADS=$THREADS REPEAT=$REPEAT TC_TRIALS=$TC_TRIALS SCALE=$SCALE EF=$EF)"
     echo
     echo "| walk | ThunderRW M steps/s | wayfarer M steps/s | wayfarer / ThunderRW |"
     echo "|---|---|---|---|"
@@ -136,12 +138,12 @@ row "MetaPath 0..4, unweighted" "metapath -el -s 0,1,2,3,4 -l 5" metapath --unwe
 # Seconds from the summary's "orientation X ms, counting Y ms" (finer than its total).
 wf_secs() { sed -n 's/.*orientation \([0-9.]*\) ms.*, counting \([0-9.]*\) ms.*/\1 \2/p' | awk '{printf "%.5f\n", ($1 + $2) / 1e3}'; }
 wf_tc() { "$B" --threads "$THREADS" triangles "$@" 2>&1 | wf_secs; }
-# GAP's way: REPEAT trials in one process, their average (wayfarer's --trials, each trial's line).
+# GAP's way: TC_TRIALS trials in one process, their average (wayfarer's --trials, each trial's line).
 wf_tc_trials() {
-    "$B" --threads "$THREADS" triangles --trials "$REPEAT" "$@" 2>&1 | grep '^trial [0-9]*:' | wf_secs |
+    "$B" --threads "$THREADS" triangles --trials "$TC_TRIALS" "$@" 2>&1 | grep '^trial [0-9]*:' | wf_secs |
         awk '{s += $1; n++} END {if (n) printf "%.5f\n", s / n}'
 }
-gap_tc() { OMP_NUM_THREADS="$THREADS" "$gap_bin/tc" -f "$1" -s -n "$REPEAT" 2>&1 | sed -n 's/^Average Time: *//p' | tr -d ' '; }
+gap_tc() { OMP_NUM_THREADS="$THREADS" "$gap_bin/tc" -f "$1" -s -n "$TC_TRIALS" 2>&1 | sed -n 's/^Average Time: *//p' | tr -d ' '; }
 tc_row() { # name, edge list for GAP (or ""), wayfarer args
     local name="$1" el="$2"; shift 2
     local g="-" w="$TMP/tw.$RANDOM"

@@ -30,6 +30,9 @@
 #            test_graph.py with CUDA, then R-MAT 22 sampled ([25,10],
 #            batches of 1024) with the whole graph on the device and with graph budgets of
 #            400M, 200M and 100M (out of core)
+#   warps    warp units split statically at first (WF_T_WARP_STATIC=1) against grabbed (default):
+#            the triangle tests each way, counting times on WordNet, web-like, R-MAT 20 and 22,
+#            Erdős–Rényi, alternating, and ncu of WordNet's counting kernel each way
 #   mb       Node2Vec unweighted on R-MAT 20 with WAYFARER_MIN_BLOCKS 0 (the default) against
 #            4, three rounds alternating
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
@@ -194,6 +197,20 @@ oocs)
   for r in 1 2; do for b in whole 400M 200M 100M; do
     if [ $b = whole ]; then ba=""; else ba="--device-graph-budget $b"; fi
     echo "r22 $b round $r: $(timeout 120 .devbin/wayfarer sample --graph $g22 --fanouts 25,10 --batch-size 1024 --backend cuda $ba 2>&1 | tail -1)" >> "$OUT/oocs.txt"
+  done; done;;
+warps)
+  timeout 150 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
+  WAYFARER_CUDA_DEFINES=WF_T_WARP_STATIC=1 timeout 150 .devbin/gpu-tests --test-threads 1 triangle > "$OUT/tritest-static.txt" 2>&1; echo "tritest static rc $?" >> "$OUT/tritest-static.txt"
+  for gname in wordnet web 20 22 er; do
+    if [ $gname = wordnet ]; then ga=""; else ga="--graph $(graph $gname)"; fi
+    for r in 1 2 3; do for v in grab static; do
+      if [ $v = static ]; then e="WAYFARER_CUDA_DEFINES=WF_T_WARP_STATIC=1"; else e=""; fi
+      echo "$gname $v round $r: $(env $e timeout 30 .devbin/wayfarer triangles $ga --backend cuda 2>&1 | tail -1 | grep -o '^[0-9]* triangles\|counting kernels [0-9.]* ms' | tr '\n' ' ')" >> "$OUT/tri-warps.txt"
+    done; done
+  done
+  for r in 1 2; do for v in grab static; do
+    if [ $v = static ]; then e="WAYFARER_CUDA_DEFINES=WF_T_WARP_STATIC=1"; else e=""; fi
+    echo "ncu wordnet $v round $r: $(env $e timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:wf_t_count .devbin/wayfarer triangles --backend cuda 2>&1 | grep -o 'us  *[0-9.]*' | tr '\n' ' ')" >> "$OUT/tri-warps.txt"
   done; done;;
 mb)
   for r in 1 2 3; do for mb in 0 4; do

@@ -119,6 +119,15 @@ extern "C" __global__ void wf_t_orient_fill(WfTriOrient o, const void* gp, const
 #else
 #define WF_T_LANE_SPAN WF_T_LANE_UNIT
 #endif
+// WF_T_WARP_STATIC (a sweep knob, off until measured on a GPU: 1 to try it): a table block
+// skips the block-unit grab when there are none, and table warp w (of W) takes warp-unit
+// group w first, without an atomic, then grabs group W + (the counter): on a flat graph's few
+// warp units (WordNet: 8, all in the first round) the critical path would lose two atomic
+// round trips. Off, the grabs are the measured ones
+// (bench/results/2026-12-07-gpu-sampling-out-of-core-and-triangle-lanes-h100.md).
+#ifndef WF_T_WARP_STATIC
+#define WF_T_WARP_STATIC 0
+#endif
 #define WF_T_EMPTY 0xffffffffu
 #define WF_T_WARPS 8             // warps per block (blocks of 256 threads)
 #define WF_T_WARP_SLOTS 1024u    // a warp's table: rows up to 256 entries at load <= 1/4
@@ -392,13 +401,15 @@ __device__ __forceinline__ u64 wf_t_scan_partners(const WfTriCount& t, u32 x, co
 
 // The table units (block units, then warp units) a block takes; its triangles found. `smem` is
 // the block's dynamic shared memory, `unit_s` and `batch_s` its shared counters.
+// `table_block` is the block's index among the `table_blocks` blocks taking table units.
 template <int TASK>
-__device__ __forceinline__ u64 wf_t_table_units(const WfTriCount& t, u32* wf_t_smem, u64& unit_s, u32& batch_s) {
+__device__ __forceinline__ u64 wf_t_table_units(const WfTriCount& t, u32* wf_t_smem, u64& unit_s, u32& batch_s, u64 table_block, u64 table_blocks) {
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     u64 hits = 0;
     // Block units first (the longest rows): the block's table is all of shared memory, and its
-    // warps take the unit's batches of 32 partners as they finish the last.
-    while (true) {
+    // warps take the unit's batches of 32 partners as they finish the last. (t.block_count is
+    // the same for every thread: the test keeps the block's barriers uniform.)
+    while (!WF_T_WARP_STATIC || t.block_count > 0) {
         if (threadIdx.x == 0) {
             unit_s = atomicAdd((unsigned long long*)&t.next[0], 1ull);
             batch_s = 0;
@@ -429,9 +440,11 @@ __device__ __forceinline__ u64 wf_t_table_units(const WfTriCount& t, u32* wf_t_s
     }
     // Then warp units: each warp its own table.
     u32* tab = wf_t_smem + warp * WF_T_WARP_SLOTS;
-    while (true) {
+    u64 table_warps = table_blocks * WF_T_WARPS;
+    for (bool first = true;; first = false) {
         u64 g = 0;
-        if (lane == 0) g = atomicAdd((unsigned long long*)&t.next[1], 1ull);
+        if (WF_T_WARP_STATIC && first) g = table_block * WF_T_WARPS + warp;
+        else if (lane == 0) g = atomicAdd((unsigned long long*)&t.next[1], 1ull) + (WF_T_WARP_STATIC ? table_warps : 0);
         u64 k0 = __shfl_sync(0xffffffffu, g, 0) * t.warp_group;
         if (k0 >= t.warp_count) break;
         for (u64 k = k0; k < wf_t_min(k0 + t.warp_group, t.warp_count); ++k) {
@@ -462,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count(WfTriCount t) {
     extern __shared__ __align__(16) u32 wf_t_smem[];
     __shared__ u64 unit_s;
     __shared__ u32 batch_s;
-    wf_t_add_total(t, wf_t_table_units<WF_T_TASK>(t, wf_t_smem, unit_s, batch_s));
+    wf_t_add_total(t, wf_t_table_units<WF_T_TASK>(t, wf_t_smem, unit_s, batch_s, blockIdx.x, gridDim.x));
 }
 
 // The same with longer tasks, for graphs whose hub rows take block units: their partners' rows
@@ -473,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count_long(WfTriCount t) 
     extern __shared__ __align__(16) u32 wf_t_smem[];
     __shared__ u64 unit_s;
     __shared__ u32 batch_s;
-    wf_t_add_total(t, wf_t_table_units<WF_T_TASK_LONG>(t, wf_t_smem, unit_s, batch_s));
+    wf_t_add_total(t, wf_t_table_units<WF_T_TASK_LONG>(t, wf_t_smem, unit_s, batch_s, blockIdx.x, gridDim.x));
 }
 
 // Whether v is among row[0 .. d) (d <= WF_T_LANE_ROWS, the row in registers): every entry
@@ -605,6 +618,6 @@ extern "C" __global__ void __launch_bounds__(256) wf_t_count_fused(WfTriCount t)
     extern __shared__ __align__(16) u32 wf_t_smem[];
     __shared__ u64 unit_s;
     __shared__ u32 batch_s;
-    if (blockIdx.x < t.table_blocks) wf_t_add_total(t, wf_t_table_units<WF_T_TASK>(t, wf_t_smem, unit_s, batch_s));
+    if (blockIdx.x < t.table_blocks) wf_t_add_total(t, wf_t_table_units<WF_T_TASK>(t, wf_t_smem, unit_s, batch_s, blockIdx.x, t.table_blocks));
     else wf_t_add_total(t, wf_t_lane_units(t, (blockIdx.x - t.table_blocks) * (u64)blockDim.x + threadIdx.x, (u64)(gridDim.x - t.table_blocks) * blockDim.x));
 }

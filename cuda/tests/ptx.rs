@@ -192,7 +192,7 @@ fn triangle_kernels_compile() {
     ];
     let mut sources = vec![("no mask".to_string(), wayfarer_cuda::triangles::triangle_source())];
     // The sweep knobs' other settings still compile.
-    for knob in ["WF_T_PAIR_PROBES 0", "WF_T_LANE_PAIRS 0", "WF_T_LANE_GRAB 1"] {
+    for knob in ["WF_T_PAIR_PROBES 0", "WF_T_LANE_PAIRS 0", "WF_T_LANE_GRAB 1", "WF_T_WARP_STATIC 1"] {
         sources.push((knob.to_string(), format!("#define {knob}\n{}", wayfarer_cuda::triangles::triangle_source())));
     }
     for m in masks {
