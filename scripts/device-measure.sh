@@ -33,6 +33,8 @@
 #   warps    warp units split statically at first (WF_T_WARP_STATIC=1) against grabbed (default):
 #            the triangle tests each way, counting times on WordNet, web-like, R-MAT 20 and 22,
 #            Erdős–Rényi, alternating, and ncu of WordNet's counting kernel each way
+#   wunit    warp units of WF_T_WARP_UNIT 32/16/8/4 partners, each with and without the static
+#            first round: ncu of WordNet's counting kernel, times on web-like, R-MAT 20, Erdős–Rényi
 #   mb       Node2Vec unweighted on R-MAT 20 with WAYFARER_MIN_BLOCKS 0 (the default) against
 #            4, three rounds alternating
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
@@ -212,6 +214,18 @@ warps)
     if [ $v = static ]; then e="WAYFARER_CUDA_DEFINES=WF_T_WARP_STATIC=1"; else e=""; fi
     echo "ncu wordnet $v round $r: $(env $e timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:wf_t_count .devbin/wayfarer triangles --backend cuda 2>&1 | grep -o 'us  *[0-9.]*' | tr '\n' ' ')" >> "$OUT/tri-warps.txt"
   done; done;;
+wunit)
+  # Warp-unit size (WF_T_WARP_UNIT partners, default 32) and the static first round: counts,
+  # ncu on WordNet's counting kernel, CUDA-event times on the other graphs.
+  .devbin/wayfarer triangles --backend cuda 2>&1 | tail -3 > "$OUT/wunit-summary.txt"
+  for r in 1 2; do for wu in 32 16 8 4; do for st in 0 1; do
+    d="WF_T_WARP_UNIT=${wu}ull,WF_T_WARP_STATIC=$st"
+    echo "ncu wordnet $d round $r: $(WAYFARER_CUDA_DEFINES=$d timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:wf_t_count .devbin/wayfarer triangles --backend cuda 2>&1 | grep -o '^[0-9]* triangles\|us  *[0-9.]*' | tr '\n' ' ')" >> "$OUT/wunit.txt"
+  done; done; done
+  for gname in web 20 er; do for r in 1 2; do for wu in 32 16 8; do
+    d="WF_T_WARP_UNIT=${wu}ull"
+    echo "$gname $d round $r: $(WAYFARER_CUDA_DEFINES=$d tri_line "$(graph $gname)")" >> "$OUT/wunit.txt"
+  done; done; done;;
 mb)
   for r in 1 2 3; do for mb in 0 4; do
     echo "minblocks $mb round $r: $(WAYFARER_MIN_BLOCKS=$mb timeout 30 .devbin/wayfarer walk node2vec --graph $G --backend cuda --length 80 --unweighted --seed 1 -o /tmp/w.npy 2>&1 | tail -1)" >> "$OUT/minblocks.txt"
