@@ -35,6 +35,9 @@
 #            Erdős–Rényi, alternating, and ncu of WordNet's counting kernel each way
 #   wunit    warp units of WF_T_WARP_UNIT 32/16/8/4 partners, each with and without the static
 #            first round: ncu of WordNet's counting kernel, times on web-like, R-MAT 20, Erdős–Rényi
+#   edges    a thread per oriented edge for small flat graphs (default) against the lists
+#            (WAYFARER_TRI_EDGE_THREADS=0) and 9818c19's kernel (carry bench/scratch): triangle
+#            tests, ncu on WordNet, times on four graphs
 #   mb       Node2Vec unweighted on R-MAT 20 with WAYFARER_MIN_BLOCKS 0 (the default) against
 #            4, three rounds alternating
 #   prep24   builds the triangle peers, makes R-MAT 24 and prepares their inputs (one call)
@@ -226,6 +229,25 @@ wunit)
     d="WF_T_WARP_UNIT=${wu}ull"
     echo "$gname $d round $r: $(WAYFARER_CUDA_DEFINES=$d tri_line "$(graph $gname)")" >> "$OUT/wunit.txt"
   done; done; done;;
+edges)
+  # A thread per oriented edge for small flat graphs (default) against the lists
+  # (WAYFARER_TRI_EDGE_THREADS=0) and 9818c19's kernel (bench/scratch/old-wayfarer.xz, carried):
+  # the triangle tests, ncu of WordNet's kernels, times on five graphs.
+  timeout 200 .devbin/gpu-tests --test-threads 1 triangle orientation > "$OUT/tritest.txt" 2>&1; echo "tritest rc $?" >> "$OUT/tritest.txt"
+  .devbin/wayfarer triangles --backend cuda 2>&1 | tail -1 > "$OUT/edges-summary.txt"
+  [ -f bench/scratch/old-wayfarer.xz ] && xz -dkf bench/scratch/old-wayfarer.xz && chmod +x bench/scratch/old-wayfarer
+  for r in 1 2 3 4 5; do for v in old default 0; do
+    case $v in old) b=bench/scratch/old-wayfarer; e="";; 0) b=.devbin/wayfarer; e="WAYFARER_TRI_EDGE_THREADS=0";; *) b=.devbin/wayfarer; e="";; esac
+    [ -x $b ] || continue
+    echo "ncu wordnet $v round $r: $(env $e timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:wf_t_ $b triangles --backend cuda 2>&1 | grep -o 'wf_t_[a-z_]*\|us  *[0-9.]*' | tr '\n' ' ')" >> "$OUT/edges.txt"
+  done; done
+  for gname in wordnet web 20 er; do
+    if [ $gname = wordnet ]; then ga=""; else ga="--graph $(graph $gname)"; fi
+    for r in 1 2; do for v in default 0; do
+      if [ $v = 0 ]; then e="WAYFARER_TRI_EDGE_THREADS=0"; else e=""; fi
+      echo "$gname $v round $r: $(env $e timeout 30 .devbin/wayfarer triangles $ga --backend cuda 2>&1 | tail -1 | grep -o 'triangles: [0-9]*\|work lists [0-9.]* ms\|counting kernels [0-9.]* ms\|a thread per oriented edge' | tr '\n' ' ')" >> "$OUT/edges.txt"
+    done; done
+  done;;
 mb)
   for r in 1 2 3; do for mb in 0 4; do
     echo "minblocks $mb round $r: $(WAYFARER_MIN_BLOCKS=$mb timeout 30 .devbin/wayfarer walk node2vec --graph $G --backend cuda --length 80 --unweighted --seed 1 -o /tmp/w.npy 2>&1 | tail -1)" >> "$OUT/minblocks.txt"

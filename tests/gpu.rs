@@ -702,26 +702,39 @@ fn gpu_sampling_out_of_core_equals_the_cpu() {
 /// The counting kernel's four ways of looking an entry up, each forced on these small graphs:
 /// lane units for rows of at most 8 entries and warps' tables for the rest where they can (the
 /// default, which runs both in one launch on graphs this small; then in two launches, with
-/// warp units taken one and four at a time), then without lane units: warps' tables for rows
+/// warp units taken one and four at a time), a thread per oriented edge (the rows merged, no
+/// lists), then without lane units: warps' tables for rows
 /// of at most 4, blocks' tables for every row longer than 4 (which takes the long tasks, and
 /// again with the short ones), blocks' tables at load 1/16, and block rows longer than 16
 /// binary-searched (tables of 32 slots).
-fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 7] {
+fn triangle_tunings() -> [(wayfarer_cuda::triangles::CountTuning, &'static str); 9] {
     use wayfarer_cuda::triangles::CountTuning;
+    // The forced paths never take a thread per edge, which the default may on a small graph.
+    let lists = CountTuning { edge_threads: Some(false), ..Default::default() };
     [
         (CountTuning::default(), "default"),
-        (CountTuning { fuse: false, warp_group: 1, ..Default::default() }, "two launches"),
-        (CountTuning { fuse: false, warp_group: 4, ..Default::default() }, "two launches"),
-        (CountTuning { lane_rows: 0, warp_rows: 4, ..Default::default() }, "block tables"),
-        (CountTuning { lane_rows: 0, warp_rows: 4, long_tasks: Some(false), ..Default::default() }, "block tables, short tasks"),
-        (CountTuning { lane_rows: 0, warp_rows: 4, block_spread: 16, ..Default::default() }, "block tables"),
-        (CountTuning { lane_rows: 0, warp_rows: 4, block_slots_max: 32, ..Default::default() }, "searched rows"),
+        (lists, "default"),
+        (CountTuning { fuse: false, warp_group: 1, ..lists }, "two launches"),
+        (CountTuning { fuse: false, warp_group: 4, ..lists }, "two launches"),
+        (CountTuning { edge_threads: Some(true), ..Default::default() }, "edge threads"),
+        (CountTuning { lane_rows: 0, warp_rows: 4, ..lists }, "block tables"),
+        (CountTuning { lane_rows: 0, warp_rows: 4, long_tasks: Some(false), ..lists }, "block tables, short tasks"),
+        (CountTuning { lane_rows: 0, warp_rows: 4, block_spread: 16, ..lists }, "block tables"),
+        (CountTuning { lane_rows: 0, warp_rows: 4, block_slots_max: 32, ..lists }, "searched rows"),
     ]
 }
 
 /// Checks that a count took the paths its tuning asks for (on a graph with rows longer than 16).
 fn assert_paths(report: &wayfarer::gpu::GpuTriangleReport, how: &str) {
-    assert!(report.lookups > 0 && report.warp_units > 0, "{how}: {report:?}");
+    if how == "edge threads" {
+        // One GPU: a thread per edge; a count split over several takes the lists.
+        assert!(report.edge_threads == 1 || (report.devices > 1 && report.lookups > 0), "{report:?}");
+        return;
+    }
+    if how == "default" && report.edge_threads > 0 {
+        return; // a graph small enough and flat enough for a thread per edge
+    }
+    assert!(report.lookups > 0 && report.warp_units > 0 && report.edge_threads == 0, "{how}: {report:?}");
     match how {
         "default" => assert!(report.lane_units > 0 && !report.searched_rows(), "{report:?}"),
         "two launches" => assert!(report.lane_units > 0 && !report.searched_rows() && report.fused == 0, "{report:?}"),
@@ -742,7 +755,7 @@ fn gpu_triangle_counts_equal_the_cpu() {
     let Some(dev) = device() else { return };
     let Ok(second) = CudaDevice::open(0) else { return };
     let devs = [dev, second];
-    let (mut checked, mut fused) = (0, 0);
+    let (mut checked, mut fused, mut edge_threads) = (0, 0, 0);
     for (scale, ef) in [(10u32, 8u32), (13, 16), (15, 24)] {
         let mut g = wayfarer::graph::generate::rmat(scale, ef, 3).unwrap();
         g.set_weights(Some(wayfarer::graph::generate::weights(&g, "uniform".parse().unwrap(), 4))).unwrap();
@@ -762,6 +775,7 @@ fn gpu_triangle_counts_equal_the_cpu() {
                         assert_paths(&report, how);
                     }
                     fused += report.fused;
+                    edge_threads += report.edge_threads;
                     checked += 1;
                 }
             }
@@ -780,13 +794,19 @@ fn gpu_triangle_counts_equal_the_cpu() {
     let want = count_oriented(&o, Detail::PerNode);
     assert_eq!(want.total, 200 * 20);
     for k in [1, 2] {
-        let (got, report) = wayfarer_cuda::triangles::count_with(&devs[..k], &o, Detail::PerNode, Default::default()).unwrap();
+        let lists = wayfarer_cuda::triangles::CountTuning { edge_threads: Some(false), ..Default::default() };
+        let (got, report) = wayfarer_cuda::triangles::count_with(&devs[..k], &o, Detail::PerNode, lists).unwrap();
         assert_eq!(got, want, "disjoint K6s, {k} GPU(s)");
         assert!(report.lane_units > 0 && report.warp_units == 0 && report.block_units == 0, "{report:?}");
-        checked += 1;
+        // By default a graph this small and flat takes a thread per edge (on one GPU).
+        let (got, report) = wayfarer_cuda::triangles::count_with(&devs[..k], &o, Detail::PerNode, Default::default()).unwrap();
+        assert_eq!(got, want, "disjoint K6s, {k} GPU(s), default");
+        assert_eq!(report.edge_threads, usize::from(k == 1), "{report:?}");
+        checked += 2;
     }
     // The default runs table and lane units in one launch on graphs this small.
     assert!(fused > 0, "no count ran the fused kernel");
+    assert!(edge_threads > 0, "no count took a thread per edge");
     eprintln!("{checked} GPU triangle counts equal the CPU's ({fused} in one launch)");
 }
 

@@ -95,6 +95,8 @@ pub(crate) mod kernels {
         T_COUNT_LANES = "wf_t_count_lanes"(Struct("WfTriCount"));
         T_COUNT_FUSED = "wf_t_count_fused"(Struct("WfTriCount"));
         T_COUNT_LONG = "wf_t_count_long"(Struct("WfTriCount"));
+        T_LONGEST_ROW = "wf_t_longest_row"(Ptr, U64, Ptr);
+        T_COUNT_EDGES = "wf_t_count_edges"(Ptr, Ptr, Ptr, U64, Ptr, Ptr);
         ADAPTIVE_PROBE = "wf_adaptive_probe"(Ptr, Ptr, Ptr, Ptr, U32, Ptr);
         F_GATHER16 = "wf_f_gather16"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);
         F_GATHER4 = "wf_f_gather4"(Ptr, U64, Ptr, U64, Ptr, Ptr, U64, Ptr, Ptr, Ptr);

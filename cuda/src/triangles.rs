@@ -110,6 +110,9 @@ pub struct CountTuning {
     /// Whether the table units scan their partners' rows in tasks of `WF_T_TASK_LONG` entries
     /// rather than `WF_T_TASK`: `None` chooses per count ([`CountTuning::long_tasks`]).
     pub long_tasks: Option<bool>,
+    /// Whether a count takes a thread per oriented edge, its two rows merged, with no owner,
+    /// partner or unit list: `None` chooses per count ([`CountTuning::edge_threads`]).
+    pub edge_threads: Option<bool>,
 }
 
 /// Slots per entry of a block's table by default: load at most 1/4.
@@ -125,6 +128,7 @@ impl Default for CountTuning {
             warp_group: 0,
             fuse: true,
             long_tasks: None,
+            edge_threads: None,
         }
     }
 }
@@ -132,7 +136,7 @@ impl Default for CountTuning {
 impl CountTuning {
     /// The defaults, overridden by `WAYFARER_TRI_WARP_ROWS`, `WAYFARER_TRI_BLOCK_SLOTS`,
     /// `WAYFARER_TRI_BLOCK_SPREAD`, `WAYFARER_TRI_WARP_GROUP`, `WAYFARER_TRI_FUSE` and
-    /// `WAYFARER_TRI_LONG_TASKS` (0 or 1 each).
+    /// `WAYFARER_TRI_LONG_TASKS` and `WAYFARER_TRI_EDGE_THREADS` (0 or 1 each).
     pub fn from_env() -> Result<Self, CudaError> {
         let var = |name| std::env::var(name).ok();
         Self::from_settings(
@@ -142,6 +146,7 @@ impl CountTuning {
             var("WAYFARER_TRI_WARP_GROUP").as_deref(),
             var("WAYFARER_TRI_FUSE").as_deref(),
             var("WAYFARER_TRI_LONG_TASKS").as_deref(),
+            var("WAYFARER_TRI_EDGE_THREADS").as_deref(),
         )
     }
 
@@ -153,6 +158,7 @@ impl CountTuning {
         warp_group: Option<&str>,
         fuse: Option<&str>,
         long_tasks: Option<&str>,
+        edge_threads: Option<&str>,
     ) -> Result<Self, CudaError> {
         let number = |name: &str, text: Option<&str>| -> Result<Option<u32>, CudaError> {
             let Some(text) = text else { return Ok(None) };
@@ -184,6 +190,9 @@ impl CountTuning {
         }
         if let Some(v) = flag("WAYFARER_TRI_LONG_TASKS", long_tasks)? {
             t.long_tasks = Some(v);
+        }
+        if let Some(v) = flag("WAYFARER_TRI_EDGE_THREADS", edge_threads)? {
+            t.edge_threads = Some(v);
         }
         t.check()?;
         Ok(t)
@@ -238,6 +247,17 @@ impl CountTuning {
         }
     }
 
+    /// Whether a count of `edges` oriented edges whose rows have at most `longest_row`
+    /// entries takes a thread per edge: the tuning's choice, or a graph of at most
+    /// [`EDGE_THREADS_EDGES`] edges and rows of at most [`EDGE_THREADS_ROWS`] entries (a small
+    /// flat graph, such as WordNet: 183,789 edges, rows of at most 17). There the lists' kernels
+    /// and the table units' chains of dependent loads cost more than the merges: WordNet's
+    /// counting kernel took 12.1-13.8 µs against this kernel's 7.8-8.5 µs on one H100
+    /// (`bench/results/2026-12-07-gpu-triangles-wordnet-critical-path-h100.md`).
+    pub fn edge_threads(&self, edges: u64, longest_row: u64) -> bool {
+        self.edge_threads.unwrap_or(edges <= EDGE_THREADS_EDGES && longest_row <= EDGE_THREADS_ROWS as u64)
+    }
+
     /// Whether the table units take long tasks: the tuning's choice, or where some row took
     /// block units (a power-law graph's hubs, whose partners' rows are long; a flat graph's
     /// rows of a few dozen entries would pad a fifth of each five-entry task: Erdős–Rényi +4%,
@@ -268,7 +288,7 @@ pub struct GpuTriangleReport {
     /// of it: WordNet 0.28 ms).
     pub plan_kernel_seconds: f64,
     /// Lookups the counting kernel made (the shorter row's length summed over the oriented
-    /// edges), over all GPUs.
+    /// edges), over all GPUs; 0 where a thread per edge merged the rows (not counted there).
     pub lookups: u64,
     /// Units of work done by a warp (rows up to the tuning's `warp_rows`), over all GPUs.
     pub warp_units: u64,
@@ -286,6 +306,8 @@ pub struct GpuTriangleReport {
     pub fused: usize,
     /// GPUs whose table units scanned in long tasks ([`CountTuning::long_tasks`]).
     pub long_tasks: usize,
+    /// GPUs that took a thread per oriented edge ([`CountTuning::edge_threads`]).
+    pub edge_threads: usize,
 }
 
 impl GpuTriangleReport {
@@ -308,8 +330,17 @@ impl GpuTriangleReport {
         self.block_slots = self.block_slots.max(r.block_slots);
         self.fused += r.fused;
         self.long_tasks += r.long_tasks;
+        self.edge_threads += r.edge_threads;
     }
 }
+
+/// The most oriented edges of a count that may take a thread per edge
+/// ([`CountTuning::edge_threads`]): about one wave of threads on a large GPU.
+pub const EDGE_THREADS_EDGES: u64 = 1 << 19;
+
+/// The longest oriented row of a count that may take a thread per edge
+/// ([`CountTuning::edge_threads`]): each thread's merge reads at most twice this many entries.
+pub const EDGE_THREADS_ROWS: u32 = 32;
 
 /// The most warp units a warp of the counting kernel takes per counter increment
 /// (`WfTriCount::warp_group` is at most this).
@@ -462,6 +493,33 @@ fn count_on_device(
     // Every kernel below reads g's rows (n + 1 offsets, `kept` targets and sources) and writes
     // arrays allocated here with the lengths it indexes: per node n (+ 1 for scans), per owner
     // range the scans' totals.
+    if parts == 1 && tuning.edge_threads != Some(false) && (tuning.edge_threads == Some(true) || m64 <= EDGE_THREADS_EDGES) {
+        let longest = zeros::<u32>(s, 1)?;
+        let func = f(&kernels::T_LONGEST_ROW)?;
+        Launch::new(s, &func, &kernels::T_LONGEST_ROW).arg(&g.offsets).arg(&n64).arg(&longest).run(grid(n64))?;
+        let longest = at(s, &longest, 0)? as u64;
+        if tuning.edge_threads(m64, longest) {
+            report.plan_kernel_seconds = plan_start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
+            report.edge_threads = 1;
+            let total = zeros::<u64>(s, 1)?;
+            let per_node = if detail == Detail::PerNode { Some(zeros::<u64>(s, n)?) } else { None };
+            let per_node_ptr = crate::launch::DevPtr(per_node.as_ref().map_or(0, |p| dptr(s, p)));
+            let func = f(&kernels::T_COUNT_EDGES)?;
+            let start = s.record_event(timing)?;
+            // Rows: n + 1 offsets, m targets and sources; total one counter, per_node n zeroed
+            // counters or null.
+            Launch::new(s, &func, &kernels::T_COUNT_EDGES)
+                .arg(&g.offsets)
+                .arg(&g.targets)
+                .arg(&g.src)
+                .arg(&m64)
+                .arg(&total)
+                .arg(&per_node_ptr)
+                .run(grid(m64))?;
+            report.kernel_seconds = start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
+            return Ok(Counted { total: at(s, &total, 0)?, per_node: per_node_counts(s, per_node, n)?, kept: m64, report });
+        }
+    }
     let (lo, hi) = if parts == 1 {
         (0u64, n64)
     } else {
@@ -599,15 +657,7 @@ fn count_on_device(
         }
     }
     report.kernel_seconds = start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
-    let per_node = match per_node {
-        Some(p) => {
-            let mut v = s.clone_dtoh(&p)?;
-            v.truncate(n);
-            v
-        }
-        None => Vec::new(),
-    };
-    Ok(Counted { total: at(s, &total, 0)?, per_node, kept, report })
+    Ok(Counted { total: at(s, &total, 0)?, per_node: per_node_counts(s, per_node, n)?, kept, report })
 }
 
 /// Mirrors `WfTriOrient`.
@@ -631,6 +681,14 @@ fn dptr<T>(s: &CudaStream, x: &CudaSlice<T>) -> u64 {
 /// At least one element: a zero-length allocation has no pointer to pass.
 fn zeros<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(s: &Arc<CudaStream>, n: usize) -> Result<CudaSlice<T>, CudaError> {
     Ok(s.alloc_zeros::<T>(n.max(1))?)
+}
+
+/// The per-node counts of `n` nodes read back (none when not asked for).
+fn per_node_counts(s: &Arc<CudaStream>, per_node: Option<CudaSlice<u64>>, n: usize) -> Result<Vec<u64>, CudaError> {
+    let Some(p) = per_node else { return Ok(Vec::new()) };
+    let mut v = s.clone_dtoh(&p)?;
+    v.truncate(n);
+    Ok(v)
 }
 
 fn at<T: DeviceRepr + Copy + Default>(s: &Arc<CudaStream>, x: &CudaSlice<T>, i: usize) -> Result<T, CudaError> {
@@ -882,9 +940,18 @@ mod tests {
     fn tuning_is_checked() {
         assert!(CountTuning::default().check().is_ok());
         assert!(
-            CountTuning { lane_rows: 0, warp_rows: 0, block_slots_max: 32, block_spread: 2, warp_group: 1, fuse: false, long_tasks: None }
-                .check()
-                .is_ok()
+            CountTuning {
+                lane_rows: 0,
+                warp_rows: 0,
+                block_slots_max: 32,
+                block_spread: 2,
+                warp_group: 1,
+                fuse: false,
+                long_tasks: None,
+                edge_threads: None
+            }
+            .check()
+            .is_ok()
         );
         assert!(CountTuning { warp_group: WARP_GROUP + 1, ..Default::default() }.check().is_err());
         assert!(CountTuning { lane_rows: LANE_ROWS + 1, ..Default::default() }.check().is_err());
@@ -896,9 +963,9 @@ mod tests {
             assert!(CountTuning { block_spread: spread, ..Default::default() }.check().is_err(), "{spread}");
         }
         // The settings' texts: errors name the setting.
-        assert_eq!(CountTuning::from_settings(None, None, None, None, None, None).unwrap(), CountTuning::default());
+        assert_eq!(CountTuning::from_settings(None, None, None, None, None, None, None).unwrap(), CountTuning::default());
         assert_eq!(
-            CountTuning::from_settings(Some(" 4 "), Some("32"), Some("8"), Some("2"), Some("0"), Some("1")).unwrap(),
+            CountTuning::from_settings(Some(" 4 "), Some("32"), Some("8"), Some("2"), Some("0"), Some("1"), Some("0")).unwrap(),
             CountTuning {
                 warp_rows: 4,
                 block_slots_max: 32,
@@ -906,14 +973,15 @@ mod tests {
                 warp_group: 2,
                 fuse: false,
                 long_tasks: Some(true),
+                edge_threads: Some(false),
                 ..Default::default()
             }
         );
         let bad = |i: usize, text: &'static str| {
-            let mut settings = [None; 6];
+            let mut settings = [None; 7];
             settings[i] = Some(text);
-            let [warp, slots, spread, group, fuse, long] = settings;
-            CountTuning::from_settings(warp, slots, spread, group, fuse, long).unwrap_err().to_string()
+            let [warp, slots, spread, group, fuse, long, edges] = settings;
+            CountTuning::from_settings(warp, slots, spread, group, fuse, long, edges).unwrap_err().to_string()
         };
         for (i, text, name) in [
             (0, "many", "WAYFARER_TRI_WARP_ROWS"),
@@ -925,6 +993,7 @@ mod tests {
             (4, "2", "WAYFARER_TRI_FUSE"),
             (4, "yes", "WAYFARER_TRI_FUSE"),
             (5, "2", "WAYFARER_TRI_LONG_TASKS"),
+            (6, "2", "WAYFARER_TRI_EDGE_THREADS"),
         ] {
             let e = bad(i, text);
             assert!(e.contains(name), "{name} = {text}: {e}");
@@ -943,6 +1012,19 @@ mod tests {
         assert_eq!(t.warp_group(500_000, 8448), WARP_GROUP);
         assert_eq!(CountTuning { warp_group: 4, ..t }.warp_group(8, 8), 4);
         assert_eq!(CountTuning { warp_group: 2, ..t }.warp_group(500_000, 8448), 2);
+    }
+
+    /// A thread per edge for a small graph of short rows only, unless set.
+    #[test]
+    fn edge_threads_for_small_flat_graphs() {
+        let t = CountTuning::default();
+        assert!(t.edge_threads(183_789, 17), "WordNet");
+        assert!(t.edge_threads(EDGE_THREADS_EDGES, EDGE_THREADS_ROWS as u64));
+        assert!(!t.edge_threads(EDGE_THREADS_EDGES + 1, 17), "too many edges");
+        assert!(!t.edge_threads(183_789, EDGE_THREADS_ROWS as u64 + 1), "a row too long");
+        assert!(!t.edge_threads(15_700_000, 400), "R-MAT 20");
+        assert!(CountTuning { edge_threads: Some(true), ..t }.edge_threads(15_700_000, 400));
+        assert!(!CountTuning { edge_threads: Some(false), ..t }.edge_threads(183_789, 17));
     }
 
     /// Long tasks where some row took block units (a power-law graph), unless set.

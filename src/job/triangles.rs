@@ -142,7 +142,13 @@ impl TriangleRunner for CudaTriangles {
             r.block_units,
             r.block_slots,
             if r.searched_rows() { format!(", rows up to {} entries searched", r.longest_block_row) } else { String::new() },
-            if r.fused > 0 { ", table and lane units in one launch" } else { "" },
+            if r.fused > 0 {
+                ", table and lane units in one launch"
+            } else if r.edge_threads > 0 {
+                ", a thread per oriented edge, rows merged (a small graph of short rows: no lists, lookups not counted)"
+            } else {
+                ""
+            },
             if on_host {
                 format!("directed input: symmetrized and oriented{} on the CPU", if masked { ", mask evaluated" } else { "" })
             } else {
