@@ -23,7 +23,9 @@
 // and compares every entry of the partner's against the owner's, so 32 of these run side by
 // side per warp instead of one after another. Table units and lane units are two kernels, one after the
 // other, or one launch (wf_t_count_fused) when the whole count fits in one wave; the table
-// kernel comes in two task lengths (wf_t_count, wf_t_count_long), chosen by the host.
+// kernel comes in two task lengths (wf_t_count, wf_t_count_long), chosen by the host. A small
+// graph of short rows (CountTuning::edge_threads) skips all of this: wf_t_count_edges gives
+// each thread oriented edges in edge order and merges their two rows, with no lists at all.
 
 // ---- orientation ---------------------------------------------------------------------------
 
