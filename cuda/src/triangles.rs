@@ -247,15 +247,18 @@ impl CountTuning {
         }
     }
 
-    /// Whether a count of `edges` oriented edges whose rows have at most `longest_row`
-    /// entries takes a thread per edge: the tuning's choice, or a graph of at most
-    /// [`EDGE_THREADS_EDGES`] edges and rows of at most [`EDGE_THREADS_ROWS`] entries (a small
-    /// flat graph, such as WordNet: 183,789 edges, rows of at most 17). There the lists' kernels
-    /// and the table units' chains of dependent loads cost more than the merges: WordNet's
-    /// counting kernel took 12.1-13.8 µs against this kernel's 7.8-8.5 µs on one H100
+    /// Whether a count of `edges` oriented edges takes a thread per edge: the tuning's
+    /// choice, or a graph of at most [`EDGE_THREADS_EDGES`] edges whose longest row (asked of
+    /// `longest_row` only then) has at most [`EDGE_THREADS_ROWS`] entries (a small flat graph,
+    /// such as WordNet: 183,789 edges, rows of at most 17). There the lists' kernels and the
+    /// table units' chains of dependent loads cost more than the merges: WordNet's counting
+    /// kernel took 8.7-13.8 µs against this kernel's 6.8 µs on one H100
     /// (`bench/results/2026-12-07-gpu-triangles-wordnet-critical-path-h100.md`).
-    pub fn edge_threads(&self, edges: u64, longest_row: u64) -> bool {
-        self.edge_threads.unwrap_or(edges <= EDGE_THREADS_EDGES && longest_row <= EDGE_THREADS_ROWS as u64)
+    pub fn edge_threads<E>(&self, edges: u64, longest_row: impl FnOnce() -> Result<u64, E>) -> Result<bool, E> {
+        match self.edge_threads {
+            Some(forced) => Ok(forced),
+            None => Ok(edges <= EDGE_THREADS_EDGES && longest_row()? <= EDGE_THREADS_ROWS as u64),
+        }
     }
 
     /// Whether the table units take long tasks: the tuning's choice, or where some row took
@@ -493,32 +496,33 @@ fn count_on_device(
     // Every kernel below reads g's rows (n + 1 offsets, `kept` targets and sources) and writes
     // arrays allocated here with the lengths it indexes: per node n (+ 1 for scans), per owner
     // range the scans' totals.
-    if parts == 1 && tuning.edge_threads != Some(false) && (tuning.edge_threads == Some(true) || m64 <= EDGE_THREADS_EDGES) {
+    let longest_row = || -> Result<u64, CudaError> {
         let longest = zeros::<u32>(s, 1)?;
         let func = f(&kernels::T_LONGEST_ROW)?;
         Launch::new(s, &func, &kernels::T_LONGEST_ROW).arg(&g.offsets).arg(&n64).arg(&longest).run(grid(n64))?;
-        let longest = at(s, &longest, 0)? as u64;
-        if tuning.edge_threads(m64, longest) {
-            report.plan_kernel_seconds = plan_start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
-            report.edge_threads = 1;
-            let total = zeros::<u64>(s, 1)?;
-            let per_node = if detail == Detail::PerNode { Some(zeros::<u64>(s, n)?) } else { None };
-            let per_node_ptr = crate::launch::DevPtr(per_node.as_ref().map_or(0, |p| dptr(s, p)));
-            let func = f(&kernels::T_COUNT_EDGES)?;
-            let start = s.record_event(timing)?;
-            // Rows: n + 1 offsets, m targets and sources; total one counter, per_node n zeroed
-            // counters or null.
-            Launch::new(s, &func, &kernels::T_COUNT_EDGES)
-                .arg(&g.offsets)
-                .arg(&g.targets)
-                .arg(&g.src)
-                .arg(&m64)
-                .arg(&total)
-                .arg(&per_node_ptr)
-                .run(grid(m64))?;
-            report.kernel_seconds = start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
-            return Ok(Counted { total: at(s, &total, 0)?, per_node: per_node_counts(s, per_node, n)?, kept: m64, report });
-        }
+        Ok(at(s, &longest, 0)? as u64)
+    };
+    // A small flat graph: a thread per oriented edge, no lists (one device's whole count only).
+    if parts == 1 && tuning.edge_threads(m64, longest_row)? {
+        report.plan_kernel_seconds = plan_start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
+        report.edge_threads = 1;
+        let total = zeros::<u64>(s, 1)?;
+        let per_node = if detail == Detail::PerNode { Some(zeros::<u64>(s, n)?) } else { None };
+        let per_node_ptr = crate::launch::DevPtr(per_node.as_ref().map_or(0, |p| dptr(s, p)));
+        let func = f(&kernels::T_COUNT_EDGES)?;
+        let start = s.record_event(timing)?;
+        // Rows: n + 1 offsets, m targets and sources; total one counter, per_node n zeroed
+        // counters or null.
+        Launch::new(s, &func, &kernels::T_COUNT_EDGES)
+            .arg(&g.offsets)
+            .arg(&g.targets)
+            .arg(&g.src)
+            .arg(&m64)
+            .arg(&total)
+            .arg(&per_node_ptr)
+            .run(grid(m64))?;
+        report.kernel_seconds = start.elapsed_ms(&s.record_event(timing)?)? as f64 / 1e3;
+        return Ok(Counted { total: at(s, &total, 0)?, per_node: per_node_counts(s, per_node, n)?, kept: m64, report });
     }
     let (lo, hi) = if parts == 1 {
         (0u64, n64)
@@ -1014,17 +1018,22 @@ mod tests {
         assert_eq!(CountTuning { warp_group: 2, ..t }.warp_group(500_000, 8448), 2);
     }
 
-    /// A thread per edge for a small graph of short rows only, unless set.
+    /// A thread per edge for a small graph of short rows only, unless set; the longest row is
+    /// asked for only where the rule needs it.
     #[test]
     fn edge_threads_for_small_flat_graphs() {
+        let rule = |t: &CountTuning, edges: u64, longest: u64| t.edge_threads(edges, || Ok::<_, ()>(longest)).unwrap();
         let t = CountTuning::default();
-        assert!(t.edge_threads(183_789, 17), "WordNet");
-        assert!(t.edge_threads(EDGE_THREADS_EDGES, EDGE_THREADS_ROWS as u64));
-        assert!(!t.edge_threads(EDGE_THREADS_EDGES + 1, 17), "too many edges");
-        assert!(!t.edge_threads(183_789, EDGE_THREADS_ROWS as u64 + 1), "a row too long");
-        assert!(!t.edge_threads(15_700_000, 400), "R-MAT 20");
-        assert!(CountTuning { edge_threads: Some(true), ..t }.edge_threads(15_700_000, 400));
-        assert!(!CountTuning { edge_threads: Some(false), ..t }.edge_threads(183_789, 17));
+        assert!(rule(&t, 183_789, 17), "WordNet");
+        assert!(rule(&t, EDGE_THREADS_EDGES, EDGE_THREADS_ROWS as u64));
+        assert!(!rule(&t, EDGE_THREADS_EDGES + 1, 17), "too many edges");
+        assert!(!rule(&t, 183_789, EDGE_THREADS_ROWS as u64 + 1), "a row too long");
+        assert!(!rule(&t, 15_700_000, 400), "R-MAT 20");
+        assert!(rule(&CountTuning { edge_threads: Some(true), ..t }, 15_700_000, 400));
+        assert!(!rule(&CountTuning { edge_threads: Some(false), ..t }, 183_789, 17));
+        let unasked = || -> Result<u64, ()> { panic!("the longest row was asked for") };
+        assert_eq!(t.edge_threads(EDGE_THREADS_EDGES + 1, unasked), Ok(false));
+        assert_eq!(CountTuning { edge_threads: Some(true), ..t }.edge_threads(5, unasked), Ok(true));
     }
 
     /// Long tasks where some row took block units (a power-law graph), unless set.
