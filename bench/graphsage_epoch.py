@@ -61,7 +61,9 @@ def epoch(loader, gather, to_dev, model, opt, y, dev):
         t = time.perf_counter()
         step += t - t3
         n += 1
-    return {"batches": n, "wait": wait, "move": move, "gather": gat, "train": step, "epoch": time.perf_counter() - start}
+    r = {"batches": n, "wait": wait, "move": move, "gather": gat, "train": step, "epoch": time.perf_counter() - start}
+    r["loader"] = loader.stats
+    return r
 
 
 def epoch_unsynced(loader, gather, to_dev, model, opt, y, dev):
@@ -125,6 +127,7 @@ def main():
     fs.reset_stats()
     r = epoch(loader, gather, lambda b: b, model, opt, y, dev)
     r["free"] = epoch_unsynced(loader, gather, lambda b: b, model, opt, y, dev)
+    r["free_loader"] = loader.stats
     r["name"] = (f"wayfarer (GPU blocks, FeatureStore {a.budget:.0%}: hit rate {fs.stats['hit_rate']:.2f}; setup "
                  f"{setup:.1f} s; {'plans and wayfarer.aggregate' if plans else 'index_add_'})")
     rows.append(r)
@@ -141,6 +144,7 @@ def main():
     epoch(loader, gather, host_blocks_to(dev), model, opt, y, dev)
     r = epoch(loader, gather, host_blocks_to(dev), model, opt, y, dev)
     r["free"] = epoch_unsynced(loader, gather, host_blocks_to(dev), model, opt, y, dev)
+    r["free_loader"] = loader.stats
     r["name"] = f"plain (CPU sampling, {torch.get_num_threads()} threads; index_select on pinned memory; index_add_)"
     rows.append(r)
 
@@ -152,6 +156,20 @@ def main():
               f"{r['epoch']:.3f} | {r['free']:.3f} |")
     print(f"speedup: {rows[1]['epoch'] / rows[0]['epoch']:.2f}x with the stages timed, "
           f"{rows[1]['free'] / rows[0]['free']:.2f}x without syncs")
+    print()
+    print("The loaders' own threads in the epochs above (NeighborLoader.stats, seconds): their stages ran while the "
+          "training loop worked, so they add to the epoch only as the loop's waiting.")
+    print()
+    print("| pipeline | epoch | sampling | converting | gathering | planning | ahead (queue full) | loop waiting | hidden "
+          "behind training |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        s = r["loader"]
+        print(f"| {r['name'].split(' (')[0]} | {'timed'} | {s['sampling']:.3f} | {s['converting']:.3f} | "
+              f"{s['gathering']:.3f} | {s['planning']:.3f} | {s['ahead']:.3f} | {s['waiting']:.3f} | {s['hidden']:.3f} |")
+        s = r["free_loader"]
+        print(f"| {r['name'].split(' (')[0]} | {'no syncs'} | {s['sampling']:.3f} | {s['converting']:.3f} | "
+              f"{s['gathering']:.3f} | {s['planning']:.3f} | {s['ahead']:.3f} | {s['waiting']:.3f} | {s['hidden']:.3f} |")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@
 #   agg      wayfarer.aggregate: its tests with CUDA, the GraphSAGE example, bench/aggregate.py
 #            on R-MAT 20 and 22 (AGGB batch sizes, default "1024 8192")
 #   sage     the GraphSAGE epoch on R-MAT 22 (bench/graphsage_epoch.py), --mean for each of
-#            SAGEM (default "wayfarer index_add")
+#            SAGEM (default "wayfarer index_add"), for each variant of SAGEV (default "base";
+#            "name=VAR=value,..." sets an environment, e.g. "base deferred=WAYFARER_DEFERRED_FREES=1")
 #   gather   bench/feature_gather.py on R-MAT GATHERG (default "22 24"): FeatureStore against
 #            index_select on pinned memory, dims 128/512, budgets 0/10/30/100%
 #   group    the counting kernel's launches (WAYFARER_TRI_FUSE) and warp units per grab
@@ -128,9 +129,15 @@ peers24)
   echo "peers24 rc $?" >> "$OUT/peers24.log";;
 sage)
   python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl
-  for mean in ${SAGEM:-wayfarer index_add}; do
-    PYTHONPATH=/tmp/py timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" > "$OUT/sage-$mean.md" 2>&1
-    echo "sage $mean rc $?" >> "$OUT/sage-$mean.md"
+  # The working tree's Python modules over the wheel's (a Python-only change needs no rebuild).
+  cp python/wayfarer/*.py /tmp/py/wayfarer/
+  # SAGEV: variants, each "name" or "name=VAR=value,VAR=value" (environment for that run)
+  for v in ${SAGEV:-base}; do
+    name=${v%%=*}; envs=""; [ "$name" != "$v" ] && envs=$(echo "${v#*=}" | tr ',' ' ')
+    for mean in ${SAGEM:-wayfarer index_add}; do
+      env $envs PYTHONPATH=/tmp/py timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" > "$OUT/sage-$name-$mean.md" 2>&1
+      echo "sage $name ($envs) $mean rc $?" >> "$OUT/sage-$name-$mean.md"
+    done
   done;;
 gather)
   python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl

@@ -96,6 +96,32 @@ def test_loader_covers_every_seed_once_per_epoch_and_repeats_with_its_seed():
         break
 
 
+def test_loader_stats_say_where_the_epoch_went():
+    """A slow consumer: the loader runs ahead (its queue full) and the consumer hardly waits;
+    the stats count every batch and time each stage."""
+    import time
+
+    g, _ = graph()
+    loader = wayfarer.NeighborLoader(g, np.arange(400), [4, 2], batch_size=16, prefetch=1)
+    assert loader.stats["batches"] == 0
+    for _ in loader:
+        time.sleep(0.01)
+    s = loader.stats
+    assert s["batches"] == len(loader) == 25
+    assert s["sampling"] > 0 and s["converting"] > 0
+    assert s["gathering"] >= 0 and s["planning"] >= 0
+    # 25 sleeps of 10 ms with a queue of one: the loader waited on the consumer.
+    assert s["ahead"] > 0.1
+    assert s["waiting"] < s["ahead"]
+    busy = s["sampling"] + s["converting"] + s["gathering"] + s["planning"]
+    assert s["hidden"] == pytest.approx(max(0.0, busy - s["waiting"]))
+    # A new epoch starts its own count.
+    it = iter(loader)
+    next(it)
+    assert loader.stats["batches"] == 1
+    it.close()
+
+
 def test_a_loader_stopped_with_its_queue_full_at_the_epochs_end_returns():
     """The consumer leaves (``break``, or an exception in its training step) while the
     sampler's thread waits to queue the end of the epoch behind a full queue: leaving must

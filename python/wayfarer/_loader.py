@@ -2,6 +2,7 @@
 
 import queue
 import threading
+import time
 
 import numpy as np
 
@@ -40,6 +41,9 @@ class NeighborLoader:
     ``density``: the per-node density its dense/sparse rule weighs
     (:meth:`wayfarer.Graph.node_density`, indexed by the loader's ids), or None for degree
     alone.
+
+    ``stats``: where the last epoch's time went, in seconds of wall time on each thread (see
+    :attr:`stats`).
     """
 
     def __init__(self, graph, seeds, fanouts, batch_size, shuffle=True, seed=0, device=None, replace=False, weighted=False,
@@ -66,6 +70,19 @@ class NeighborLoader:
             raise ValueError("density is for the aggregation plans: give plans=True with it")
         self.density = density
         self.epoch = 0
+        self._stats = _Stats()
+
+    @property
+    def stats(self):
+        """The current or last epoch's stages, in seconds of wall time: on the loader's thread
+        ``sampling`` (engine calls, kernels included: each returns its blocks complete),
+        ``converting`` (the engine's arrays into tensors and mini-batches), ``gathering``
+        (features, complete when timed), ``planning`` (aggregation plans built in Python) and
+        ``ahead`` (waiting with a full queue: the caller was the slower side); on the caller's
+        thread ``waiting`` (for the next batch: the loader was). ``hidden`` is the loader's
+        busy time that ran while the caller did other work (its busy time less the caller's
+        waiting), and ``batches`` the batches handed over."""
+        return self._stats.as_dict()
 
     def __len__(self):
         n = len(self.seeds)
@@ -148,12 +165,23 @@ class NeighborLoader:
                     continue
             return False
 
+        stats = self._stats = _Stats()
+
         def produce():
             try:
-                for batches in self._groups(epoch, ordinal, native_plans):
+                groups = self._groups(epoch, ordinal, native_plans)
+                while True:
+                    t = time.perf_counter()
+                    batches = next(groups, None)
+                    stats.sampling += time.perf_counter() - t
+                    if batches is None:
+                        break
                     for b in batches:
+                        t = time.perf_counter()
                         if not isinstance(b, Sample):
                             b = Sample.from_native(b, device)
+                        t1 = time.perf_counter()
+                        stats.converting += t1 - t
                         if self.features is not None:
                             # On this thread, so it overlaps the caller's training step. The
                             # ids of GPU-built blocks are complete; host-built ones were copied
@@ -163,10 +191,15 @@ class NeighborLoader:
                                 if copied is not None:
                                     gather_stream.wait_stream(copied)
                                 b.x = self.features.gather(b.blocks[0].src_nodes, sync=copied is not None)
+                        t2 = time.perf_counter()
+                        stats.gathering += t2 - t1
                         if self.plans and native_plans is None:
                             _plan(b, plan_stream, density)
+                        t3 = time.perf_counter()
+                        stats.planning += t3 - t2
                         if not put(b):
                             return
+                        stats.ahead += time.perf_counter() - t3
                 put(done)
             except BaseException as e:  # noqa: BLE001 - handed to the consumer
                 put(e)
@@ -175,7 +208,9 @@ class NeighborLoader:
         t.start()
         try:
             while True:
+                t0 = time.perf_counter()
                 item = q.get()
+                stats.waiting += time.perf_counter() - t0
                 if item is done:
                     return
                 if isinstance(item, BaseException):
@@ -183,6 +218,7 @@ class NeighborLoader:
                 if gather_stream is not None:
                     # Read on the caller's stream: its memory is reused after that work only.
                     item.x.record_stream(torch.cuda.current_stream(item.x.device))
+                stats.batches += 1
                 yield item
         finally:
             stop.set()
@@ -200,3 +236,22 @@ def _plan(sample, stream, density):
     with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
         for block in sample.blocks:
             block.aggregation_plan(density)
+
+
+class _Stats:
+    """Seconds per stage of one epoch (see :attr:`NeighborLoader.stats`). Each field has one
+    writer thread; a reader mid-epoch sees a consistent-enough snapshot."""
+
+    _FIELDS = ("sampling", "converting", "gathering", "planning", "ahead", "waiting")
+
+    def __init__(self):
+        for f in self._FIELDS:
+            setattr(self, f, 0.0)
+        self.batches = 0
+
+    def as_dict(self):
+        d = {f: getattr(self, f) for f in self._FIELDS}
+        busy = d["sampling"] + d["converting"] + d["gathering"] + d["planning"]
+        d["hidden"] = max(0.0, busy - d["waiting"])
+        d["batches"] = self.batches
+        return d
