@@ -135,7 +135,7 @@ sage)
   for v in ${SAGEV:-base}; do
     name=${v%%=*}; envs=""; [ "$name" != "$v" ] && envs=$(echo "${v#*=}" | tr ',' ' ')
     for mean in ${SAGEM:-wayfarer index_add}; do
-      env $envs PYTHONPATH=/tmp/py timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" > "$OUT/sage-$name-$mean.md" 2>&1
+      env $envs PYTHONPATH=/tmp/py timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" ${SAGEARGS:-} > "$OUT/sage-$name-$mean.md" 2>&1
       echo "sage $name ($envs) $mean rc $?" >> "$OUT/sage-$name-$mean.md"
     done
   done;;
