@@ -22,6 +22,7 @@ speedups.
 """
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -97,8 +98,9 @@ def main():
     ap.add_argument("--mean", choices=["wayfarer", "index_add"], default="wayfarer",
                     help="the wayfarer pipeline's neighbour means: wayfarer.aggregate with plans built by the loader, or "
                          "index_add_ as the plain pipeline")
-    ap.add_argument("--switch-interval", type=float, default=None,
-                    help="sys.setswitchinterval for the run (how long a thread may hold the GIL while another waits)")
+    ap.add_argument("--switch-interval", type=float, default=os.environ.get("BENCH_SWITCH_INTERVAL"),
+                    help="sys.setswitchinterval for the run (how long a thread may hold the GIL while another waits; "
+                         "default: $BENCH_SWITCH_INTERVAL, else Python's)")
     a = ap.parse_args()
     if a.switch_interval is not None:
         sys.setswitchinterval(a.switch_interval)
