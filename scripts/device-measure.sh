@@ -14,7 +14,7 @@
 #            on R-MAT 20 and 22 (AGGB batch sizes, default "1024 8192")
 #   sage     the GraphSAGE epoch on R-MAT 22 (bench/graphsage_epoch.py), --mean for each of
 #            SAGEM (default "wayfarer index_add"), for each variant of SAGEV (default "base";
-#            "name=VAR=value,..." sets an environment, e.g. "base deferred=WAYFARER_DEFERRED_FREES=1")
+#            "name=VAR=value,..." sets an environment, e.g. "old=SAGE_PKG=old new")
 #   gather   bench/feature_gather.py on R-MAT GATHERG (default "22 24"): FeatureStore against
 #            index_select on pinned memory, dims 128/512, budgets 0/10/30/100%
 #   group    the counting kernel's launches (WAYFARER_TRI_FUSE) and warp units per grab
@@ -132,10 +132,16 @@ sage)
   # The working tree's Python modules over the wheel's (a Python-only change needs no rebuild).
   cp python/wayfarer/*.py /tmp/py/wayfarer/
   # SAGEV: variants, each "name" or "name=VAR=value,VAR=value" (environment for that run)
+  # A variant with SAGE_PKG=old runs the wheel and modules in .devpack/old/ (an A/B against
+  # the build before a change: copy them there before rebuilding).
+  if [ -d .devpack/old ]; then
+    python3 -m pip install -q --no-deps --target /tmp/py-old .devpack/old/wayfarer-*.whl && cp .devpack/old/py/*.py /tmp/py-old/wayfarer/
+  fi
   for v in ${SAGEV:-base}; do
     name=${v%%=*}; envs=""; [ "$name" != "$v" ] && envs=$(echo "${v#*=}" | tr ',' ' ')
+    pp=/tmp/py; case " $envs " in *" SAGE_PKG=old "*) pp=/tmp/py-old;; esac
     for mean in ${SAGEM:-wayfarer index_add}; do
-      env $envs PYTHONPATH=/tmp/py timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" ${SAGEARGS:-} > "$OUT/sage-$name-$mean.md" 2>&1
+      env $envs PYTHONPATH=$pp timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" ${SAGEARGS:-} > "$OUT/sage-$name-$mean.md" 2>&1
       echo "sage $name ($envs) $mean rc $?" >> "$OUT/sage-$name-$mean.md"
     done
   done;;

@@ -5,7 +5,7 @@ use crate::{CsrGraph, RunReport, SamplerMode, Starts, WalkError, Walks};
 use wayfarer_compiler::eval::ParamValue;
 /// GNN neighbor sampling on the GPU (uniform; the same blocks as [`crate::sample::sample`]).
 pub use wayfarer_cuda::sample::{
-    DeviceBlocks, DeviceLayer, DeviceLayerI64, GpuSampleOptions, GpuSampleReport, GpuSampler, HostCopyReport, RandomKernel,
+    DeviceBlocks, DeviceLayer, GpuSampleOptions, GpuSampleReport, GpuSampler, HostCopyReport, LayerI64Out, RandomKernel,
     sample as sample_neighbors, sample_on_device as sample_neighbors_on_device,
 };
 pub use wayfarer_cuda::{CudaDevice, CudaError, GpuReport};

@@ -49,6 +49,38 @@ def test_loader_hands_cuda_tensors_and_the_gpu_walks_equal_the_cpu_walks():
 
 
 @pytest.mark.skipif("cuda" not in DEVICES, reason="no CUDA device")
+def test_gpu_built_blocks_live_in_torchs_memory_and_outlive_later_batches():
+    """The engine writes GPU-built blocks into tensors torch allocates: torch counts them,
+    a batch kept alive is not overwritten while later batches reuse freed memory, and every
+    byte goes back to torch's pool when the batches are gone."""
+    g = wayfarer.default_graph()
+    seeds = g.node_ids()[:8192]
+    loader = wayfarer.NeighborLoader(g, seeds, [10, 5], batch_size=256, seed=3, device="cuda", plans=True)
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    it = iter(loader)
+    kept = next(it)
+    assert torch.cuda.memory_allocated() > base
+    copies = [[t.clone() for t in (b.src_nodes, b.edge_ids, b.edge_src, b.edge_dst)] for b in kept.blocks]
+    plan = kept.blocks[0]._plan
+    plan_copy = [t.clone() for t in plan.forward.tensors() + plan.backward.tensors()]
+    # The rest of this epoch and a whole other one, while `kept` lives.
+    for _ in it:
+        pass
+    for b in loader:
+        assert b.blocks[0].src_nodes.is_cuda
+    torch.cuda.synchronize()
+    for b, c in zip(kept.blocks, copies):
+        for x, y in zip((b.src_nodes, b.edge_ids, b.edge_src, b.edge_dst), c):
+            assert torch.equal(x, y)
+    for x, y in zip(plan.forward.tensors() + plan.backward.tensors(), plan_copy):
+        assert torch.equal(x, y)
+    del kept, it, plan, copies, plan_copy, b
+    torch.cuda.synchronize()
+    assert torch.cuda.memory_allocated() == base
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="no CUDA device")
 def test_gpu_built_blocks_stay_on_the_gpu_and_equal_the_host_path(tmp_path, capsys):
     # Graphs whose edge ids (an edge list's input order) or node ids (a text file's sparse
     # ids, compacted) are not the engine's: the GPU maps them on the device.
@@ -75,7 +107,7 @@ def _check_gpu_built_blocks(g, rng, capsys):
                 assert x.num_dst == y.num_dst
                 for name in ("src_nodes", "edge_src", "edge_dst", "edge_ids"):
                     assert np.array_equal(getattr(x, name), getattr(y, name).cpu().numpy()), name
-        # Views of one device array per layer and group (built there, not copied per batch).
+        # Views of one tensor per group of mini-batches (written there, not copied per batch).
         first, second = pairs[0][1].blocks[0].edge_ids, pairs[1][1].blocks[0].edge_ids
         assert first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr()
     # Graph.sample_neighbors with CUDA seeds takes the same path.

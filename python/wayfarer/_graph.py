@@ -372,11 +372,16 @@ class Graph:
                                               original)
         return batches
 
-    def _sample_batches_cuda(self, seeds, fanouts, batch_size, replace, seed, ordinal, original, plans=None):
+    def _sample_batches_cuda(self, seeds, fanouts, batch_size, replace, seed, ordinal, original, plans=None, stream=None):
         """Mini-batches sampled on GPU ``ordinal`` whose blocks stay there: a list of
-        :class:`Sample` of CUDA tensors (views of each layer's arrays, received by DLPack),
-        and the summary. ``plans = (density, alpha)``: each block's aggregation plan too,
-        built by the engine in the same call (``density``: a CUDA float64 tensor or None)."""
+        :class:`Sample` of CUDA tensors, and the summary. The engine writes every array of the
+        call into two tensors that torch allocates (int64, and float32 for the plans' scale) on
+        ``stream`` (a ``torch.cuda.Stream``; None: the current stream), after the work queued
+        there; the blocks' arrays are views of them (``Sample._buffers``). ``plans = (density,
+        alpha)``: each block's aggregation plan too, built by the engine in the same call
+        (``density``: a CUDA float64 tensor or None)."""
+        import contextlib
+
         import torch
 
         from ._aggregate import AggregationPlan, _Rows
@@ -386,27 +391,43 @@ class Graph:
         if plans is not None:
             density, alpha = plans
             want = (0, 0, float(alpha)) if density is None else (density.data_ptr(), len(density), float(alpha))
+        buffers = []
+
+        def alloc(n64, n32):
+            with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
+                with torch.cuda.device(device):
+                    at = torch.cuda.current_stream(device)
+                    buffers.extend([torch.empty(n64, dtype=torch.int64, device=device),
+                                    torch.empty(n32, dtype=torch.float32, device=device)])
+            return buffers[0].data_ptr(), buffers[1].data_ptr(), at.cuda_stream
+
         groups, group_plans, summary = self._g.sample_neighbors_cuda(seeds, fanouts, replace, seed, batch_size, ordinal, original,
-                                                                     want)
+                                                                     alloc, want)
+        if not buffers:  # no mini-batch at all
+            return [], summary
+        i64, f32 = buffers
         size = batch_size or max(len(seeds), 1)
         out = []
         for g, (lo, hi, layers) in enumerate(groups):
-            arrays = [(torch.from_dlpack(n), torch.from_dlpack(e), torch.from_dlpack(s), torch.from_dlpack(d), np_, dp, ep)
-                      for n, e, s, d, np_, dp, ep in layers]
-            lp = None if group_plans is None else [
-                ([torch.from_dlpack(t) for t in f], [torch.from_dlpack(t) for t in b], torch.from_dlpack(deg), torch.from_dlpack(inv),
-                 dense) for f, b, deg, inv, dense in group_plans[g]]
             part = torch.as_tensor(seeds[lo:hi]).to(device)
             for b, first in enumerate(range(0, hi - lo, size)):
-                blocks = [Block(n[np_[b]:np_[b + 1]], dp[b + 1] - dp[b], s[ep[b]:ep[b + 1]], d[ep[b]:ep[b + 1]], e[ep[b]:ep[b + 1]])
-                          for n, e, s, d, np_, dp, ep in arrays]
-                if lp is not None:
-                    for block, (n, e, s, d, np_, dp, ep), (f, bw, deg, inv, dense) in zip(blocks, arrays, lp):
+                blocks = []
+                for (n, e, s, d), np_, dp, ep in layers:
+                    s0, s1, e0, e1 = np_[b], np_[b + 1], ep[b], ep[b + 1]
+                    blocks.append(Block(i64[n + s0:n + s1], dp[b + 1] - dp[b], i64[s + e0:s + e1], i64[d + e0:d + e1],
+                                        i64[e + e0:e + e1]))
+                if group_plans is not None:
+                    for block, (_, np_, dp, ep), (f, bw, deg, inv, dense) in zip(blocks, layers, group_plans[g]):
                         d0, d1, s0, s1, e0, e1 = dp[b], dp[b + 1], np_[b], np_[b + 1], ep[b], ep[b + 1]
-                        forward = _Rows(f[0][d0 + b:d1 + b + 1], f[1][e0:e1], f[2][d0:d1], dense[b][0])
-                        backward = _Rows(bw[0][s0 + b:s1 + b + 1], bw[1][e0:e1], bw[2][s0:s1], dense[b][1])
-                        block._plan = AggregationPlan(s1 - s0, d1 - d0, device, forward, backward, deg[d0:d1], inv[d0:d1])
-                out.append(Sample(part[first:first + size], blocks))
+                        forward = _Rows(i64[f[0] + d0 + b:f[0] + d1 + b + 1], i64[f[1] + e0:f[1] + e1], i64[f[2] + d0:f[2] + d1],
+                                        dense[b][0])
+                        backward = _Rows(i64[bw[0] + s0 + b:bw[0] + s1 + b + 1], i64[bw[1] + e0:bw[1] + e1],
+                                         i64[bw[2] + s0:bw[2] + s1], dense[b][1])
+                        block._plan = AggregationPlan(s1 - s0, d1 - d0, device, forward, backward, i64[deg + d0:deg + d1],
+                                                      f32[inv + d0:inv + d1])
+                sample = Sample(part[first:first + size], blocks)
+                sample._buffers = buffers
+                out.append(sample)
         return out, summary
 
     def triangles(self, mask=None, per_node=False, backend="auto", gpus=0, verbose=False, **params):

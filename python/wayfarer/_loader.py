@@ -28,8 +28,9 @@ class NeighborLoader:
     ``device``: ``"cpu"``/None (numpy arrays, or tensors when the seeds are a tensor) or a torch
     device such as ``"cuda"`` (tensors there). On a CUDA device with uniform sampling and
     ``backend`` ``"auto"`` or ``"cuda"``, the GPU builds the blocks and they stay in its memory
-    (handed to torch by DLPack, no copy through the host); otherwise the engine builds them on
-    the host and they are copied to the device. Both give the same blocks for a seed.
+    (written by the engine into tensors torch allocates, no copy through the host); otherwise
+    the engine builds them on the host and they are copied to the device. Both give the same
+    blocks for a seed.
 
     ``features``: a :class:`wayfarer.FeatureStore`; each mini-batch then carries ``x``, the
     features of its input nodes (``blocks[0].src_nodes``), gathered on the background thread
@@ -101,9 +102,9 @@ class NeighborLoader:
         rng = np.random.default_rng([self.seed, epoch])
         return self.seeds[rng.permutation(len(self.seeds))]
 
-    def _groups(self, epoch, ordinal, plans=None):
+    def _groups(self, epoch, ordinal, plans=None, stream=None):
         """Each group's mini-batches: the engine's host arrays, or (``ordinal`` given) samples
-        whose blocks the GPU built and keeps."""
+        whose blocks the GPU built and keeps, in memory torch allocated on ``stream``."""
         order = self._order(epoch)
         n = len(self) * self.batch_size if self.drop_last else len(order)
         # The same groups and seeds on the host and GPU paths: the same blocks.
@@ -114,7 +115,7 @@ class NeighborLoader:
             key = int(np.random.SeedSequence([self.seed, epoch, g]).generate_state(2, dtype=np.uint32).view(np.uint64)[0])
             if ordinal is not None:
                 yield self.graph._sample_batches_cuda(part, self.fanouts, self.batch_size, self.replace, key, ordinal,
-                                                      self.original, plans)[0]
+                                                      self.original, plans, stream)[0]
             else:
                 yield self.graph._sample_batches(part, self.fanouts, self.batch_size, self.replace, self.weighted,
                                                  self.policy, self.params, key, self.backend, self.original)
@@ -145,6 +146,13 @@ class NeighborLoader:
         stop = threading.Event()
         done = object()
 
+        # GPU-built blocks live in memory torch allocates on a stream of the loader's: it is
+        # reused once the streams that read it (marked at the handover) are done.
+        block_stream = None
+        if ordinal is not None:
+            import torch
+
+            block_stream = torch.cuda.Stream(torch.device("cuda", ordinal))
         # GPU-built blocks get their plans from the sampling call itself (no Python per block).
         native_plans = None
         if self.plans and ordinal is not None:
@@ -169,7 +177,7 @@ class NeighborLoader:
 
         def produce():
             try:
-                groups = self._groups(epoch, ordinal, native_plans)
+                groups = self._groups(epoch, ordinal, native_plans, block_stream)
                 while True:
                     t = time.perf_counter()
                     batches = next(groups, None)
@@ -218,6 +226,9 @@ class NeighborLoader:
                 if gather_stream is not None:
                     # Read on the caller's stream: its memory is reused after that work only.
                     item.x.record_stream(torch.cuda.current_stream(item.x.device))
+                if item._buffers is not None:
+                    for t in item._buffers:
+                        t.record_stream(torch.cuda.current_stream(t.device))
                 stats.batches += 1
                 yield item
         finally:

@@ -54,6 +54,9 @@ class Sample:
     blocks: list
     #: The input nodes' features, when the loader was given a feature store.
     x: object = None
+    # The device tensors the blocks' arrays are views of (GPU-built blocks), which the loader
+    # marks used on the caller's stream when it hands the batch over.
+    _buffers: object = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_native(cls, batch, device=None):

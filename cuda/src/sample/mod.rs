@@ -13,7 +13,7 @@ use cudarc::driver::{CudaContext, CudaEvent, DeviceRepr, PinnedHostSlice};
 use layer::Gpu;
 pub(crate) use layer::Table;
 pub use resident::{
-    DeviceBlocks, DeviceLayer, DeviceLayerI64, DeviceSuperBatch, GpuSampler, HostCopyReport, RESIDENT_SUPER_BATCH, sample_on_device,
+    DeviceBlocks, DeviceLayer, DeviceSuperBatch, GpuSampler, HostCopyReport, LayerI64Out, RESIDENT_SUPER_BATCH, sample_on_device,
 };
 use std::sync::Arc;
 use std::time::Instant;

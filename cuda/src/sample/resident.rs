@@ -65,16 +65,18 @@ pub struct DeviceBlocks {
     sms: u32,
 }
 
-/// One layer's arrays as int64 in device memory, for a consumer such as torch (by DLPack).
-pub struct DeviceLayerI64 {
-    /// `DeviceLayer::nodes`, widened or mapped to the caller's node ids.
-    pub nodes: CudaSlice<i64>,
-    /// `DeviceLayer::edge_ids`, as they are or mapped to the caller's edge ids.
-    pub edge_ids: CudaSlice<i64>,
-    /// `DeviceLayer::edge_src`, widened.
-    pub edge_src: CudaSlice<i64>,
-    /// `DeviceLayer::edge_dst`, widened.
-    pub edge_dst: CudaSlice<i64>,
+/// Where [`DeviceBlocks::layer_i64_into`] writes one layer's arrays as int64: device
+/// addresses of the caller's arrays (a consumer's such as torch's), on the blocks' GPU.
+#[derive(Clone, Copy, Debug)]
+pub struct LayerI64Out {
+    /// `DeviceLayer::nodes`, widened or mapped to the caller's node ids (`num_nodes` entries).
+    pub nodes: u64,
+    /// `DeviceLayer::edge_ids`, as they are or mapped to the caller's edge ids (`num_edges`).
+    pub edge_ids: u64,
+    /// `DeviceLayer::edge_src`, widened (`num_edges`).
+    pub edge_src: u64,
+    /// `DeviceLayer::edge_dst`, widened (`num_edges`).
+    pub edge_dst: u64,
 }
 
 /// What copying the blocks to the host took.
@@ -107,17 +109,31 @@ impl DeviceBlocks {
         &self.stream
     }
 
-    /// Layer `layer` of super-batch `sb` as int64 arrays on the device: node ids through
-    /// `node_map` (indexed by internal id) and edge ids through `edge_map` (indexed by CSR
-    /// position) when given, as they are otherwise. Each map must cover every id it is
-    /// indexed by (the graph's node count, its edge count).
-    pub fn layer_i64(
+    /// Makes the blocks' stream wait for the work queued so far on `raw`, a `CUstream` of
+    /// the blocks' GPU (0: the legacy default stream): arrays that a consumer allocated on
+    /// `raw` are then written only after the work that last used their memory.
+    pub fn wait_for(&self, raw: u64) -> Result<(), CudaError> {
+        self.stream.context().bind_to_thread()?;
+        self.stream.join(&crate::launch::borrowed_stream(self.stream.context(), raw))?;
+        Ok(())
+    }
+
+    /// Writes layer `layer` of super-batch `sb` as int64 arrays into `out`, on the blocks'
+    /// stream: node ids through `node_map` (indexed by internal id) and edge ids through
+    /// `edge_map` (indexed by CSR position) when given, as they are otherwise. Each map must
+    /// cover every id it is indexed by (the graph's node count, its edge count), and each of
+    /// `out`'s arrays must be a device allocation of this GPU with room for the layer's
+    /// `num_nodes` (nodes) or `num_edges` (edge arrays) entries, which no other work uses
+    /// until this stream's work is done ([`DeviceBlocks::wait_for`] orders it after the
+    /// owner's).
+    pub fn layer_i64_into(
         &self,
         sb: usize,
         layer: usize,
         node_map: Option<&CudaSlice<u64>>,
         edge_map: Option<&CudaSlice<u64>>,
-    ) -> Result<DeviceLayerI64, CudaError> {
+        out: &LayerI64Out,
+    ) -> Result<(), CudaError> {
         let l = &self.super_batches[sb].layers[layer];
         let s = &self.stream;
         s.context().bind_to_thread()?;
@@ -128,24 +144,31 @@ impl DeviceBlocks {
             LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
         };
         let map_ptr = |m: Option<&CudaSlice<u64>>| DevPtr(m.map_or(0, |m| m.device_ptr(s).0));
-        let (n, m) = (l.num_nodes, l.num_edges);
-        // At least one entry: a zero-length allocation has no pointer to pass.
-        let alloc = |len: usize| -> Result<CudaSlice<i64>, CudaError> { Ok(s.alloc_zeros::<i64>(len.max(1))?) };
-        let out = DeviceLayerI64 { nodes: alloc(n)?, edge_ids: alloc(m)?, edge_src: alloc(m)?, edge_dst: alloc(m)? };
-        let (n64, m64, none) = (n as u64, m as u64, DevPtr(0));
-        // The inputs hold at least n (nodes) and m (edges) entries, the outputs as many, and
-        // a map covers every id the arrays hold (the caller's contract, checked by the caller
-        // against the graph).
-        Launch::new(s, &widen, &kernels::S_TO_I64_U32).arg(&l.nodes).arg(&n64).arg(&map_ptr(node_map)).arg(&out.nodes).run(grid(n))?;
-        Launch::new(s, &widen64, &kernels::S_TO_I64_U64)
-            .arg(&l.edge_ids)
-            .arg(&m64)
-            .arg(&map_ptr(edge_map))
-            .arg(&out.edge_ids)
-            .run(grid(m))?;
-        Launch::new(s, &widen, &kernels::S_TO_I64_U32).arg(&l.edge_src).arg(&m64).arg(&none).arg(&out.edge_src).run(grid(m))?;
-        Launch::new(s, &widen, &kernels::S_TO_I64_U32).arg(&l.edge_dst).arg(&m64).arg(&none).arg(&out.edge_dst).run(grid(m))?;
-        Ok(out)
+        let (n64, m64, none) = (l.num_nodes as u64, l.num_edges as u64, DevPtr(0));
+        let (nodes, edge_ids, edge_src, edge_dst) = (DevPtr(out.nodes), DevPtr(out.edge_ids), DevPtr(out.edge_src), DevPtr(out.edge_dst));
+        // The inputs hold at least n (nodes) and m (edges) entries, the outputs as many (the
+        // caller's contract), and a map covers every id the arrays hold (checked by the
+        // caller against the graph). Empty arrays launch nothing.
+        if l.num_nodes > 0 {
+            Launch::new(s, &widen, &kernels::S_TO_I64_U32)
+                .arg(&l.nodes)
+                .arg(&n64)
+                .arg(&map_ptr(node_map))
+                .arg(&nodes)
+                .run(grid(l.num_nodes))?;
+        }
+        if l.num_edges > 0 {
+            let m = l.num_edges;
+            Launch::new(s, &widen64, &kernels::S_TO_I64_U64)
+                .arg(&l.edge_ids)
+                .arg(&m64)
+                .arg(&map_ptr(edge_map))
+                .arg(&edge_ids)
+                .run(grid(m))?;
+            Launch::new(s, &widen, &kernels::S_TO_I64_U32).arg(&l.edge_src).arg(&m64).arg(&none).arg(&edge_src).run(grid(m))?;
+            Launch::new(s, &widen, &kernels::S_TO_I64_U32).arg(&l.edge_dst).arg(&m64).arg(&none).arg(&edge_dst).run(grid(m))?;
+        }
+        Ok(())
     }
 
     /// Copies every block to the host: the same mini-batches as the CPU sampler's. Two sets
