@@ -267,7 +267,7 @@ impl GpuSampler {
         Ok(GpuSampler { gpu, shape: (graph.num_nodes(), graph.num_edges()), loaded })
     }
 
-    /// Uploads an id map for [`DeviceBlocks::layer_i64`] (e.g. a graph's original node ids).
+    /// Uploads an id map for [`DeviceBlocks::layer_i64_into`] (e.g. a graph's original node ids).
     pub fn upload_map(&self, map: &[u64]) -> Result<CudaSlice<u64>, CudaError> {
         self.gpu.s.context().bind_to_thread()?;
         Ok(self.gpu.s.clone_htod(map)?)
