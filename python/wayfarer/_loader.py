@@ -227,8 +227,8 @@ class NeighborLoader:
                     # Read on the caller's stream: its memory is reused after that work only.
                     item.x.record_stream(torch.cuda.current_stream(item.x.device))
                 if item._buffers is not None:
-                    for t in item._buffers:
-                        t.record_stream(torch.cuda.current_stream(t.device))
+                    for buffer in item._buffers:
+                        buffer.record_stream(torch.cuda.current_stream(buffer.device))
                 stats.batches += 1
                 yield item
         finally:
