@@ -128,18 +128,21 @@ peers24)
   BENCH_DIR=/tmp/tb WF=.devbin/wayfarer timeout ${PT:-560} scripts/triangle-bench.sh "24" ${PR:-wayfarer-cuda,grouptc-cuckoo,grouptc-opt,tricore,trust} "$OUT/peers24.md" > "$OUT/peers24.log" 2>&1
   echo "peers24 rc $?" >> "$OUT/peers24.log";;
 sage)
-  python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl
+  python3 -m pip install -q --no-deps --upgrade --target /tmp/py .devbin/wayfarer-*.whl
   # The working tree's Python modules over the wheel's (a Python-only change needs no rebuild).
   cp python/wayfarer/*.py /tmp/py/wayfarer/
   # SAGEV: variants, each "name" or "name=VAR=value,VAR=value" (environment for that run)
-  # A variant with SAGE_PKG=old runs the wheel and modules in .devpack/old/ (an A/B against
-  # the build before a change: copy them there before rebuilding).
-  if [ -d .devpack/old ]; then
-    python3 -m pip install -q --no-deps --target /tmp/py-old .devpack/old/wayfarer-*.whl && cp .devpack/old/py/*.py /tmp/py-old/wayfarer/
-  fi
+  # A variant with SAGE_PKG=NAME runs the wheel and modules in .devpack/NAME/ (the wheel of
+  # .devbin when it has none there): an A/B against the build before a change, copied there
+  # before rebuilding, or against other Python modules only.
+  for d in .devpack/*/py; do
+    pkg=$(basename "$(dirname "$d")"); whl=$(ls .devpack/$pkg/wayfarer-*.whl 2>/dev/null || ls .devbin/wayfarer-*.whl)
+    python3 -m pip install -q --no-deps --upgrade --target /tmp/py-$pkg $whl && cp $d/*.py /tmp/py-$pkg/wayfarer/
+  done
   for v in ${SAGEV:-base}; do
     name=${v%%=*}; envs=""; [ "$name" != "$v" ] && envs=$(echo "${v#*=}" | tr ',' ' ')
-    pp=/tmp/py; case " $envs " in *" SAGE_PKG=old "*) pp=/tmp/py-old;; esac
+    pp=/tmp/py
+    for e in $envs; do case $e in SAGE_PKG=*) pp=/tmp/py-${e#SAGE_PKG=};; esac; done
     for mean in ${SAGEM:-wayfarer index_add}; do
       env $envs PYTHONPATH=$pp timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" ${SAGEARGS:-} > "$OUT/sage-$name-$mean.md" 2>&1
       echo "sage $name ($envs) $mean rc $?" >> "$OUT/sage-$name-$mean.md"
