@@ -67,12 +67,12 @@ def epoch(loader, gather, to_dev, model, opt, y, dev):
     return r
 
 
-def epoch_unsynced(loader, gather, to_dev, model, opt, y, dev):
-    """The same epoch with no synchronization between stages (as a training loop runs):
-    seconds until the last step has finished."""
+def epoch_unsynced(batches, gather, to_dev, model, opt, y, dev):
+    """The same epoch with no synchronization between stages (as a training loop runs), over
+    a loader or a list of batches already taken: seconds until the last step has finished."""
     torch.cuda.synchronize()
     start = time.perf_counter()
-    for batch in loader:
+    for batch in batches:
         blocks = to_dev(batch.blocks)
         loss = F.cross_entropy(model(blocks, gather(batch, blocks)), y[torch.as_tensor(batch.seeds).to(dev)])
         opt.zero_grad()
@@ -142,15 +142,7 @@ def main():
     torch.cuda.synchronize()
     r["loader_alone"] = time.perf_counter() - t
     r["loader_alone_stats"] = loader.stats
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for batch in kept:
-        loss = F.cross_entropy(model(batch.blocks, batch.x), y[torch.as_tensor(batch.seeds).to(dev)])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    torch.cuda.synchronize()
-    r["train_alone"] = time.perf_counter() - t
+    r["train_alone"] = epoch_unsynced(kept, gather, lambda b: b, model, opt, y, dev)
     del kept
     r["name"] = (f"wayfarer (GPU blocks, FeatureStore {a.budget:.0%}: hit rate {fs.stats['hit_rate']:.2f}; setup "
                  f"{setup:.1f} s; {'plans and wayfarer.aggregate' if plans else 'index_add_'})")
@@ -201,12 +193,10 @@ def main():
           "behind training |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        s = r["loader"]
-        print(f"| {r['name'].split(' (')[0]} | {'timed'} | {s['sampling']:.3f} | {s['converting']:.3f} | "
-              f"{s['gathering']:.3f} | {s['planning']:.3f} | {s['ahead']:.3f} | {s['waiting']:.3f} | {s['hidden']:.3f} |")
-        s = r["free_loader"]
-        print(f"| {r['name'].split(' (')[0]} | {'no syncs'} | {s['sampling']:.3f} | {s['converting']:.3f} | "
-              f"{s['gathering']:.3f} | {s['planning']:.3f} | {s['ahead']:.3f} | {s['waiting']:.3f} | {s['hidden']:.3f} |")
+        for kind, key in (("timed", "loader"), ("no syncs", "free_loader")):
+            s = r[key]
+            print(f"| {r['name'].split(' (')[0]} | {kind} | " + " | ".join(
+                f"{s[k]:.3f}" for k in ("sampling", "converting", "gathering", "planning", "ahead", "waiting", "hidden")) + " |")
 
 
 if __name__ == "__main__":

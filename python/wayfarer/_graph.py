@@ -394,17 +394,15 @@ class Graph:
         buffers = []
 
         def alloc(n64, n32):
+            # Called once by the engine, with the sizes, before it writes anything.
             with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
-                with torch.cuda.device(device):
-                    at = torch.cuda.current_stream(device)
-                    buffers.extend([torch.empty(n64, dtype=torch.int64, device=device),
-                                    torch.empty(n32, dtype=torch.float32, device=device)])
+                at = torch.cuda.current_stream(device)
+                buffers.extend([torch.empty(n64, dtype=torch.int64, device=device),
+                                torch.empty(n32, dtype=torch.float32, device=device)])
             return buffers[0].data_ptr(), buffers[1].data_ptr(), at.cuda_stream
 
         groups, group_plans, summary = self._g.sample_neighbors_cuda(seeds, fanouts, replace, seed, batch_size, ordinal, original,
                                                                      alloc, want)
-        if not buffers:  # no mini-batch at all
-            return [], summary
         i64, f32 = buffers
         size = batch_size or max(len(seeds), 1)
         out = []

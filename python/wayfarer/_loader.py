@@ -223,12 +223,14 @@ class NeighborLoader:
                     return
                 if isinstance(item, BaseException):
                     raise item
-                if gather_stream is not None:
-                    # Read on the caller's stream: its memory is reused after that work only.
-                    item.x.record_stream(torch.cuda.current_stream(item.x.device))
-                if item._buffers is not None:
-                    for buffer in item._buffers:
-                        buffer.record_stream(torch.cuda.current_stream(buffer.device))
+                # Device memory allocated on the loader's streams is read on the caller's: torch
+                # reuses it after that work only.
+                used = [] if gather_stream is None else [item.x]
+                used += item._buffers or []
+                if used:
+                    caller = torch.cuda.current_stream(used[0].device)
+                    for t in used:
+                        t.record_stream(caller)
                 stats.batches += 1
                 yield item
         finally:
