@@ -411,6 +411,17 @@ __device__ __forceinline__ void wf_out_flush(u32* buf, u32* out, u64 at, u64 row
     wf_out_put(buf, out, at, buf[(u32)(((u64)(out + at) >> 2) & 7u) * 256], row_at, true);
 }
 
+// Words [from, to) of `out` are v: word stores up to a 16-byte boundary, then 16-byte stores.
+// A walk that ends early (every walker on an isolated node ends at once) pads its whole row,
+// and one word at a time held its warp's other lanes for up to `length` stores.
+__device__ __forceinline__ void wf_pad(u32* out, u64 from, u64 to, u32 v) {
+    u64 k = from;
+    for (; k < to && (((u64)(out + k)) & 15u); ++k) out[k] = v;
+    const uint4 v4 = make_uint4(v, v, v, v);
+    for (; k + 4 <= to; k += 4) *reinterpret_cast<uint4*>(out + k) = v4;
+    for (; k < to; ++k) out[k] = v;
+}
+
 // Blocks of 256 lanes that must fit on one multiprocessor at once: the register cap that sets
 // (65536 / (256 * WF_MIN_BLOCKS)) trades spills for latency hiding (WAYFARER_MIN_BLOCKS sets it
 // for a sweep).
@@ -772,7 +783,7 @@ extern "C" __global__ void __launch_bounds__(256, WF_MIN_BLOCKS) wf_walk(const _
             }
             if (!active) {
                 a.lens[q] = len;
-                for (u64 k = len; k < stride; ++k) a.out[q * stride + k] = WF_NO_NODE;
+                wf_pad(a.out, q * stride + len, q * stride + stride, WF_NO_NODE);
                 if (a.out_edges) {
                     for (u64 k = len - 1; k + 1 < stride; ++k) a.out_edges[q * (stride - 1) + k] = WF_NO_EDGE;
                 }
