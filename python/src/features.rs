@@ -58,6 +58,27 @@ impl PyFeatureStore {
         py.detach(|| self.store.lock().unwrap_or_else(|p| p.into_inner()).gather_into(ids, n, out, stream)).map_err(errors::cuda)
     }
 
+    /// [`Self::gather_into`] for several id arrays, in one call (the GIL taken once): the
+    /// rows of the `ns[i]` int64 ids at `ids[i]` into `outs[i]`, in order, after the work
+    /// queued on `stream`.
+    fn gather_many_into(&self, py: Python<'_>, ids: Vec<u64>, ns: Vec<usize>, outs: Vec<u64>, stream: u64) -> PyResult<()> {
+        if ids.len() != ns.len() || ids.len() != outs.len() {
+            return Err(errors::value(format!("gather_many_into: {} id arrays, {} lengths, {} outputs", ids.len(), ns.len(), outs.len())));
+        }
+        py.detach(|| {
+            let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            for (i, ((&at, &n), &out)) in ids.iter().zip(&ns).zip(&outs).enumerate() {
+                store.gather_into(at, n, out, if i == 0 { stream } else { 0 }).map_err(|e| (i, e))?;
+            }
+            Ok(())
+        })
+        .map_err(|(i, e)| match e {
+            // A bad id: which array held it, then what the store says of it.
+            wayfarer::gpu::CudaError::Walk(w) => errors::value(format!("array {i}: {w}")),
+            other => errors::cuda(other),
+        })
+    }
+
     /// [`Self::gather_into`] with host int64 ids (uploaded on the store's own stream).
     fn gather_host_into(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>, out: u64, stream: u64) -> PyResult<()> {
         let ids = ids.as_slice().map_err(|_| errors::value("ids must be a contiguous 1-D array"))?;

@@ -121,6 +121,51 @@ def test_aggregate_equals_index_add_and_its_gradient(sample, op, device):
         torch.testing.assert_close(gx, gw, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_blocks_and_plans_of_views_made_on_first_use_equal_their_arrays(sample, device):
+    """The GPU loader hands over blocks whose arrays (and plans') are views of one buffer,
+    made when first read: the same arrays, the same sums and gradients."""
+    from wayfarer._aggregate import AggregationPlan, _Rows
+
+    _, s = sample
+    for block in s.blocks:
+        b = _on(block, device)
+        plan = b.aggregation_plan()
+        named = {"src_nodes": b.src_nodes, "edge_src": b.edge_src, "edge_dst": b.edge_dst, "edge_ids": b.edge_ids}
+        rows = {"f": plan.forward.tensors(), "b": plan.backward.tensors()}
+        degree = torch.bincount(b.edge_dst, minlength=b.num_dst)
+        parts = list(named.values()) + list(rows["f"]) + list(rows["b"]) + [degree]
+        starts = np.concatenate([[0], np.cumsum([len(t) for t in parts])]).tolist()
+        buffer = torch.cat(parts)
+        span = lambda i: (starts[i], starts[i + 1])  # noqa: E731
+        inv = (1.0 / degree.clamp(min=1).to(torch.float32))
+        forward = _Rows._views(buffer, span(4), span(5), span(6), plan.forward.n_dense)
+        backward = _Rows._views(buffer, span(7), span(8), span(9), plan.backward.n_dense)
+        lazy_plan = AggregationPlan(plan.num_src, plan.num_dst, plan.device, forward, backward, (buffer, *span(10)),
+                                    (inv, 0, len(inv)))
+        v = wayfarer.Block._views(b.num_dst, buffer, {k: span(i) for i, k in enumerate(named)}, lazy_plan)
+        assert "src_nodes" not in v.__dict__, "made before it was read"
+        for k, t in named.items():
+            assert torch.equal(getattr(v, k), t), k
+        assert "src_nodes" in v.__dict__
+        for got, want in zip(forward.tensors() + backward.tensors(), rows["f"] + rows["b"]):
+            assert torch.equal(got, want)
+        assert torch.equal(lazy_plan.inv_degree(torch.float32), plan.inv_degree(torch.float32))
+        # Another dtype is computed from the degree span.
+        if device == "cpu":
+            assert torch.allclose(lazy_plan.inv_degree(torch.float64), plan.inv_degree(torch.float64))
+        with pytest.raises(AttributeError, match="no attribute 'nodes'"):
+            v.nodes
+        x = torch.randn((len(b.src_nodes), 8), dtype=torch.float32, device=device, requires_grad=True)
+        for op in ("sum", "mean"):
+            out = wayfarer.aggregate(v, x, op)
+            torch.testing.assert_close(out, wayfarer.aggregate(b, x, op), rtol=0, atol=0)
+            g_out = torch.randn_like(out)
+            (gv,) = torch.autograd.grad(out, x, g_out)
+            (gb,) = torch.autograd.grad(wayfarer.aggregate(b, x, op), x, g_out)
+            torch.testing.assert_close(gv, gb, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("op", ["sum", "mean"])
 def test_gradcheck(op):
     rng = np.random.default_rng(11)

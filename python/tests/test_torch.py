@@ -190,6 +190,18 @@ def test_feature_store_gathers_exact_rows_and_warms_its_cache():
     assert dyn.stats["hits"] > 0
     with pytest.raises(ValueError, match=r"ids\[1\]"):
         fs.gather(torch.tensor([0, n], device="cuda"))
+    # Several id arrays in one call (the GPU loader's groups): views of one tensor, exact,
+    # empty arrays included; a bad id or a host array is refused by name.
+    parts = [torch.randint(0, n, (k,), device="cuda") for k in (700, 0, 1, 2500)]
+    got = fs.gather_many(parts)
+    assert [t.shape[0] for t in got] == [700, 0, 1, 2500]
+    assert got[0].untyped_storage().data_ptr() == got[3].untyped_storage().data_ptr()
+    for t, ids in zip(got, parts):
+        assert torch.equal(t.cpu(), x[ids.cpu()])
+    with pytest.raises(ValueError, match=r"array 1: .*ids\[1\] is not a row"):
+        fs.gather_many([parts[0], torch.tensor([0, n], device="cuda")])
+    with pytest.raises(ValueError, match=r"ids\[0\]: a contiguous 1-D int64 tensor"):
+        fs.gather_many([torch.tensor([0, 1])])
     with pytest.raises(TypeError):
         wayfarer.FeatureStore(torch.zeros(5, 3, dtype=torch.int32))
 

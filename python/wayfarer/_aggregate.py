@@ -9,10 +9,29 @@ _OPS = ("sum", "mean")
 class _Rows:
     """One direction of a block as CSR rows, dense rows first in ``order``."""
 
-    __slots__ = ("indptr", "cols", "order", "n_dense")
+    __slots__ = ("indptr", "cols", "order", "n_dense", "_spans")
 
     def __init__(self, indptr, cols, order, n_dense):
         self.indptr, self.cols, self.order, self.n_dense = indptr, cols, order, n_dense
+        self._spans = None
+
+    @classmethod
+    def _views(cls, buffer, indptr, cols, order, n_dense):
+        """Rows whose arrays are views of ``buffer`` at the ``(start, end)`` spans given, each
+        made on first use (as :meth:`wayfarer.Block._views`)."""
+        r = object.__new__(cls)
+        r.n_dense, r._spans = n_dense, (buffer, {"indptr": indptr, "cols": cols, "order": order})
+        return r
+
+    def __getattr__(self, name):
+        # Only for slots not set yet: a view's arrays.
+        spans = None if name == "_spans" else self._spans
+        if spans is not None and name in spans[1]:
+            lo, hi = spans[1][name]
+            v = spans[0][lo:hi]
+            setattr(self, name, v)
+            return v
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def tensors(self):
         return (self.indptr, self.cols, self.order)
@@ -30,10 +49,16 @@ class AggregationPlan:
     """
 
     def __init__(self, num_src, num_dst, device, forward, backward, degree, inv_degree=None):
+        # ``degree`` and ``inv_degree`` (float32): tensors, or ``(buffer, start, end)``, a view
+        # made on first use.
         self.num_src, self.num_dst, self.device = num_src, num_dst, device
         self.forward, self.backward = forward, backward
         self._degree = degree
-        self._inv_degree = {} if inv_degree is None else {inv_degree.dtype: inv_degree}
+        self._inv_degree, self._inv_span = {}, None
+        if isinstance(inv_degree, tuple):
+            self._inv_span = inv_degree
+        elif inv_degree is not None:
+            self._inv_degree[inv_degree.dtype] = inv_degree
         self._streams = set()
 
     @property
@@ -44,7 +69,14 @@ class AggregationPlan:
     def inv_degree(self, dtype):
         """``1 / max(1, in-degree)`` of each destination row, in ``dtype``."""
         if dtype not in self._inv_degree:
-            self._inv_degree[dtype] = 1.0 / self._degree.clamp(min=1).to(dtype)
+            span = self._inv_span
+            if span is not None and span[0].dtype == dtype:
+                self._inv_degree[dtype] = span[0][span[1]:span[2]]
+            else:
+                if isinstance(self._degree, tuple):
+                    buffer, lo, hi = self._degree
+                    self._degree = buffer[lo:hi]
+                self._inv_degree[dtype] = 1.0 / self._degree.clamp(min=1).to(dtype)
         return self._inv_degree[dtype]
 
     def _use_on(self, stream):

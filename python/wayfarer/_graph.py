@@ -409,20 +409,22 @@ class Graph:
         for g, (lo, hi, layers) in enumerate(groups):
             part = torch.as_tensor(seeds[lo:hi]).to(device)
             for b, first in enumerate(range(0, hi - lo, size)):
+                # The arrays are views made on first use (Block._views): this runs on the
+                # loader's thread, beside the training step, and holds the GIL.
                 blocks = []
-                for (n, e, s, d), np_, dp, ep in layers:
-                    s0, s1, e0, e1 = np_[b], np_[b + 1], ep[b], ep[b + 1]
-                    blocks.append(Block(i64[n + s0:n + s1], dp[b + 1] - dp[b], i64[s + e0:s + e1], i64[d + e0:d + e1],
-                                        i64[e + e0:e + e1]))
-                if group_plans is not None:
-                    for block, (_, np_, dp, ep), (f, bw, deg, inv, dense) in zip(blocks, layers, group_plans[g]):
-                        d0, d1, s0, s1, e0, e1 = dp[b], dp[b + 1], np_[b], np_[b + 1], ep[b], ep[b + 1]
-                        forward = _Rows(i64[f[0] + d0 + b:f[0] + d1 + b + 1], i64[f[1] + e0:f[1] + e1], i64[f[2] + d0:f[2] + d1],
-                                        dense[b][0])
-                        backward = _Rows(i64[bw[0] + s0 + b:bw[0] + s1 + b + 1], i64[bw[1] + e0:bw[1] + e1],
-                                         i64[bw[2] + s0:bw[2] + s1], dense[b][1])
-                        block._plan = AggregationPlan(s1 - s0, d1 - d0, device, forward, backward, i64[deg + d0:deg + d1],
-                                                      f32[inv + d0:inv + d1])
+                for k, ((n, e, s, d), np_, dp, ep) in enumerate(layers):
+                    d0, d1, s0, s1, e0, e1 = dp[b], dp[b + 1], np_[b], np_[b + 1], ep[b], ep[b + 1]
+                    plan = None
+                    if group_plans is not None:
+                        f, bw, deg, inv, dense = group_plans[g][k]
+                        forward = _Rows._views(i64, (f[0] + d0 + b, f[0] + d1 + b + 1), (f[1] + e0, f[1] + e1), (f[2] + d0, f[2] + d1),
+                                               dense[b][0])
+                        backward = _Rows._views(i64, (bw[0] + s0 + b, bw[0] + s1 + b + 1), (bw[1] + e0, bw[1] + e1),
+                                                (bw[2] + s0, bw[2] + s1), dense[b][1])
+                        plan = AggregationPlan(s1 - s0, d1 - d0, device, forward, backward, (i64, deg + d0, deg + d1),
+                                               (f32, inv + d0, inv + d1))
+                    blocks.append(Block._views(d1 - d0, i64, {"src_nodes": (n + s0, n + s1), "edge_src": (s + e0, s + e1),
+                                                             "edge_dst": (d + e0, d + e1), "edge_ids": (e + e0, e + e1)}, plan))
                 sample = Sample(part[first:first + size], blocks)
                 sample._buffers = buffers
                 out.append(sample)

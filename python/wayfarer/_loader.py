@@ -184,13 +184,21 @@ class NeighborLoader:
                     stats.sampling += time.perf_counter() - t
                     if batches is None:
                         break
+                    if ordinal is not None and self.features is not None and batches:
+                        # GPU-built blocks: the group's features in one native call.
+                        t = time.perf_counter()
+                        with torch.cuda.stream(gather_stream):
+                            xs = self.features.gather_many([b.blocks[0].src_nodes for b in batches], sync=False)
+                        for b, x in zip(batches, xs):
+                            b.x = x
+                        stats.gathering += time.perf_counter() - t
                     for b in batches:
                         t = time.perf_counter()
                         if not isinstance(b, Sample):
                             b = Sample.from_native(b, device)
                         t1 = time.perf_counter()
                         stats.converting += t1 - t
-                        if self.features is not None:
+                        if self.features is not None and b.x is None:
                             # On this thread, so it overlaps the caller's training step. The
                             # ids of GPU-built blocks are complete; host-built ones were copied
                             # on this thread's current stream, which the gather then waits for.

@@ -23,6 +23,25 @@ class Block:
     edge_ids: object
     _plan: object = field(default=None, repr=False, compare=False)
 
+    @classmethod
+    def _views(cls, num_dst, buffer, spans, plan=None):
+        """A block whose arrays are views of ``buffer`` at ``spans`` (``name: (start, end)``),
+        each made on first use: the loader's thread hands over GPU-built blocks without
+        making them, so it holds the GIL less while the training step runs."""
+        b = object.__new__(cls)
+        b.num_dst, b._plan, b._spans = num_dst, plan, (buffer, spans)
+        return b
+
+    def __getattr__(self, name):
+        # Only for names not set yet: a view block's arrays (see _views).
+        spans = self.__dict__.get("_spans")
+        if spans is not None and name in spans[1]:
+            lo, hi = spans[1][name]
+            v = spans[0][lo:hi]
+            setattr(self, name, v)
+            return v
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def aggregation_plan(self, density=None, alpha=0.5):
         """Builds (and keeps) this block's :class:`wayfarer.AggregationPlan`, which
         :func:`wayfarer.aggregate` uses: its rows split into dense and sparse ones by the
