@@ -65,7 +65,7 @@ def test_gpu_built_blocks_live_in_torchs_memory_and_outlive_later_batches():
     plan = kept.blocks[0]._plan
     plan_copy = [t.clone() for t in plan.forward.tensors() + plan.backward.tensors()]
     # The rest of this epoch and a whole other one, while `kept` lives.
-    for _ in it:
+    for last in it:
         pass
     for b in loader:
         assert b.blocks[0].src_nodes.is_cuda
@@ -75,7 +75,8 @@ def test_gpu_built_blocks_live_in_torchs_memory_and_outlive_later_batches():
             assert torch.equal(x, y)
     for x, y in zip(plan.forward.tensors() + plan.backward.tensors(), plan_copy):
         assert torch.equal(x, y)
-    del kept, it, plan, copies, plan_copy, b
+    # (The loops' variables too: `x` is a view of the kept batch's buffer, `c` holds clones.)
+    del kept, it, plan, copies, plan_copy, b, last, c, x, y
     # Memory read on other streams (record_stream) goes back to the pool once their work is
     # done, as the allocator finds when it next looks: empty_cache makes it look now.
     torch.cuda.synchronize()

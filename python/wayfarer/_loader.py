@@ -220,8 +220,8 @@ class NeighborLoader:
             except BaseException as e:  # noqa: BLE001 - handed to the consumer
                 put(e)
 
-        t = threading.Thread(target=produce, name="wayfarer-sampler", daemon=True)
-        t.start()
+        sampler = threading.Thread(target=produce, name="wayfarer-sampler", daemon=True)
+        sampler.start()
         try:
             while True:
                 t0 = time.perf_counter()
@@ -237,13 +237,13 @@ class NeighborLoader:
                 used += item._buffers or []
                 if used:
                     caller = torch.cuda.current_stream(used[0].device)
-                    for t in used:
-                        t.record_stream(caller)
+                    for tensor in used:
+                        tensor.record_stream(caller)
                 stats.batches += 1
                 yield item
         finally:
             stop.set()
-            t.join()
+            sampler.join()
 
 
 def _plan(sample, stream, density):
