@@ -1,7 +1,7 @@
 """``wayfarer.aggregate``: the sum or mean of neighbour features over a sampled block (the
 aggregation step of SAGEConv and GCN), differentiable, on the CPU or a CUDA device."""
 
-from . import _native
+from . import _arrays, _native
 
 _OPS = ("sum", "mean")
 
@@ -25,13 +25,7 @@ class _Rows:
 
     def __getattr__(self, name):
         # Only for slots not set yet: a view's arrays.
-        spans = None if name == "_spans" else self._spans
-        if spans is not None and name in spans[1]:
-            lo, hi = spans[1][name]
-            v = spans[0][lo:hi]
-            setattr(self, name, v)
-            return v
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return _arrays.view_on_first_use(self, None if name == "_spans" else self._spans, name)
 
     def tensors(self):
         return (self.indptr, self.cols, self.order)

@@ -101,3 +101,15 @@ def out(a, device):
 
     t = torch.from_dlpack(a)
     return t if device.type == "cpu" else t.to(device, non_blocking=False)
+
+
+def view_on_first_use(obj, spans, name):
+    """The ``__getattr__`` of objects whose arrays are views made on first use (the GPU
+    loader's blocks and plans): ``spans`` is ``(buffer, {name: (start, end)})`` or None; the
+    view of ``name`` is made, kept on ``obj`` and returned, or AttributeError for another name."""
+    if spans is not None and name in spans[1]:
+        lo, hi = spans[1][name]
+        v = spans[0][lo:hi]
+        setattr(obj, name, v)
+        return v
+    raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")

@@ -34,13 +34,7 @@ class Block:
 
     def __getattr__(self, name):
         # Only for names not set yet: a view block's arrays (see _views).
-        spans = self.__dict__.get("_spans")
-        if spans is not None and name in spans[1]:
-            lo, hi = spans[1][name]
-            v = spans[0][lo:hi]
-            setattr(self, name, v)
-            return v
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return _arrays.view_on_first_use(self, self.__dict__.get("_spans"), name)
 
     def aggregation_plan(self, density=None, alpha=0.5):
         """Builds (and keeps) this block's :class:`wayfarer.AggregationPlan`, which
