@@ -128,6 +128,41 @@ fn reference_node2vec_is_exact() {
     check_reference(|w| Node2vec::new(2.0, 0.5, w).unwrap(), |weighted| Model::Node2vec { a: 2.0, b: 0.5, weighted }, &[true, false]);
 }
 
+/// Node2Vec's squeeze (the back edge's weight exact, the others between `h` and `h / b`)
+/// holds on every edge of every step, for returns cheaper and dearer than the other moves.
+#[test]
+fn reference_node2vec_envelope_holds_on_every_edge() {
+    for shape in SHAPES {
+        let g = build(&shaped_edges(shape));
+        for (a, b) in [(2.0, 0.5), (0.25, 4.0), (1.0, 1.0), (0.5, 0.5)] {
+            for weighting in [Weighting::Weighted, Weighting::Unweighted] {
+                let walk = Node2vec::new(a, b, weighting).unwrap();
+                let stats = wayfarer::NodeStats::compute(&g, walk.requirements(), true);
+                let ctx = Ctx::new(&g, &stats);
+                let mut exact = 0;
+                for cur in 0..g.num_nodes() as u32 {
+                    for prev in 0..g.num_nodes() as u32 {
+                        let mut w = Walker::<()>::new(cur);
+                        (w.prev, w.step) = (prev, 1);
+                        for e in g.row(cur) {
+                            let x = walk.weight(&ctx, &w, e);
+                            let (lo, hi) = walk.weight_envelope(&ctx, &w, e).expect("node2vec has a squeeze past its start");
+                            assert!(lo <= x && x <= hi, "{shape:?} a={a} b={b} {weighting:?}: ({lo}, {hi}) misses {x} at {cur}<-{prev}");
+                            exact += (lo == hi) as usize;
+                        }
+                    }
+                }
+                assert!(exact > 0, "{shape:?}: no back edge got its exact weight");
+            }
+        }
+    }
+}
+
+#[test]
+fn reference_node2vec_is_exact_when_returns_dominate() {
+    check_reference(|w| Node2vec::new(0.25, 4.0, w).unwrap(), |weighted| Model::Node2vec { a: 0.25, b: 4.0, weighted }, &[true, false]);
+}
+
 #[test]
 fn reference_metapath_is_exact() {
     let schema = vec![0, 1, 2];

@@ -176,10 +176,17 @@ impl Walk for Node2vec {
             return None;
         }
         // The three branches scale the same h, computed as in `weight`, so the envelope
-        // holds exactly and only the adjacency test is skipped.
+        // holds exactly and only the adjacency test is skipped. The back edge is known from
+        // the target alone (the trial's edge is in cache): its weight is exact, and any other
+        // edge's envelope leaves out 1/a, so a trial below both remaining values (half of
+        // them at a = 2, b = 0.5, against a quarter) is taken without the test.
         let hv = h(ctx, self.weighting, e);
-        let (x, y, z) = (hv / self.a, hv, hv / self.b);
-        Some((x.min(y).min(z), x.max(y).max(z)))
+        if ctx.graph.targets()[e] == w.prev {
+            let x = hv / self.a;
+            return Some((x, x));
+        }
+        let (y, z) = (hv, hv / self.b);
+        Some((y.min(z), y.max(z)))
     }
     #[inline(always)]
     fn bound(&self, ctx: &Ctx, w: &Walker<()>) -> Bound {
