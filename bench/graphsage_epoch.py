@@ -2,9 +2,11 @@
 
     python bench/graphsage_epoch.py GRAPH.wfg [--train 0.1] [--dim 128] [--budget 0.3]
 
-Model: two SAGE layers (mean aggregator, hidden 256), fanouts 25 then 10 hops out (input layer
-first: [10, 25]), mini-batches of 1024 seeds, random features and labels (the timing does not
-depend on them). Pipelines, each one epoch over the same training nodes after a warm-up:
+Model: two SAGE layers (mean aggregator, hidden 256; --model concat for one linear map of
+[self, mean] per layer, --adam fused for fused Adam, both pipelines alike), fanouts 25 then 10
+hops out (input layer first: [10, 25]), mini-batches of 1024 seeds, random features and labels
+(the timing does not depend on them). Pipelines, each one epoch over the same training nodes
+after a warm-up:
 
 - wayfarer: NeighborLoader(device="cuda", features=FeatureStore(...), plans=True): blocks built
   on the GPU and features gathered (hottest rows cached within --budget of the features, picked
@@ -101,6 +103,9 @@ def main():
     ap.add_argument("--switch-interval", type=float, default=os.environ.get("BENCH_SWITCH_INTERVAL"),
                     help="sys.setswitchinterval for the run (how long a thread may hold the GIL while another waits; "
                          "default: $BENCH_SWITCH_INTERVAL, else Python's)")
+    ap.add_argument("--model", choices=["two", "concat"], default="two",
+                    help="both pipelines' SAGE layers: two linear maps (self, neighbours) or one of their concatenation")
+    ap.add_argument("--adam", choices=["foreach", "fused"], default="foreach", help="both pipelines' Adam implementation")
     a = ap.parse_args()
     if a.switch_interval is not None:
         sys.setswitchinterval(a.switch_interval)
@@ -119,8 +124,8 @@ def main():
     # wayfarer
     torch.manual_seed(0)
     plans = a.mean == "wayfarer"
-    model = Sage([a.dim, 256, 16], mean=None if plans else index_add_mean).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=0.003)
+    model = Sage([a.dim, 256, 16], mean=None if plans else index_add_mean, concat=a.model == "concat").to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=0.003, fused=a.adam == "fused")
     t = time.perf_counter()
     fs = wayfarer.FeatureStore(x, device_budget=a.budget)
     fs.warm(wayfarer.NeighborLoader(g, train, fanouts, batch_size=1024, seed=2, ids="internal", device=dev), batches=50)
@@ -151,8 +156,8 @@ def main():
 
     # plain
     torch.manual_seed(0)
-    model = Sage([a.dim, 256, 16], mean=index_add_mean).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=0.003)
+    model = Sage([a.dim, 256, 16], mean=index_add_mean, concat=a.model == "concat").to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=0.003, fused=a.adam == "fused")
     pinned = x.pin_memory()
     loader = wayfarer.NeighborLoader(g, train, fanouts, batch_size=1024, seed=1, ids="internal", backend="cpu")
     # The host batch's ids (numpy): no round trip through the GPU.

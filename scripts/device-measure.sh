@@ -15,6 +15,9 @@
 #   sage     the GraphSAGE epoch on R-MAT 22 (bench/graphsage_epoch.py), --mean for each of
 #            SAGEM (default "wayfarer index_add"), for each variant of SAGEV (default "base";
 #            "name=VAR=value,..." sets an environment, e.g. "old=SAGE_PKG=old new")
+#   step     bench/graphsage_step_profile.py on R-MAT 22 (STEPARGS, e.g. --table): the training
+#            step alone per model form, mean and Adam, its parts' host time, one mean's call;
+#            again with the modules of each .devpack/NAME/py
 #   gather   bench/feature_gather.py on R-MAT GATHERG (default "22 24"): FeatureStore against
 #            index_select on pinned memory, dims 128/512, budgets 0/10/30/100%
 #   group    the counting kernel's launches (WAYFARER_TRI_FUSE) and warp units per grab
@@ -147,6 +150,19 @@ sage)
       env $envs PYTHONPATH=$pp timeout ${SAGET:-250} python3 bench/graphsage_epoch.py "$(graph 22)" --mean "$mean" ${SAGEARGS:-} > "$OUT/sage-$name-$mean.md" 2>&1
       echo "sage $name ($envs) $mean rc $?" >> "$OUT/sage-$name-$mean.md"
     done
+  done;;
+step)
+  python3 -m pip install -q --no-deps --upgrade --target /tmp/py .devbin/wayfarer-*.whl
+  cp python/wayfarer/*.py /tmp/py/wayfarer/
+  PYTHONPATH=/tmp/py timeout ${STEPT:-200} python3 bench/graphsage_step_profile.py "$(graph 22)" ${STEPARGS:-} > "$OUT/step.md" 2>&1
+  echo "step rc $?" >> "$OUT/step.md"
+  # The same with the modules of each .devpack/NAME/py (an A/B of Python-only changes).
+  for d in .devpack/*/py; do
+    [ -d "$d" ] || continue
+    pkg=$(basename "$(dirname "$d")")
+    rm -rf /tmp/py-$pkg && cp -r /tmp/py /tmp/py-$pkg && cp $d/*.py /tmp/py-$pkg/wayfarer/
+    PYTHONPATH=/tmp/py-$pkg timeout ${STEPT:-200} python3 bench/graphsage_step_profile.py "$(graph 22)" ${STEPARGS:-} > "$OUT/step-$pkg.md" 2>&1
+    echo "step $pkg rc $?" >> "$OUT/step-$pkg.md"
   done;;
 gather)
   python3 -m pip install -q --no-deps --target /tmp/py .devbin/wayfarer-*.whl
