@@ -457,10 +457,15 @@ fn advance<W: Walk>(
 ) -> bool {
     let w = &mut lane.w;
     w.prev = w.cur;
-    w.cur = targets[e];
+    let at = lane.row * stride + lane.len as usize;
+    debug_assert!(e < targets.len() && at < out.len());
+    // SAFETY: `e` is an edge of the walker's row (`base + index`, index below its length),
+    // and rows lie within the targets (`CsrGraph`'s invariant); `at` is a slot of this lane's
+    // output row (`len <= length < stride`), a row of `out`.
+    w.cur = unsafe { *targets.get_unchecked(e) };
     w.last_edge = e as u64;
     w.step += 1;
-    out[lane.row * stride + lane.len as usize] = w.cur;
+    unsafe { *out.get_unchecked_mut(at) = w.cur };
     // These walks have no move hooks: every move is by its edge.
     if !edges.is_empty() {
         edges[lane.row * (stride - 1) + lane.len as usize - 1] = e as u64;
