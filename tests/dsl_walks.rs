@@ -125,25 +125,9 @@ fn the_function_itself_is_plain_rust_and_the_bound_is_compiled() {
 #[test]
 fn compiled_squeeze_and_dead_end_tests_are_exact() {
     let g = build(&shaped_edges(Shape::Pareto1));
-    let reqs = Node2vec { a: 0.25, b: 4.0 }.requirements();
-    let stats = wayfarer::NodeStats::compute(&g, reqs, true);
-    let ctx = wayfarer::Ctx::new(&g, &stats);
     let walk = Node2vec { a: 0.25, b: 4.0 };
-    let mut enveloped = 0;
-    for cur in 0..g.num_nodes() as u32 {
-        for prev in (0..g.num_nodes() as u32).chain([NO_NODE]) {
-            let mut w = wayfarer::Walker::<()>::new(cur);
-            w.prev = prev;
-            w.step = (prev != NO_NODE) as u32;
-            for e in g.row(cur) {
-                let wt = walk.weight(&ctx, &w, e);
-                if let Some((lo, hi)) = walk.weight_envelope(&ctx, &w, e) {
-                    assert!(lo <= wt && wt <= hi, "envelope ({lo}, {hi}) misses {wt}");
-                    enveloped += 1;
-                }
-            }
-        }
-    }
+    let prevs: Vec<u32> = (0..g.num_nodes() as u32).chain([NO_NODE]).collect();
+    let (_, enveloped, _) = check_squeeze(&walk, &g, &prevs, "node2vec a=0.25 b=4");
     assert!(enveloped > 0, "node2vec's has_edge branch should get a compiled squeeze");
     // MetaPath's estimate is an exact per-label sum, so dead ends are found in O(1).
     let mp = Metapath::new(&[0, 1, 2, 0, 1]).unwrap();

@@ -271,3 +271,29 @@ pub fn cranelift_walk(walk: &wayfarer::library::LibraryWalk, weighted: bool) -> 
     let (program, info) = wayfarer_compiler::compile_source(source).unwrap();
     wayfarer_jit::JitWalk::compile(&program, &info, &values, weighted).unwrap()
 }
+
+/// Evaluates `walk`'s squeeze (`Walk::weight_envelope`) on every edge of every step that
+/// starts at a node of `g` with each of `prevs` before it (`NO_NODE`: the first move), and
+/// asserts `lo <= weight <= hi` wherever there is one. Returns how many edges were
+/// evaluated, how many had an envelope, and how many of those were a single value.
+pub fn check_squeeze<W: wayfarer::Walk<State = ()>>(walk: &W, g: &CsrGraph, prevs: &[u32], what: &str) -> (usize, usize, usize) {
+    let stats = wayfarer::NodeStats::compute(g, walk.requirements(), true);
+    let ctx = wayfarer::Ctx::new(g, &stats);
+    let (mut edges, mut enveloped, mut exact) = (0, 0, 0);
+    for cur in 0..g.num_nodes() as u32 {
+        for &prev in prevs {
+            let mut w = wayfarer::Walker::<()>::new(cur);
+            (w.prev, w.step) = (prev, (prev != wayfarer::NO_NODE) as u32);
+            for e in g.row(cur) {
+                edges += 1;
+                let x = walk.weight(&ctx, &w, e);
+                if let Some((lo, hi)) = walk.weight_envelope(&ctx, &w, e) {
+                    assert!(lo <= x && x <= hi, "{what}: envelope ({lo}, {hi}) misses {x} at {cur}<-{prev}");
+                    enveloped += 1;
+                    exact += (lo == hi) as usize;
+                }
+            }
+        }
+    }
+    (edges, enveloped, exact)
+}
