@@ -2,8 +2,9 @@
 
     python bench/graphsage_epoch.py GRAPH.wfg [--train 0.1] [--dim 128] [--budget 0.3]
 
-Model: two SAGE layers (mean aggregator, hidden 256; --model concat for one linear map of
-[self, mean] per layer, --adam fused for fused Adam, both pipelines alike), fanouts 25 then 10
+Model: two SAGE layers (mean aggregator, hidden 256), each one linear map of [self, mean] as in
+the GraphSAGE paper, trained by PyTorch's fused Adam (--model two for the two maps of PyG's and
+DGL's SAGEConv, --adam foreach for the foreach Adam; both pipelines alike), fanouts 25 then 10
 hops out (input layer first: [10, 25]), mini-batches of 1024 seeds, random features and labels
 (the timing does not depend on them). Pipelines, each one epoch over the same training nodes
 after a warm-up:
@@ -103,9 +104,9 @@ def main():
     ap.add_argument("--switch-interval", type=float, default=os.environ.get("BENCH_SWITCH_INTERVAL"),
                     help="sys.setswitchinterval for the run (how long a thread may hold the GIL while another waits; "
                          "default: $BENCH_SWITCH_INTERVAL, else Python's)")
-    ap.add_argument("--model", choices=["two", "concat"], default="two",
+    ap.add_argument("--model", choices=["two", "concat"], default="concat",
                     help="both pipelines' SAGE layers: two linear maps (self, neighbours) or one of their concatenation")
-    ap.add_argument("--adam", choices=["foreach", "fused"], default="foreach", help="both pipelines' Adam implementation")
+    ap.add_argument("--adam", choices=["foreach", "fused"], default="fused", help="both pipelines' Adam implementation")
     a = ap.parse_args()
     if a.switch_interval is not None:
         sys.setswitchinterval(a.switch_interval)

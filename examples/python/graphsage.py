@@ -97,8 +97,9 @@ def main():
     print(f"{g.num_nodes} nodes, {ug.num_edges} edge entries, {x.shape[1]} features, 4 classes; device {dev}, "
           f"backend {'cuda' if wayfarer.cuda_available() else 'cpu'} sampling; fanouts {fanouts}")
 
-    model = Sage([x.shape[1], a.hidden, 4]).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=0.003)
+    model = Sage([x.shape[1], a.hidden, 4], concat=True).to(dev)
+    # Fused Adam: one kernel per step for all parameters on a GPU (PyTorch has it on the CPU too).
+    opt = torch.optim.Adam(model.parameters(), lr=0.003, fused=True)
     density = ug.node_density(seed=a.seed)  # the dense/sparse rule's N(v), once per graph
     loader = wayfarer.NeighborLoader(ug, train, fanouts, batch_size=a.batch_size, seed=a.seed, device=dev, ids="internal",
                                      plans=True, density=density)

@@ -73,16 +73,35 @@ class AggregationPlan:
                 self._inv_degree[dtype] = 1.0 / self._degree.clamp(min=1).to(dtype)
         return self._inv_degree[dtype]
 
-    def _use_on(self, stream):
-        # Built on another stream (the loader's): tell torch's allocator this one reads them.
-        if stream.cuda_stream in self._streams:
+    def _use_on(self, device, stream):
+        # Built on another stream (the loader's): tell torch's allocator that ``stream`` (a raw
+        # handle on ``device``) reads them, once per stream.
+        if stream in self._streams:
             return
+        import torch
+
+        caller = torch.cuda.current_stream(device)
         for rows in (self.forward, self.backward):
             for t in rows.tensors():
-                t.record_stream(stream)
+                t.record_stream(caller)
         for t in self._inv_degree.values():
-            t.record_stream(stream)
-        self._streams.add(stream.cuda_stream)
+            t.record_stream(caller)
+        self._streams.add(stream)
+
+
+_CURRENT_RAW_STREAM = None
+
+
+def _raw_stream(device):
+    """The handle of torch's current stream on CUDA ``device`` (an index), without building a
+    ``torch.cuda.Stream`` object per call (the training step's host time is the bound)."""
+    global _CURRENT_RAW_STREAM
+    if _CURRENT_RAW_STREAM is None:
+        import torch
+
+        _CURRENT_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda d: torch.cuda.current_stream(d).cuda_stream)
+    return _CURRENT_RAW_STREAM(device)
 
 
 def _dense(degree, density, alpha):
@@ -219,12 +238,12 @@ def _run(plan, rows, x, out_rows, row_scale, col_scale):
     if dim == 0 or out_rows == 0:
         return out.zero_()
     if x.is_cuda:
-        stream = torch.cuda.current_stream(x.device)
-        plan._use_on(stream)
-        ptr = lambda t: 0 if t is None else t.data_ptr()  # noqa: E731
-        _native.gather_reduce_cuda(x.device.index, stream.cuda_stream, rows.indptr.data_ptr(), rows.cols.data_ptr(),
-                                   rows.order.data_ptr(), out_rows, rows.n_dense, ptr(row_scale), ptr(col_scale), x.data_ptr(),
-                                   dim, out.data_ptr())
+        device = x.device.index
+        stream = _raw_stream(device)
+        plan._use_on(device, stream)
+        scales = (0 if row_scale is None else row_scale.data_ptr(), 0 if col_scale is None else col_scale.data_ptr())
+        _native.gather_reduce_cuda(device, stream, rows.indptr.data_ptr(), rows.cols.data_ptr(), rows.order.data_ptr(), out_rows,
+                                   rows.n_dense, *scales, x.data_ptr(), dim, out.data_ptr())
     else:
         kernel = _native.gather_reduce_f32 if x.dtype == torch.float32 else _native.gather_reduce_f64
         np_ = lambda t: None if t is None else t.numpy()  # noqa: E731
