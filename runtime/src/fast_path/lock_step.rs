@@ -185,9 +185,13 @@ impl<W: Walk> Env<'_, W> {
         if l.w.step == 0 {
             return false;
         }
-        // A row without edges is never tabulated as eRJS (`NodeStarts::get` gives None).
-        let Some(Opening::Rejection(b)) = starts.get(l.w.cur) else { return false };
+        // A row without edges is left to `start` (its dead end): `NodeStarts::get` answers for
+        // rows with edges.
         let row = self.ctx.graph.row(l.w.cur);
+        if row.is_empty() {
+            return false;
+        }
+        let Some(Opening::Rejection(b)) = starts.get(l.w.cur) else { return false };
         (l.base, l.d) = (row.start, row.len());
         (l.bound, l.trials, l.cap) = (b, 0, 0);
         self.propose(l);

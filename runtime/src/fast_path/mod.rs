@@ -65,10 +65,13 @@ pub enum FastPathReport {
         seconds: f64,
     },
     /// The general path's eRJS and eRVS steps, in lock step: the same walks. With
-    /// `node_starts` bytes (0: none) of per-node openings ([`node_starts`]).
+    /// `node_starts` bytes (0: none) of per-node openings ([`node_starts`]), or one opening
+    /// shared by every node with edges.
     LockStepRejection {
         /// The per-node openings' size.
         node_starts: u64,
+        /// Whether every node with edges opens its steps the same way (then no table is kept).
+        shared_opening: bool,
     },
     /// The general path's structured-proposal, eRJS and eRVS steps, in lock step: the same
     /// walks.
@@ -84,8 +87,9 @@ impl FastPathReport {
             FastPathReport::AliasRows { bytes, seconds } => {
                 format!(", alias rows (one alias draw per step; tables {:.1} MiB in {seconds:.3} s)", *bytes as f64 / (1u64 << 20) as f64)
             }
-            FastPathReport::LockStepRejection { node_starts: 0 } => ", lock-step eRJS".into(),
-            FastPathReport::LockStepRejection { node_starts } => {
+            FastPathReport::LockStepRejection { shared_opening: true, .. } => ", lock-step eRJS (one opening for every node)".into(),
+            FastPathReport::LockStepRejection { node_starts: 0, .. } => ", lock-step eRJS".into(),
+            FastPathReport::LockStepRejection { node_starts, .. } => {
                 format!(", lock-step eRJS (openings per node: {:.1} MiB)", *node_starts as f64 / (1u64 << 20) as f64)
             }
             FastPathReport::LockStepStructured => ", lock-step structured proposals and eRJS".into(),
@@ -209,7 +213,10 @@ impl FastPath {
         match self {
             FastPath::UniformRows(_) => FastPathReport::UniformRows,
             FastPath::AliasRows(a) => FastPathReport::AliasRows { bytes: a.entries.len() as u64 * ALIAS_ENTRY_BYTES, seconds: a.seconds },
-            FastPath::LockStepRejection(t) => FastPathReport::LockStepRejection { node_starts: t.as_ref().map_or(0, |t| t.bytes()) },
+            FastPath::LockStepRejection(t) => FastPathReport::LockStepRejection {
+                node_starts: t.as_ref().map_or(0, |t| t.bytes()),
+                shared_opening: t.as_ref().is_some_and(|t| t.shared()),
+            },
             FastPath::LockStepStructured => FastPathReport::LockStepStructured,
         }
     }
