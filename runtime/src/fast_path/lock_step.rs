@@ -478,6 +478,9 @@ fn advance<W: Walk>(
     let ended = w.step >= length;
     if !ended {
         prefetch(offsets.as_ptr().wrapping_add(w.cur as usize));
+        if let Some(starts) = env.node_starts {
+            starts.prefetch(w.cur);
+        }
         if let Some(t) = env.tables {
             structured::prefetch_step(env.walk, env.ctx, t, w, env.label_steps.is_none());
         }

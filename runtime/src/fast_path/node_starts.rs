@@ -153,6 +153,14 @@ impl NodeStarts {
         }
     }
 
+    /// Prefetches `v`'s word (nothing when the opening is shared).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, v: u32) {
+        if self.shared.is_none() {
+            crate::engine::prefetch(self.codes.as_ptr().wrapping_add(v as usize));
+        }
+    }
+
     /// Whether every row with edges opens the same way, so no table is kept.
     pub(crate) fn shared(&self) -> bool {
         self.shared.is_some()
