@@ -18,10 +18,47 @@ pub struct EdgeFilter {
     /// `BITS_PER_ENTRY` bits per edge entry, row by row (rows share boundary words, so they
     /// are set with atomic ORs; reads are plain loads on the usual targets).
     words: Vec<AtomicU64>,
-    /// Every `SEPARATOR_STRIDE`-th entry of the targets array (`targets[16 b]` at `b`): a long
-    /// row's search bisects its separators, sixteen times fewer and few cache lines for a hot
-    /// hub, then scans one line of the row ([`EdgeFilter::find`]).
-    separators: Vec<u32>,
+    /// Levels of separators over the targets array: level 0 holds every
+    /// `SEPARATOR_STRIDE`-th entry of the targets (`targets[16 j]` at `j`), level `L` every
+    /// 16th key of level `L - 1` (`targets[16^(L+1) j]`), up to a level of at most
+    /// [`TOP_KEYS`] keys. A long row's search counts keys from the level where the row has
+    /// at most `TOP_KEYS` of them down to the targets, one aligned group of 16 (a cache line)
+    /// a level ([`EdgeFilter::find`]): a few lines, mostly cached for a hot hub, instead of a
+    /// bisection's chain of dependent reads.
+    levels: Vec<Level>,
+}
+
+/// At most this many of a row's keys are counted at the level its search starts from.
+const TOP_KEYS: usize = 32;
+
+/// Sixteen keys, aligned as a cache line: a level's groups of 16 are counted with one vector
+/// compare and one line read.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u32; SEPARATOR_STRIDE]);
+
+/// One level of separators: its keys in 64-byte aligned storage.
+struct Level {
+    lines: Vec<Line>,
+    len: usize,
+}
+
+impl Level {
+    fn new(keys: impl ExactSizeIterator<Item = u32>) -> Level {
+        let len = keys.len();
+        let mut lines = vec![Line([0; SEPARATOR_STRIDE]); len.div_ceil(SEPARATOR_STRIDE)];
+        for (i, k) in keys.enumerate() {
+            lines[i / SEPARATOR_STRIDE].0[i % SEPARATOR_STRIDE] = k;
+        }
+        Level { lines, len }
+    }
+
+    #[inline(always)]
+    fn keys(&self) -> &[u32] {
+        // SAFETY: `Line` is `repr(C)` around `[u32; 16]`, 64 bytes with no padding, so the lines
+        // are `16 * lines.len() >= len` consecutive initialized u32s.
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr() as *const u32, self.len) }
+    }
 }
 
 /// The targets between two separators.
@@ -44,14 +81,16 @@ fn bit_of(v: u32, base: u64, bits: u64) -> u64 {
     base + ((hash * bits as u128) >> 32) as u64
 }
 
-/// How many of `group`'s values are below `v` (its length: at most [`SEPARATOR_STRIDE`]).
+/// How many of `group`'s values (sorted) are below `v`: a level's group of 16, a partial one at
+/// a row's end, or a row's top keys (at most [`TOP_KEYS`] + 1).
 /// A whole group is a fixed-length loop, which compiles to one vector compare and a count;
-/// the shorter groups at a row's ends are searched.
+/// the shorter groups at a row's ends and a row's top keys are counted the same way, in a loop.
 #[inline(always)]
 fn count_below(group: &[u32], v: u32) -> usize {
     match <&[u32; SEPARATOR_STRIDE]>::try_from(group) {
         Ok(whole) => whole.iter().map(|&x| (x < v) as usize).sum(),
-        Err(_) => group.iter().position(|&x| x >= v).unwrap_or(group.len()),
+        // Counted too: a search's early exit was a mispredicted branch per call (perf, R-MAT 20).
+        Err(_) => group.iter().map(|&x| (x < v) as usize).sum(),
     }
 }
 
@@ -72,35 +111,55 @@ impl EdgeFilter {
                 }
             }
         });
-        let separators = targets.iter().step_by(SEPARATOR_STRIDE).copied().collect();
-        EdgeFilter { words, separators }
+        let mut levels = vec![Level::new(targets.iter().step_by(SEPARATOR_STRIDE).copied())];
+        while levels.last().is_some_and(|l| l.len > TOP_KEYS) {
+            let next = Level::new(levels.last().unwrap().keys().iter().step_by(SEPARATOR_STRIDE).copied());
+            levels.push(next);
+        }
+        EdgeFilter { words, levels }
     }
 
     /// The index of the first edge `u -> v` in the row `lo..hi` of `u` (`targets` the graph's),
-    /// as [`super::intersect::search`] finds it: in a long row through the separators.
+    /// as [`super::intersect::search`] finds it: in a long row through the separator levels.
     #[inline]
     pub fn find(&self, targets: &[u32], lo: usize, hi: usize, v: u32) -> Option<usize> {
         if hi - lo < SEPARATED_ROW {
             return super::intersect::search(&targets[lo..hi], v).map(|i| lo + i);
         }
-        // The separators inside the row: targets[16 b] for b in b0..b1 (a sorted subsequence).
-        let (b0, b1) = (lo.div_ceil(SEPARATOR_STRIDE), (hi - 1) / SEPARATOR_STRIDE + 1);
-        let seps = &self.separators[b0..b1];
-        // k separators lie below v: the first v is after the last of them and no later than
-        // the next one (or the row's end); before the first, from the row's start.
-        let k = seps.partition_point(|&x| x < v);
-        // The stride's entries before the next separator, from the last one below v (or the
-        // row's start): one aligned group of 16, a cache line when `targets` is 64-byte
-        // aligned (the file's sections are). They are counted, not searched: one vector
-        // compare and no branch on the data.
-        let from = if k == 0 { lo } else { (b0 + k - 1) * SEPARATOR_STRIDE };
-        let to = if b0 + k < b1 { (b0 + k) * SEPARATOR_STRIDE } else { hi };
+        // The level where the row holds at most TOP_KEYS keys (positions that are multiples of
+        // `stride` in lo..hi).
+        let (mut level, mut stride) = (0, SEPARATOR_STRIDE);
+        while level + 1 < self.levels.len() && hi - lo > TOP_KEYS * stride {
+            (level, stride) = (level + 1, stride * SEPARATOR_STRIDE);
+        }
+        // The first v lies in from..=to: after the last key below v (or from the row's start)
+        // and no later than the next key (`to_key`, read), or the row's end.
+        let (mut from, mut to, mut to_key) = (lo, hi, 0);
+        loop {
+            let keys = self.levels[level].keys();
+            let (j0, j1) = (from.div_ceil(stride), to.div_ceil(stride));
+            // Below the top, from..to spans one key of the level above: the 16 keys here
+            // are one aligned group (whole, where neither end is the row's).
+            let k = count_below(&keys[j0..j1], v);
+            if k > 0 {
+                from = (j0 + k - 1) * stride;
+            }
+            if j0 + k < j1 {
+                (to, to_key) = ((j0 + k) * stride, keys[j0 + k]);
+            }
+            if level == 0 {
+                break;
+            }
+            (level, stride) = (level - 1, stride / SEPARATOR_STRIDE);
+        }
+        // At most 16 entries of the row: one aligned group (a cache line when `targets` is
+        // 64-byte aligned, as the file's sections are), counted.
         let i = from + count_below(&targets[from..to], v);
         if i < to {
             return (targets[i] == v).then_some(i);
         }
-        // All below v: the first v can only be the next separator, already read.
-        (b0 + k < b1 && seps[k] == v).then_some(to)
+        // All below v: the first v can only be the next key, already read.
+        (to < hi && to_key == v).then_some(to)
     }
 
     /// Whether `u -> v` may be an edge (false: it is not), for the row `lo..hi` of `u` (its
@@ -125,7 +184,7 @@ impl EdgeFilter {
 
     /// Memory held, in bytes.
     pub fn bytes(&self) -> usize {
-        self.words.len() * 8 + self.separators.len() * 4
+        self.words.len() * 8 + self.levels.iter().map(|l| l.lines.len() * size_of::<Line>()).sum::<usize>()
     }
 }
 
@@ -173,16 +232,20 @@ mod tests {
             assert!(passed * 5 <= absent.len(), "row {u}: {passed} of {} absent nodes passed", absent.len());
         }
         assert!(!f.may_have(0, 0, 5), "an empty row has no edges");
-        // 8 bits per entry of 3072, and a separator per 16 entries.
-        assert_eq!(f.bytes(), 3072 + 4 * 3072 / 16);
+        // 8 bits per entry of 3072; a separator per 16 entries (192: 12 lines), and one per
+        // 16 of those (12: one line).
+        assert_eq!(f.bytes(), 3072 + 12 * 64 + 64);
     }
 
     #[test]
     fn a_search_through_the_separators_finds_what_a_plain_search_finds() {
         // Rows of many lengths (across the separated threshold), at offsets that are not
         // multiples of the stride, with repeated entries; every value in range and past it.
-        let (offsets, targets) = random_rows(&[3, 127, 128, 129, 200, 1000, 4097, 17], 3000, 99);
+        // Rows past 32 * 16^L entries start from level L: 20,000 and 150,000 from levels 2
+        // and 3 (the longest over few values, so runs of repeats cross the keys).
+        let (offsets, targets) = random_rows(&[3, 127, 128, 129, 200, 513, 1000, 4097, 17, 20_000, 9000, 150_000, 31], 3000, 99);
         let f = EdgeFilter::build(&offsets, &targets);
+        assert_eq!(f.levels.len(), 4, "levels of {} entries", targets.len());
         for u in 0..offsets.len() - 1 {
             let (lo, hi) = (offsets[u] as usize, offsets[u + 1] as usize);
             for v in 0..3010 {
