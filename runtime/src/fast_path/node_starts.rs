@@ -2,8 +2,9 @@
 //! verdict past the first move depend on the current node alone ([`Walk::node_start`], which
 //! `#[walk]` generates from the bound analysis), the adaptive rule's verdict for every node is
 //! computed once per run and a step past the first reads it in one word, instead of computing
-//! the bound and the estimate and weighing eRJS against eRVS each step. The verdicts are the
-//! ones the step would reach itself (`opening` is the function both use), so the walks are
+//! the bound and the estimate and weighing eRJS against eRVS each step; where every node with
+//! edges gets the same verdict, that one word is kept instead of the table. The verdicts are
+//! the ones the step would reach itself (`opening` is the function both use), so the walks are
 //! the same.
 
 use crate::cost::CostModel;
@@ -126,7 +127,8 @@ impl NodeStarts {
             .collect();
         // Whether every row with edges opens the same way (Node2Vec unweighted: eRJS under its
         // one bound everywhere): then a step reads no table, one cache miss fewer (Node2Vec
-        // unweighted on R-MAT 18, 2 threads: +10%, bench/results/2026-12-07-cpu-shared-opening.md).
+        // unweighted at 2 threads: +13% on R-MAT 18, +38% on R-MAT 20,
+        // bench/results/2026-12-07-cpu-shared-opening.md).
         let offsets = g.offsets();
         let mut nonempty = codes.iter().enumerate().filter(|&(v, _)| offsets[v + 1] > offsets[v]).map(|(_, &c)| c);
         let shared = nonempty.next().filter(|&first| first != PER_STEP && nonempty.all(|c| c == first));
