@@ -136,7 +136,7 @@ impl NodeStarts {
             // The table is not read again: its memory goes back.
             return Some(NodeStarts { codes: Vec::new(), shared });
         }
-        codes.iter().any(|&c| c != PER_STEP).then_some(NodeStarts { codes, shared })
+        codes.iter().any(|&c| c != PER_STEP).then_some(NodeStarts { codes, shared: None })
     }
 
     /// The opening of a step from `v` past the walk's first move, if it depends on `v` alone;
